@@ -1,4 +1,7 @@
-"""Errors the CLI turns into one line on stderr and an exit code, never a traceback."""
+"""Errors the CLI turns into one line on stderr and an exit code, never a traceback; and the
+interrupt a SIGTERM is."""
+
+import signal
 
 
 class HarnessError(Exception):
@@ -17,3 +20,17 @@ class UsageError(HarnessError):
     """Bad input from the user: unknown case, malformed size, unreadable folder: exit code 2."""
 
     exit_code = 2
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C so the running case is killed and nothing is half-written."""
+
+
+def terminate(signum: int, frame: object) -> None:
+    """The SIGTERM handler of a command's process."""
+    raise Terminated
+
+
+def interrupted_status(exc: KeyboardInterrupt) -> int:
+    """An interrupted command's exit status: 128 and the signal, SIGTERM or SIGINT."""
+    return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)

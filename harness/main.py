@@ -18,7 +18,7 @@ import sys
 from harness.cli import routing
 from harness.cli.parser import COMMANDS, parse
 from harness.commands import workflow
-from harness.errors import HarnessError
+from harness.errors import HarnessError, interrupted_status, terminate
 from harness.host import installed_jax
 from harness.measure.guardian import guarded
 from harness.measure.lifetime import follow_parent
@@ -27,14 +27,6 @@ from harness.render.text import terminal
 
 # What a disk or folder says when it takes no write: read-only, full, over quota, not ours, too big.
 WRITE_REFUSED = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG}
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C so the running case is killed and nothing is half-written."""
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
 
 
 def _paths_print_whatever_their_bytes() -> None:
@@ -75,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     ``guarded``, so that nothing it started or wrote to temporary folders outlives it, even
     killed outright.  Called with ``argv`` (a test, in its own process), it does neither.
     """
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = signal.signal(signal.SIGTERM, terminate)
     _paths_print_whatever_their_bytes()
     try:
         if argv is None:
@@ -124,6 +116,6 @@ def main(argv: list[str] | None = None) -> int:
             "resume",
             file=sys.stderr,
         )
-        return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+        return interrupted_status(exc)
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -25,15 +25,11 @@ def name_problem(value: str, pattern: re.Pattern[str] = NAME) -> str | None:
     """Why ``value`` cannot be a name, or None."""
     if pattern.fullmatch(value):
         return None
-    allowed = (
-        "a letter or underscore, then letters, digits and _"
-        if pattern is SIZE_NAME
-        else ("a letter or digit, then letters, digits and . _ + -")
-    )
-    return (
-        f"{value[:40]!r} is not a name ({allowed}; at most "
-        f"{'64' if pattern is SIZE_NAME else '128'} characters)"
-    )
+    if pattern is SIZE_NAME:
+        allowed, most = "a letter or underscore, then letters, digits and _", 64
+    else:
+        allowed, most = "a letter or digit, then letters, digits and . _ + -", 128
+    return f"{value[:40]!r} is not a name ({allowed}; at most {most} characters)"
 
 
 # What Linux and macOS file systems take: NAME_MAX bytes in one component, PATH_MAX in a whole

@@ -17,6 +17,7 @@ use too); otherwise it is *unsettled*, marked ``?``, never ✓ or ✗.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 
@@ -60,8 +61,7 @@ def claim_verdict(result: StoredResult) -> ClaimVerdict | None:
 
 
 def _settles_holding(chance: float, processes: int) -> float:
-    """The chance that ``processes`` processes, each holding with ``chance``, settle the claim as
-    holding."""
+    """The chance that ``processes``, each holding with ``chance``, settle the claim as holding."""
     needed = math.ceil(round(SETTLING_SHARE * processes, 9))
     if processes < MIN_CLAIM_PROCESSES:
         return 0.0
@@ -86,8 +86,7 @@ def flip_chance(first: tuple[int, int], again: tuple[int, int]) -> float:
 
 
 def claim_evidence(result: StoredResult) -> str:
-    """What the case measured for its verdict: how many processes agreed, and one process's
-    evidence."""
+    """What the case measured for its verdict: how many processes agreed, one's evidence."""
     claims = process_claims(result)
     verdict = claim_verdict(result)
     if not claims or verdict is None:
@@ -116,30 +115,17 @@ def claim_rows(results: Iterable[StoredResult]) -> dict[ClaimRow, dict[str, str]
 
 
 def mark(outcome_text: str | None) -> str:
-    if outcome_text is None:
-        return "–"
-    return MARKS.get(outcome_text, outcome_text)
+    return "–" if outcome_text is None else MARKS.get(outcome_text, outcome_text)
 
 
 def release_ranges(outcomes: dict[str, str], order: Sequence[str]) -> dict[str, list[str]]:
     """Per outcome, the runs of consecutive releases (in ``order``) that share it."""
     ranges: dict[str, list[str]] = {}
-    current: list[str] = []
-    current_outcome: str | None = None
-
-    def close() -> None:
-        if current and current_outcome is not None:
-            span = current[0] if len(current) == 1 else f"{current[0]}–{current[-1]}"
-            ranges.setdefault(current_outcome, []).append(span)
-
-    for release in order:
-        found = outcomes.get(release)
-        if found != current_outcome or found is None:
-            close()
-            current, current_outcome = [], found
-        if found is not None:
-            current.append(release)
-    close()
+    for found, run in itertools.groupby(order, key=outcomes.get):
+        if found is not None:  # a release without a result breaks a range
+            releases = list(run)
+            span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
+            ranges.setdefault(found, []).append(span)
     return ranges
 
 

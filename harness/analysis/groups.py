@@ -29,18 +29,14 @@ def ordered_releases(results: Iterable[StoredResult]) -> list[str]:
 
 
 def latest_runs(results: Iterable[StoredResult]) -> list[Newest]:
-    """The newest result per (case, release, profile, sizes, machine), with the count of older ones,
-    in report order."""
-    return sorted(
-        newest_runs(results, cell_of).values(),
-        key=lambda item: (
-            item.result.result.case,
-            release_key(item.result.result.release),
-            item.result.result.profile,
-            sorted(item.result.result.sizes.items()),
-            item.result.result.machine,
-        ),
-    )
+    """The newest result per (case, release, profile, sizes, machine), older ones counted, in
+    report order."""
+
+    def order(item: Newest) -> tuple[object, ...]:
+        case, release, *rest = cell_of(item.result)
+        return (case, release_key(release), *rest)
+
+    return sorted(newest_runs(results, cell_of).values(), key=order)
 
 
 ANY_MACHINE = ""  # the machine of a group that spans machines (compiled-structure facts)
@@ -62,11 +58,8 @@ class GroupKey:
             f"profile {self.profile} · {sizes_text(dict(self.sizes))} · {self.backend} backend · "
             f"{devices}{plural}"
         )
-        return (
-            text
-            if self.machine == ANY_MACHINE
-            else f"{text} · machine {short_machine(self.machine)}"
-        )
+        machine = "" if self.machine == ANY_MACHINE else f" · machine {short_machine(self.machine)}"
+        return text + machine
 
     def raw_slug(self) -> str:
         """The key as text, e.g. ``cpu-N1000-cpu-1dev-3f2a1b9c``: a plain script's result, which ran
@@ -77,7 +70,6 @@ class GroupKey:
         return f"{self.profile}-{sizes}-{self.backend}-{devices}dev-{machine}"
 
     def slug(self) -> str:
-        """``raw_slug``, file-name-safe."""
         return re.sub(r"[^A-Za-z0-9._-]", "_", self.raw_slug())
 
     def order(self) -> tuple[str, str, tuple[tuple[str, int], ...], str, int, str]:
@@ -92,13 +84,10 @@ class GroupKey:
 
 
 def group_key(result: StoredResult, *, with_machine: bool = True) -> GroupKey:
+    r = result.result
+    machine = r.machine if with_machine else ANY_MACHINE
     return GroupKey(
-        case=result.result.case,
-        profile=result.result.profile,
-        sizes=tuple(sorted(result.result.sizes.items())),
-        backend=result.result.backend,
-        device_count=result.result.device_count,
-        machine=result.result.machine if with_machine else ANY_MACHINE,
+        r.case, r.profile, tuple(sorted(r.sizes.items())), r.backend, r.device_count, machine
     )
 
 
@@ -185,10 +174,7 @@ DEVICE_FACT: RunFact = ("devices", lambda r: ", ".join(r.result.device_kinds) or
 HOST_FACTS: tuple[RunFact, ...] = (
     ("machine", lambda r: short_machine(r.result.machine)),
     ("CPU", lambda r: r.result.host.cpu_model or "?"),
-    (
-        "usable cores",
-        lambda r: "?" if r.result.host.usable_cores is None else r.result.host.usable_cores,
-    ),
+    ("usable cores", lambda r: "?" if (n := r.result.host.usable_cores) is None else n),
     DEVICE_FACT,
 )
 
@@ -196,8 +182,7 @@ HOST_FACTS: tuple[RunFact, ...] = (
 def host_differences(
     runs: Sequence[tuple[str, StoredResult]], facts: Sequence[RunFact] = HOST_FACTS
 ) -> list[str]:
-    """Facts that differ between labelled runs (by default, of the machine: their timings are then
-    not like for like)."""
+    """Facts that differ between labelled runs (by default the machine's: not like for like)."""
     found = []
     for label, fact in facts:
         by_value: dict[str, list[str]] = defaultdict(list)

@@ -37,10 +37,6 @@ class Calibrated(Protocol):
     def run_options(self) -> tuple[str, ...]: ...
 
 
-def _flagged(comparisons: Sequence[MetricComparison]) -> list[MetricComparison]:
-    return [m for m in comparisons if m.comparison.verdict in MOVED]
-
-
 def _described(found: MetricComparison) -> str:
     return f"{found.key.metric_name} {format_ratio(found.comparison.ratio)} {found.comparison.said}"
 
@@ -79,15 +75,14 @@ def summarize_calibration(
     slowdowns: Sequence[tuple[StoredResult, StoredResult]],
     created_at: datetime,
 ) -> CalibrationRun:
-    """The figures of one calibration from its stored runs: A/A pairs, then (unchanged, raised)
-    pairs."""
+    """One calibration's figures from its runs: A/A pairs, then (unchanged, raised) pairs."""
     per_pair = []
     comparisons = flagged = 0
     processes: list[int] = []
     for a, b in aa_pairs:
         compared = compare_runs(a, b, thresholds)[0]
         processes += [min(m.comparison.processes) for m in compared]
-        found = _flagged(compared)
+        found = [m for m in compared if m.comparison.verdict in MOVED]
         comparisons += len(compared)
         flagged += len(found)
         per_pair.append({"comparisons": len(compared), "flagged": [_described(m) for m in found]})
@@ -104,11 +99,8 @@ def summarize_calibration(
     # per metric, the pooled spread of log process medians within each run
     spreads = pooled_spreads(metric_samples(run) for pair in aa_pairs for run in pair)
     fewest = min(processes, default=0)
-    # Too few processes for the rank guard see no change at all (inf), which no result file can
-    # hold: left out.
-    detectable = {
-        name: detectable_ratio(spread, fewest, thresholds) for name, spread in spreads.items()
-    }
+    # Too few processes for the rank guard see no change (inf), which no file can hold: left out.
+    detectable = {n: detectable_ratio(s, fewest, thresholds) for n, s in spreads.items()}
     detectable = {name: ratio for name, ratio in detectable.items() if math.isfinite(ratio)}
     return CalibrationRun(
         created_at=created_at.isoformat(timespec="seconds"),
@@ -127,7 +119,7 @@ def summarize_calibration(
         slowdown_flagged=len(slower),
         smallest_flagged_ratio=min(slower) if slower else None,
         largest_unflagged_ratio=max(others) if others else None,
-        processes=min(processes, default=0),
+        processes=fewest,
         min_processes=thresholds.min_processes,
         settings={
             "run_options": list(plan.run_options),

@@ -43,8 +43,7 @@ def split_device_suffix(program: str) -> tuple[str, int] | None:
 
 
 def wall_by_device_count(comparison: GroupComparison) -> ScalingLines:
-    """Per (release, method), wall-time points by device count; only methods run at two or more
-    counts."""
+    """Per (release, method), wall time by device count, for methods run at two counts or more."""
     lines: ScalingLines = {}
     for run in comparison.group.runs:
         series = comparison.series[run.result.release]

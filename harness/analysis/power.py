@@ -37,20 +37,18 @@ def detectable_ratio(
     ratio was flagged in only 73 % of comparisons (5 processes a side), with K in 93 % (5) and 92 %
     (10).  Too few processes for the rank guard (``rank_test.smallest_p`` not below the level) see
     no change at all: inf."""
-    df = processes
     if thresholds.rank_guard and smallest_p(processes, processes) >= thresholds.alpha:
         # sides measured together pass the rank guard from 7 processes a side at 0.002
         return math.inf
     if processes < 2 or not spread > 0:
         return thresholds.factor
     standard_error = spread * math.sqrt(2 / processes)
-    needed = t_quantile(1 - thresholds.alpha / 2, df) + t_quantile(power, df)
+    needed = t_quantile(1 - thresholds.alpha / 2, processes) + t_quantile(power, processes)
     return max(thresholds.factor, math.exp(needed * standard_error))
 
 
 def log_medians(samples: ProcessSamples) -> list[float]:
-    """The logarithms of a metric's positive process medians: the scale its spreads are measured
-    on."""
+    """The logs of a metric's positive process medians: the scale its spreads are measured on."""
     return [math.log(m) for m in process_medians(samples.processes) if m > 0]
 
 
@@ -95,9 +93,5 @@ def detectable_in_records(
     """``detectable_now`` of the processes a cell in progress has finished ok on each side (the
     runner's view). A cell of one side will be compared with another run's, where the rank guard
     does not apply."""
-    together = (
-        DEFAULT_THRESHOLDS
-        if len(sides) > 1
-        else dataclasses.replace(DEFAULT_THRESHOLDS, rank_guard=False)
-    )
+    together = dataclasses.replace(DEFAULT_THRESHOLDS, rank_guard=len(sides) > 1)
     return detectable_now(sides, kinds, together)

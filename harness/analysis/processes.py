@@ -62,8 +62,7 @@ Processes = Sequence[Sequence[float]]  # one inner sequence of raw samples per p
 
 
 def _measured(processes: Processes, side: str) -> list[Sequence[float]]:
-    """The processes that took samples: a process that crashed before its first sample has nothing
-    to say."""
+    """The processes that took samples: one that crashed before its first has nothing to say."""
     measured = [samples for samples in processes if len(samples)]
     if not measured:
         raise ValueError(f"{side} has no samples in any process")
@@ -171,16 +170,14 @@ def process_flags(spread: SideSpread, side: str, thresholds: Thresholds) -> list
 def _widened(
     ratio: float, interval: tuple[float, float], spread: float, confidence: float
 ) -> tuple[float, float]:
-    """The interval with a level difference of log standard deviation ``spread`` added in
-    quadrature."""
+    """The interval with a level difference (log standard deviation ``spread``) in quadrature."""
     low, high = interval
     if not spread or math.isnan(low) or min(low, high, ratio) <= 0:
         return interval
     extra = statistics.NormalDist().inv_cdf((1 + confidence) / 2) * spread
     below, above = math.log(ratio / low), math.log(high / ratio)
-    return ratio / math.exp(math.hypot(max(below, 0.0), extra)), ratio * math.exp(
-        math.hypot(max(above, 0.0), extra)
-    )
+    low = ratio / math.exp(math.hypot(max(below, 0.0), extra))
+    return low, ratio * math.exp(math.hypot(max(above, 0.0), extra))
 
 
 # A change that barely passed its test reads larger than it is: of all the runs of a change its
@@ -195,16 +192,14 @@ CLEAR_MARGIN = 2.0
 
 def _barely(test: WelchTest, level: float) -> bool:
     """Whether a change that passed at ``level`` passed near its limit (``UPPER_ESTIMATE``), on the
-    test's own t scale (its degrees of freedom: with 10 processes a side a t of 9 is clear, though
-    its p is only 1e-7)."""
+    test's t scale (with 10 processes a side a t of 9 is clear, its p only 1e-7)."""
     if not math.isfinite(test.t) or not test.df > 0:
         return False
     return abs(test.t) < t_quantile(1 - level / 2, test.df) + CLEAR_MARGIN
 
 
 def welch_margin(test: WelchTest, confidence: float) -> float:
-    """The change (a factor) that Welch's ``confidence`` interval of the shift of log medians
-    reaches either way."""
+    """The factor Welch's ``confidence`` interval of the log-median shift reaches either way."""
     if math.isnan(test.difference) or not test.df > 0:
         return math.nan
     if not test.error:  # no spread on either side: the shift is known exactly
@@ -217,8 +212,7 @@ def _one_value(processes: Sequence[Sequence[float]]) -> bool:
 
 
 def _from_zero(base: Summary, cand: Summary) -> bool:
-    """A number that was 0 on side A and is above 0 on side B: no ratio, the clearest change there
-    is."""
+    """0 on side A and above 0 on side B: no ratio, the clearest change there is."""
     return base.median == 0 and cand.median > 0
 
 
@@ -234,13 +228,10 @@ def _constant(
     would read "within ±44 %" for a number printed as 30.5 in all six processes).  Past the factor
     it is a change, else unchanged; from zero or to zero, always a change."""
     # From zero the ratio is infinite: past any factor, shown as "from 0" (``units.format_ratio``).
-    ratio = (
-        1.0
-        if base.median == cand.median
-        else math.inf
-        if _from_zero(base, cand)
-        else cand.median / base.median
-    )
+    if base.median == cand.median:
+        ratio = 1.0
+    else:
+        ratio = math.inf if _from_zero(base, cand) else cand.median / base.median
     verdict = past_factor(ratio, thresholds) or Verdict.UNCHANGED
     p_value = 1.0 if ratio == 1 else 0.0
     margin = max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf
@@ -285,11 +276,9 @@ def _verdict(
         verdict = Verdict.UNDECIDED
     if tested and verdict is Verdict.UNDECIDED:
         floor = smallest_p(counts[0], counts[1])
-        below = (
-            f"; {counts[0]} and {counts[1]} processes cannot go below {floor:.2g}"
-            if floor >= thresholds.alpha
-            else ""
-        )
+        below = ""
+        if floor >= thresholds.alpha:
+            below = f"; {counts[0]} and {counts[1]} processes cannot go below {floor:.2g}"
         flags.append(
             f"the ranks of the process medians do not pass (Mann–Whitney p={rank_p:.2g}{below})"
         )

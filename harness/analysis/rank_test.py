@@ -24,8 +24,7 @@ EXACT_UP_TO = 80
 
 @cache  # the recursion visits every smaller pair of sizes: each is kept
 def _u_counts(n: int, m: int) -> tuple[int, ...]:
-    """How many of the C(n + m, n) splits give each U from 0 to n·m (U: pairs where the first side
-    is higher)."""
+    """How many of the C(n + m, n) splits give each U in 0..n·m (pairs with the first higher)."""
     if n == 0 or m == 0:
         return (1,)
     # the highest value on the second side: adds nothing to U
@@ -46,14 +45,12 @@ def u_statistic(first: Sequence[float], second: Sequence[float]) -> float:
 
 
 def smallest_p(n: int, m: int) -> float:
-    """The smallest two-sided p the test can give with ``n`` and ``m`` values: every one of a side
-    above the other's."""
+    """The smallest two-sided p for ``n`` and ``m`` values: one side wholly above the other."""
     return min(1.0, 2 / math.comb(n + m, n)) if n and m else 1.0
 
 
 def mann_whitney_p(first: Sequence[float], second: Sequence[float]) -> float:
-    """Two-sided p of Mann–Whitney's U for ``second`` against ``first``: exact up to ``EXACT_UP_TO``
-    values in all."""
+    """Two-sided p of Mann–Whitney's U, exact up to ``EXACT_UP_TO`` values in all."""
     n, m = len(first), len(second)
     if not n or not m:
         return 1.0

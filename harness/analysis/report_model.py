@@ -164,8 +164,7 @@ def source_figures(results: Sequence[StoredResult], releases: Sequence[str]) -> 
 
 @dataclass(frozen=True)
 class TimingGroup:
-    """One comparison group's timings (one machine), how the hosts of its runs differ, and its
-    plots' points."""
+    """One group's timings (one machine), how its runs' hosts differ, and its plots' points."""
 
     comparison: GroupComparison
     # host facts that differ between its runs, e.g. "CPU: A (jax 0.4.26); B (jax 0.5.3)"
@@ -179,8 +178,7 @@ class TimingGroup:
 
     @property
     def tallies(self) -> tuple[int, int, int, int] | None:
-        """(slower, faster, inconclusive, noisy) over its (metric, release) pairs; None when nothing
-        was compared."""
+        """(slower, faster, inconclusive, noisy) over its comparisons; None when there are none."""
         if not self.comparison.comparisons:
             return None
         counts = self.comparison.verdicts()
@@ -218,9 +216,8 @@ class TimingChange:
 
 
 def timing_changes(timings: Iterable[TimingGroup]) -> list[TimingChange]:
-    """Every slower or faster verdict of the groups: slowdowns first, each kind the largest change
-    first (by the size of the log ratio, so ×0.5 and ×2 weigh alike), in report order where they
-    tie."""
+    """Every slower or faster verdict: slowdowns first, each the largest change first (by the size
+    of the log ratio: ×0.5 and ×2 alike), ties in report order."""
     found = [
         TimingChange(t.key, metric, t.comparison.baseline, release, comparison)
         for t in timings

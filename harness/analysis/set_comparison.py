@@ -56,14 +56,9 @@ class Pair:
         profile = (
             ka.profile if ka.profile == kb.profile else f"{ka.profile} (A) vs {kb.profile} (B)"
         )
-        devices = f"devices {devices_text(ka.device_count)} · "
-        if ka.device_count != kb.device_count:
-            devices = (
-                f"devices {devices_text(ka.device_count)} (A) vs {devices_text(kb.device_count)} "
-                "(B) · "
-            )
-        # ran without JAX (a plain script that never imports it): nothing to say
-        elif ka.device_count is None:
+        da, db = devices_text(ka.device_count), devices_text(kb.device_count)
+        devices = f"devices {da} (A) vs {db} (B) · " if da != db else f"devices {da} · "
+        if ka.device_count is None and kb.device_count is None:  # a script that never ran JAX
             devices = ""
         a, b = self.a.result, self.b.result
         return (
@@ -91,8 +86,7 @@ def script_differences(a: StoredResult, b: StoredResult) -> list[str]:
 
 
 def devices_text(count: int | None) -> str:
-    """A count of JAX devices; "no JAX devices" for a run whose process never asked JAX (none
-    imported it)."""
+    """A count of JAX devices; "no JAX devices" where no process imported JAX."""
     return "no JAX devices" if count is None else str(count)
 
 
@@ -172,10 +166,8 @@ def _index(
 def pair_up(
     a_runs: Sequence[StoredResult], b_runs: Sequence[StoredResult], comparison: SetComparison
 ) -> None:
-    cross_profile = comparison.a.profile != comparison.b.profile and None not in (
-        comparison.a.profile,
-        comparison.b.profile,
-    )
+    profiles = (comparison.a.profile, comparison.b.profile)
+    cross_profile = profiles[0] != profiles[1] and None not in profiles
     a_index = _index(a_runs, comparison.a, by_profile=not cross_profile)
     b_index = _index(b_runs, comparison.b, by_profile=not cross_profile)
     for key in [*a_index, *(k for k in b_index if k not in a_index)]:
@@ -219,9 +211,8 @@ def _compare_pair(
             "no verdict; measure both in one run (`--sides`) for finer verdicts"
         )
     notes += script_differences(a, b)
-    notes += [f"only in A: {k.label()}" for k in only_a] + [
-        f"only in B: {k.label()}" for k in only_b
-    ]
+    notes += [f"only in A: {k.label()}" for k in only_a]
+    notes += [f"only in B: {k.label()}" for k in only_b]
     notes += [
         f"{side}: {note}" for side, run in (("A", a), ("B", b)) for note in run.result.all_notes()
     ]
@@ -231,10 +222,8 @@ def _compare_pair(
 def compare_sets(
     a: ResultSet, b: ResultSet, cases: Sequence[str], thresholds: Thresholds
 ) -> SetComparison:
-    if a.folder.resolve() == b.folder.resolve() and (a.release, a.profile) == (
-        b.release,
-        b.profile,
-    ):
+    same_folder = a.folder.resolve() == b.folder.resolve()
+    if same_folder and (a.release, a.profile) == (b.release, b.profile):
         raise UsageError(
             "A and B are the same results: tell them apart with --a-release/--b-release or "
             "--a-profile/--b-profile"

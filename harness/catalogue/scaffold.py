@@ -20,6 +20,7 @@ from harness.names import inside
 CASE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # A case module named like one it imports (or like the harness's own packages) would shadow it.
 SHADOWED = {"jax", "jaxlib", "numpy", "cases", "harness", "tests", "noxfile"}
+EXISTS = "exists already: choose another name, or edit that file"
 PAGE_NAMES = {"index", "readme"}  # a report's own pages: a case page of that name would be renamed
 
 TEMPLATE = '''\
@@ -94,12 +95,7 @@ def name_problem(name: str, cases_dir: Path) -> str | None:
             f"{name[:40]!r} is not a case name: lower case letters, digits and _, a letter first, "
             "at most 64"
         )
-    if (
-        keyword.iskeyword(name)
-        or name in NOT_CASES
-        or name in SHADOWED
-        or name in sys.stdlib_module_names
-    ):
+    if keyword.iskeyword(name) or name in {*NOT_CASES, *SHADOWED, *sys.stdlib_module_names}:
         return (
             f"{name!r} is taken by Python, the standard library, JAX or the harness: choose "
             "another name"
@@ -107,16 +103,12 @@ def name_problem(name: str, cases_dir: Path) -> str | None:
     if name in PAGE_NAMES:
         return f"{name!r} is the name of a report's own page ({name}.md): choose another name"
     if (cases_dir / f"{name}.py").exists():
-        return (
-            f"case file {cases_dir / f'{name}.py'} exists already: choose another name, or edit "
-            "that file"
-        )
+        return f"case file {cases_dir / f'{name}.py'} {EXISTS}"
     return None
 
 
 def write_case(name: str, cases_dir: Path) -> Path:
-    """Write the template as ``cases_dir/NAME.py``; UsageError for a bad name or an existing
-    file."""
+    """Write the template as ``cases_dir/NAME.py``; UsageError: a bad name, an existing file."""
     if not cases_dir.is_dir():
         raise UsageError(f"cases folder not found: {cases_dir}")
     problem = name_problem(name, cases_dir)
@@ -127,9 +119,7 @@ def write_case(name: str, cases_dir: Path) -> Path:
         with path.open("x") as file:  # "x": never overwrite, even one created meanwhile
             file.write(TEMPLATE.format(name=name))
     except FileExistsError:
-        raise UsageError(
-            f"case file {path} exists already: choose another name, or edit that file"
-        ) from None
+        raise UsageError(f"case file {path} {EXISTS}") from None
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

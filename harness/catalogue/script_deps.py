@@ -39,18 +39,15 @@ from harness.errors import UsageError
 from harness.names import path_problem
 from harness.store.files import DocumentProblem, read_bounded
 
-# The reference regex of PEP 723, but for an empty block (no line between its two markers), which uv
-# reads as declaring nothing.
+# PEP 723's reference regex, but for an empty block (nothing between its markers): uv reads none.
 BLOCK = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)*)^# ///$")
 BLOCK_TYPE = "script"
-# PEP 723's fields; anything else at the top level is most likely a misspelt one, silently dropped
-# otherwise.
+# PEP 723's fields; anything else at the top level is most likely misspelt, else silently dropped.
 KNOWN_KEYS = frozenset({"dependencies", "requires-python", "tool"})
 # A requirements file is a few dozen lines; read whole, a huge one would exhaust memory.
 MAX_REQUIREMENTS_BYTES = 256 * 1024
 MAX_LINE_CHARS = 1000
-# A script needs a few libraries; a project's lock file, a few hundred.  Beyond this it is no
-# script's needs.
+# A script needs a few libraries; a project's lock file, a few hundred: beyond this, no script's.
 MAX_REQUIREMENTS = 500
 # Which option picks the release under test, for the refusal of a requirement on JAX itself.
 JAX_OPTIONS = "--jax for one release, --good/--bad for a bisect, --from/--to for a range"
@@ -63,9 +60,8 @@ JAX_PACKAGE = re.compile(
 
 @dataclass(frozen=True)
 class Declared:
-    """What a script needs besides JAX: requirements in canonical form, de-duplicated, in order
-    (its block, then ``--with``, then ``--requirements``), where each came from, and its
-    ``requires-python``."""
+    """What a script needs besides JAX: requirements in canonical form, once each, in order (block,
+    ``--with``, ``--requirements``), where each came from, and ``requires-python``."""
 
     requirements: tuple[str, ...] = ()
     # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"
@@ -100,32 +96,25 @@ def canonical(text: str, where: str) -> str:
             f"{MAX_LINE_CHARS})"
         )
     stripped = text.strip()
+    said, on_the_index = f"{where}: {stripped[:60]!r}", "only requirements on the package index"
     if stripped.startswith("-"):
         raise UsageError(
-            f"{where}: {stripped[:60]!r} is an installer option; only requirements are taken "
-            "(name, extras, versions, markers), from the package index the harness uses"
+            f"{said} is an installer option; only requirements are taken (name, extras, versions, "
+            "markers), from the package index the harness uses"
         )
     try:
         requirement = Requirement(stripped)
     except InvalidRequirement as exc:
         if _looks_like_location(stripped):
-            raise UsageError(
-                f"{where}: {stripped[:60]!r} is a URL or path; only requirements on the package "
-                "index are taken"
-            ) from None
+            raise UsageError(f"{said} is a URL or path; {on_the_index} are taken") from None
         problem = str(exc).splitlines()[0]
-        raise UsageError(
-            f"{where}: {stripped[:60]!r} is not a requirement (PEP 508): {problem}"
-        ) from None
+        raise UsageError(f"{said} is not a requirement (PEP 508): {problem}") from None
     if requirement.url:
-        raise UsageError(
-            f"{where}: {stripped[:60]!r} is a direct reference (name @ URL); only requirements on "
-            "the package index are taken"
-        )
+        raise UsageError(f"{said} is a direct reference (name @ URL); {on_the_index} are taken")
     if is_jax_package(requirement.name):
         raise UsageError(
-            f"{where}: {stripped[:60]!r} asks for {canonicalize_name(requirement.name)}, but the "
-            f"release under test is the harness's to choose ({JAX_OPTIONS}); leave it out"
+            f"{said} asks for {canonicalize_name(requirement.name)}, but the release under test is "
+            f"the harness's to choose ({JAX_OPTIONS}); leave it out"
         )
     requirement.name = canonicalize_name(requirement.name)
     requirement.extras = {canonicalize_name(extra) for extra in requirement.extras}
@@ -133,8 +122,7 @@ def canonical(text: str, where: str) -> str:
 
 
 def _looks_like_location(text: str) -> bool:
-    # A bare path or URL is no PEP 508 requirement, and the parser's message for it puzzles: named
-    # as what it is.
+    # A bare path or URL is no PEP 508 requirement, and the parser's message puzzles: named as such.
     return (
         "://" in text
         or text.startswith((".", "/", "~", "\\"))
@@ -148,8 +136,7 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None, list[str
 
     ``script`` names the script in the one-line UsageError a malformed block gets.
     """
-    # As Python reads the file (universal newlines): a block in a CRLF or a CR-only file is still a
-    # block.
+    # As Python reads the file (universal newlines): a block in a CRLF or CR-only file is a block.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     blocks = [match for match in BLOCK.finditer(text) if match.group("type") == BLOCK_TYPE]
     if len(blocks) > 1:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import stat
 import tokenize
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,16 +26,15 @@ from harness.errors import UsageError
 from harness.names import name_problem
 from harness.pins import Release
 from harness.store.bounds import string_problem
+from harness.store.files import DocumentProblem, read_bounded
 
 PREFIX = "script-"
-# A repro script is a page or two; reading a larger file whole (a 4 GB sparse one) could exhaust
-# memory.
+# A repro script is a page or two; reading a larger one whole (4 GB sparse) could exhaust memory.
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 
 
 def script_name(path: Path) -> str:
-    """``script-<stem>``, the case name a script's results are stored under; UsageError if it is not
-    a name."""
+    """``script-<stem>``: a script's results' case name; UsageError if it is not a name."""
     name = f"{PREFIX}{path.stem}"
     problem = name_problem(name)
     if problem:
@@ -50,9 +48,8 @@ MAX_ARGS, MAX_ARG_CHARS = 64, 1000
 
 
 def source_text(path: Path, content: bytes) -> str:
-    """The script's text in the encoding Python reads it in: its PEP 263 coding cookie
-    (``# -*- coding: latin-1 -*-``), else UTF-8 (a BOM included); UsageError when it is not text in
-    that encoding."""
+    """The script's text in the encoding Python reads: its PEP 263 cookie (``coding: latin-1``),
+    else UTF-8 (a BOM too); UsageError when it is not such text."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
     except SyntaxError as exc:  # an unknown encoding named, or a cookie that contradicts a BOM
@@ -83,23 +80,14 @@ def read_script(
     line, with what it needs besides JAX (its ``# /// script`` block, ``with_specs`` and the
     ``requirements`` file); UsageError naming what is wrong with it."""
     name = script_name(path)
-    try:
-        info = path.stat()
-        mode, size = info.st_mode, info.st_size
+    try:  # opened without blocking: a FIFO is refused, not waited on
+        content = read_bounded(path, limit=MAX_SCRIPT_BYTES)
     except FileNotFoundError:
         if path.is_symlink():
             raise UsageError(f"script {path} is a link to nothing") from None
         raise UsageError(f"script not found: {path}") from None
-    except OSError as exc:
-        raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(mode):
-        raise UsageError(f"script {path} is not a regular file")
-    if size > MAX_SCRIPT_BYTES:
-        raise UsageError(
-            f"script {path} is {size} bytes, over the {MAX_SCRIPT_BYTES} a repro script may be"
-        )
-    try:
-        content = path.read_bytes()
+    except DocumentProblem as exc:  # not a regular file, or larger than a repro script is
+        raise UsageError(f"script {path} is {exc}") from None
     except OSError as exc:
         raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
     text = source_text(path, content)

@@ -68,7 +68,6 @@ def search(
     seed: int = 0,
     database_dir: Path | None = DATABASE_DIR,
 ) -> SearchOutcome:
-
     target = want_holds
     outcome = SearchOutcome(case.name, "holds" if want_holds else "fails", None, seed=seed)
     verdicts: dict[tuple[tuple[str, int], ...], bool | None] = {}

@@ -63,28 +63,19 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
     of hundreds of millions of digits.  A cost that divides by zero, overflows or is not a finite
     positive-or- zero real number is a UsageError naming the expression and the sizes.
     """
-    tree = _cost_tree(expression)
+    tree = _cost_tree(expression, list(sizes))
 
-    def walk(node: ast.AST) -> float:
+    def walk(node: ast.AST) -> float:  # a node ``_cost_tree`` allows
         if isinstance(node, ast.Expression):
             return walk(node.body)
-        if (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, int | float)
-            and not isinstance(node.value, bool)
-        ):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
             return float(node.value)
         if isinstance(node, ast.Name):
-            if node.id not in sizes:
-                raise UsageError(f"cost expression {expression!r} uses unknown size {node.id}")
             return float(sizes[node.id])
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        if isinstance(node, ast.BinOp):
             return _OPERATORS[type(node.op)](walk(node.left), walk(node.right))
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
-            return _OPERATORS[type(node.op)](walk(node.operand))
-        raise UsageError(
-            f"cost expression {expression!r}: only numbers, sizes and + - * / // ** are allowed"
-        )
+        assert isinstance(node, ast.UnaryOp)
+        return _OPERATORS[type(node.op)](walk(node.operand))
 
     try:
         value = walk(tree)
@@ -100,48 +91,31 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
     return value
 
 
-def cost_problem(expression: str, names: Sequence[str]) -> str | None:
-    """Why ``expression`` is no cost formula over the sizes ``names`` (checked without evaluating
-    it), or None."""
-    try:
-        tree = _cost_tree(expression)
-    except UsageError as exc:
-        return str(exc)
-    allowed = (
-        ast.Expression,
-        ast.BinOp,
-        ast.UnaryOp,
-        ast.Constant,
-        ast.Name,
-        *_OPERATORS,
-        ast.Load,
-    )
-    for node in ast.walk(tree):
-        if not isinstance(node, allowed) or (
-            isinstance(node, ast.Constant) and not _is_number(node.value)
-        ):
-            return (
-                f"cost expression {expression[:80]!r}: only numbers, sizes and + - * / // ** are "
-                "allowed"
-            )
-        if isinstance(node, ast.Name) and node.id not in names:
-            return f"cost expression {expression[:80]!r} uses unknown size {node.id}"
-    return None
-
-
-def _cost_tree(expression: str) -> ast.Expression:
+def _cost_tree(expression: str, names: Sequence[str]) -> ast.Expression:
+    """The formula parsed, every node of it arithmetic on numbers and the sizes ``names``."""
     if len(expression) > MAX_COST_CHARS:
         raise UsageError(
             f"cost expression {expression[:40]!r}… is over {MAX_COST_CHARS} characters"
         )
     try:
-        return ast.parse(expression, mode="eval")
+        tree = ast.parse(expression, mode="eval")
     except SyntaxError as exc:  # also a literal of more digits than Python converts
         raise UsageError(f"cost expression {expression!r} does not parse: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError):
         raise UsageError(
             f"cost expression {expression[:40]!r}… is too deeply nested to parse"
         ) from None
+    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load)
+    for node in ast.walk(tree):
+        number = not isinstance(node, ast.Constant) or _is_number(node.value)
+        if not isinstance(node, (*allowed, *_OPERATORS)) or not number:
+            raise UsageError(
+                f"cost expression {expression[:80]!r}: only numbers, sizes and + - * / // ** are "
+                "allowed"
+            )
+        if isinstance(node, ast.Name) and node.id not in names:
+            raise UsageError(f"cost expression {expression[:80]!r} uses unknown size {node.id}")
+    return tree
 
 
 def _is_number(value: Any) -> bool:
@@ -166,21 +140,8 @@ def available_memory_bytes() -> int | None:
         return None
 
 
-_UNITS = {
-    "": 1,
-    "k": 1e3,
-    "m": 1e6,
-    "g": 1e9,
-    "t": 1e12,
-    "kb": 1e3,
-    "mb": 1e6,
-    "gb": 1e9,
-    "tb": 1e12,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-}
+_UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "kb": 1e3, "mb": 1e6, "gb": 1e9}
+_UNITS |= {"tb": 1e12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 _QUANTITY = re.compile(r"(\d+(?:\.\d*)?(?:e[+-]?\d+)?)\s*([a-z]*)")
 
 

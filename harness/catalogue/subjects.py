@@ -29,8 +29,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ChildStart:
-    """What a case process is told besides the file it runs: a plain script's content and
-    arguments."""
+    """What a case process is told besides its file: a plain script's content and arguments."""
 
     script_sha256: str | None = None  # None: the file is a case module, imported for its programs
     script_args: tuple[str, ...] = ()
@@ -42,100 +41,76 @@ class Subject(Protocol):
     @property
     def kind(self) -> str:
         """``case`` or ``script``: how a watch's summary names a target."""
-        ...
 
     @property
     def args(self) -> tuple[str, ...]:
         """Its command line after the file (``--script-arg``); a case has none."""
-        ...
 
     @property
     def given(self) -> tuple[str, ...]:
         """How the command line added to what it needs (``--with optax --requirements r.txt``)."""
-        ...
 
     @property
     def requirements(self) -> tuple[str, ...]:
         """What it declares besides JAX, in canonical form; a case needs nothing but JAX."""
-        ...
 
     @property
     def own_venv(self) -> bool:
-        """Whether it runs in a venv of its own (jax, jaxlib and what it declares) rather than the
-        release's."""
-        ...
+        """Whether it runs in a venv of its own (jax, jaxlib, what it declares), not a release's."""
 
     @property
     def every_metric(self) -> bool:
-        """Whether it is judged on every metric that moved when no criterion is given (a case needs
-        one)."""
-        ...
+        """Judged on every metric that moved when no criterion is given (a case needs one)."""
 
     @property
     def figure_programs(self) -> tuple[str, ...]:
-        """The programs of its own figures a draft tables per release: a script's phases and JSON
-        numbers."""
-        ...
+        """The programs of its figures a draft tables per release: phases and JSON numbers."""
 
     @property
     def script_file(self) -> str:
         """The script's file name, as answers name it; empty for a case."""
-        ...
 
     @property
     def declared(self) -> Declared:
         """What it needs besides JAX, as a venv of its own takes it
         (``harness.install.script_envs``)."""
-        ...
 
     def child_start(self) -> ChildStart: ...
 
     def identity(self) -> ScriptIdentity | None:
         """What its results record of it (``Result.script``)."""
-        ...
 
     def measured_by(self, recorded: ScriptIdentity | None) -> bool:
         """Whether a stored result that recorded ``recorded`` measured what this is now."""
-        ...
 
     def mixing_problem(self, folder: str, recorded: Iterable[ScriptIdentity | None]) -> str:
         """Why a results folder whose results recorded ``recorded`` cannot take its results; empty
         when it can. ``recorded`` is read only where the answer depends on it."""
-        ...
 
     def named_by(self, name: str, path: str) -> tuple[str, ...]:
-        """How a command line names it, its file shown as ``path``: ``--case NAME`` or
-        ``--script PATH``."""
-        ...
+        """How a command line names it (file as ``path``): ``--case NAME`` or ``--script PATH``."""
 
     def command_words(self, name: str, path: str, libraries: Sequence[str]) -> list[str]:
         """How a command line names it with what it runs with, as shell words: a case by name; a
         script by ``path``, its arguments, what the command line added to what it declares, and
         ``libraries`` (how they are had: ``--deps``, ``--hold``)."""
-        ...
 
     def content_digest(self, path: Path) -> str:
         """The SHA-256 of what it runs, its file at ``path``."""
-        ...
 
     def own_text(self, path: Path) -> bytes | None:
-        """The file a draft copies as it is (a script, both its full and its short script); None:
-        exported."""
-        ...
+        """The file a draft copies as it is (a script's, full and short); None: exported."""
 
     def device_needs(self, min_devices: int, devices_used: int | None) -> tuple[int, int | None]:
         """The devices a process of it is known to need and use before it starts."""
-        ...
 
     def provenance(self, claim: str, source: str) -> str:
         """Where a draft says the report comes from."""
-        ...
 
 
 @dataclass(frozen=True)
 class CaseModule:
-    """A case module of ``cases/``: imported by the case process, its programs measured at planned
-    sizes."""
+    """A case module of ``cases/``, imported by the case process, measured at planned sizes."""
 
     kind = "case"
     args = given = requirements = figure_programs = ()
@@ -183,8 +158,7 @@ CASE_MODULE = CaseModule()
 
 @dataclass(frozen=True)
 class PlainScript:
-    """A plain repro script measured in place of a case (``harness.catalogue.scripts``), run as
-    ``python FILE``."""
+    """A plain repro script measured in place of a case, run as ``python FILE`` (``scripts``)."""
 
     file: str  # its file name, as results and reports show it
     sha256: str  # of its content: results of another version of it are never mixed with these
@@ -193,8 +167,7 @@ class PlainScript:
     # ``--requirements`` (``harness.catalogue.script_deps``): the value every venv of it is resolved
     # from, as it is.
     declared: Declared = field(default_factory=Declared)
-    # How the command line added to it: ("--with", "optax", "--requirements", "r.txt"), for commands
-    # shown.
+    # What the command line added ("--with", "optax", "--requirements", "r.txt"), for commands shown
     given: tuple[str, ...] = ()
 
     kind = "script"
@@ -209,15 +182,6 @@ class PlainScript:
     @property
     def requirements(self) -> tuple[str, ...]:
         return self.declared.requirements
-
-    @property
-    def requires_python(self) -> str | None:
-        return self.declared.requires_python
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What its block holds that is not applied ([tool.uv]), said before it runs."""
-        return self.declared.notes
 
     def child_start(self) -> ChildStart:
         return ChildStart(self.sha256, self.args)

@@ -104,23 +104,12 @@ def _nearest(parser: argparse.ArgumentParser, command: str, extras: list[str]) -
     unknown = next((e.split("=", 1)[0] for e in extras if e.startswith("--")), None)
     if unknown is None:
         return ""
-    known = [
-        option
-        for action in _subparser(parser, command)._actions
-        for option in action.option_strings
-    ]
-    close = difflib.get_close_matches(unknown, known, n=1, cutoff=0.6)
-    return (
-        f" (did you mean {close[0]}?)"
-        if close
-        else f" (`{PROG} {command} --help` lists its options)"
-    )
-
-
-def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
-    [choices] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    found: argparse.ArgumentParser = choices.choices[command]
-    return found
+    [subparsers] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    actions = subparsers.choices[command]._actions
+    known = [option for action in actions for option in action.option_strings]
+    if close := difflib.get_close_matches(unknown, known, n=1, cutoff=0.6):
+        return f" (did you mean {close[0]}?)"
+    return f" (`{PROG} {command} --help` lists its options)"
 
 
 def validate_with(

@@ -183,7 +183,7 @@ def check(args: argparse.Namespace) -> CalibrateOptions:
     """Every check of ``calibrate``, including ``run``'s checks of the options it passes on, before
     anything runs."""
     case = options.case_from(args)
-    results = options.results_folder(args.results)
+    results = options.folder_to_write(args.results)
     plan = plan_calibration(
         case,
         discovery.parse_sizes(args.size),

@@ -45,9 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             f"--{side}-profile", metavar="NAME", help=f"only results of this profile in {name}"
         )
-    parser.add_argument(
-        "--case", action="append", default=[], help="case to compare (repeatable; default: all)"
-    )
+    options.repeatable(parser, "--case", "CASE", "case to compare (repeatable; default: all)")
     parser.add_argument(
         "--markdown",
         type=options.path,

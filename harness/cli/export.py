@@ -39,7 +39,7 @@ def add_script_arguments(parser: argparse.ArgumentParser, *, script: bool) -> No
     options.add_sampling(parser, effort=SCRIPT_EFFORT, timeout="seconds for the script")
 
 
-def script_options(args: argparse.Namespace, *, results: Path | None = None) -> ScriptOptions:
+def script_options(args: argparse.Namespace) -> ScriptOptions:
     case = options.case_from(args)
     return ScriptOptions(
         case, anchor_sizes(case, discovery.parse_sizes(args.size)), options.sampling_from(args)

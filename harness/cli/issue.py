@@ -98,8 +98,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def check(args: argparse.Namespace) -> IssueOptions:
     """Every check of ``issue`` that needs neither JAX nor the package index (the noxfile runs them
     too)."""
-    results = options.results_folder(args.results)
-    script = script_options(args, results=results)
+    results = options.folder_to_write(args.results)
+    script = script_options(args)
     if (args.good is None) != (args.bad is None):
         raise UsageError("--good and --bad name the two releases compared: give both or neither")
     if args.good is not None and version_key(args.good) >= version_key(args.bad):
@@ -107,20 +107,15 @@ def check(args: argparse.Namespace) -> IssueOptions:
     if args.releases is not None:
         read_plan(args.releases)
     # A triage's first look, whatever --effort sets for the draft's own script runs.
-    processes, least = args.processes or options.PROCESSES["quick"], Thresholds().min_processes
-    if processes < least:  # what issue measures itself is judged over processes, as a bisect's
-        raise UsageError(
-            f"--processes {processes}: no verdict is possible with fewer than {least} processes a "
-            "release"
-        )
-    most = args.max_processes or options.LOOKS * processes
-    if most < processes:
-        raise UsageError("--max-processes must be at least --processes")
+    # what issue measures itself is judged over processes, as a bisect's
+    processes = args.processes or options.PROCESSES["quick"]
+    options.verdict_processes(processes, Thresholds().min_processes)
+    most = options.max_processes_from(args, processes, options.LOOKS * processes)
     return IssueOptions(
         script=script,
         profile=options.profile_label(args),
         results=results,
-        out=options.output_folder(args.out),
+        out=options.folder_to_write(args.out, "output"),
         jax=args.jax,
         good=args.good,
         bad=args.bad,

@@ -136,8 +136,7 @@ def release_version(text: str) -> str:
             f"{text[:40]!r} is not a jax release number such as 0.4.31"
         )
     # the index spells 0.4.026 as 0.4.26: said, not guessed silently
-    if normal_version(text) != text:
-        normal = normal_version(text)
+    if (normal := normal_version(text)) != text:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not how the package index spells it: did you mean {normal}?"
         )
@@ -146,8 +145,7 @@ def release_version(text: str) -> str:
 
 def label(text: str) -> str:
     """A profile label: it becomes part of the results folder's paths."""
-    problem = name_problem(text)
-    if problem:
+    if problem := name_problem(text):
         raise argparse.ArgumentTypeError(f"profile label {problem}")
     return text
 
@@ -159,15 +157,19 @@ def cpu_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def target_ratio(text: str) -> float:
-    value = factor(text)
-    least = Thresholds().factor
-    if value < least:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is below ×{least}: the rule flags no change smaller than its factor, so no "
-            "number of processes could reach it"
-        )
-    return value
+target_ratio = _within(
+    factor,
+    lambda v: v < Thresholds().factor,
+    f"is below ×{Thresholds().factor}: the rule flags no change smaller than its factor, so no "
+    "number of processes could reach it",
+)
+
+
+def repeatable(
+    parser: argparse.ArgumentParser, flag: str, metavar: str | None, what: str, **more: Any
+) -> None:
+    """An option given once per value, in order; an empty list where none is."""
+    parser.add_argument(flag, action="append", default=[], metavar=metavar, help=what, **more)
 
 
 # --- the case a command acts on
@@ -188,9 +190,7 @@ def add_case(
     of earlier versions, kept working for one release.
     """
     if many:
-        parser.add_argument(
-            "--case", action="append", default=[], help="case to run (repeatable; default: all)"
-        )
+        repeatable(parser, "--case", "CASE", "case to run (repeatable; default: all)")
     else:
         if positional:
             parser.add_argument(
@@ -206,15 +206,12 @@ def add_case(
         )
     if script:
         parser.add_argument("--script", type=path, metavar="FILE", help=SCRIPT_HELP)
-        parser.add_argument(
+        repeatable(
+            parser,
             "--script-arg",
-            action="append",
-            default=[],
-            metavar="VALUE",
-            help=(
-                "an argument for the script, as `python FILE VALUE...` takes it (repeatable, in "
-                "order; a value starting with - as --script-arg=-n)"
-            ),
+            "VALUE",
+            "an argument for the script, as `python FILE VALUE...` takes it (repeatable, in order; "
+            "a value starting with - as --script-arg=-n)",
         )
         add_libraries(parser)
     # Every command's namespace then has them all, whichever of them it declares.
@@ -232,16 +229,13 @@ def add_case(
 
 def add_libraries(parser: argparse.ArgumentParser) -> None:
     """What a plain script needs besides JAX, and how each release's set of it is resolved."""
-    parser.add_argument(
+    repeatable(
+        parser,
         "--with",
+        "SPEC",
+        "a library the script needs besides JAX, as pip takes it (repeatable: --with equinox "
+        "--with 'flax==0.10.4'), added to its own `# /// script` block's dependencies",
         dest="with_",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help=(
-            "a library the script needs besides JAX, as pip takes it (repeatable: --with equinox "
-            "--with 'flax==0.10.4'), added to its own `# /// script` block's dependencies"
-        ),
     )
     parser.add_argument(
         "--requirements",
@@ -261,7 +255,6 @@ def add_libraries(parser: argparse.ArgumentParser) -> None:
 
 
 def deps_policy(args: argparse.Namespace) -> str:
-    """``--deps``: how a plain script's libraries are resolved on each release."""
     return str(args.deps or AS_OF)
 
 
@@ -320,7 +313,7 @@ def case_from(args: argparse.Namespace) -> discovery.CaseInfo:
 
 
 def add_sizes(parser: argparse.ArgumentParser, what: str = "overrides the effort's sizes") -> None:
-    parser.add_argument("--size", action="append", default=[], metavar="NAME=INTEGER", help=what)
+    repeatable(parser, "--size", "NAME=INTEGER", what)
 
 
 def add_draws(parser: argparse.ArgumentParser) -> None:
@@ -328,13 +321,12 @@ def add_draws(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed", type=seed, default=DEFAULT_SEED, help="seed of the sizes hypothesis draws"
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--budget",
-        action="append",
-        default=[],
-        metavar="KIND=AMOUNT",
-        help="memory=SIZE or flops=N: refuse size points whose estimated cost exceeds it "
-        "(default: half the available memory, 5e11 flops per call)",
+        "KIND=AMOUNT",
+        "memory=SIZE or flops=N: refuse size points whose estimated cost exceeds it (default: half "
+        "the available memory, 5e11 flops per call)",
     )
 
 
@@ -421,11 +413,21 @@ def add_max_processes(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def max_processes_from(args: argparse.Namespace, default: int) -> int:
-    """``--max-processes``, checked against ``--processes``; ``default`` where it is not given."""
-    if args.max_processes is not None and args.max_processes < processes_from(args):
+def max_processes_from(args: argparse.Namespace, processes: int, default: int) -> int:
+    """``--max-processes``, checked against ``processes``; ``default`` where it is not given."""
+    if args.max_processes is not None and args.max_processes < processes:
         raise UsageError("--max-processes must be at least --processes")
     return int(args.max_processes or default)
+
+
+def verdict_processes(processes: int, least: int) -> int:
+    """``processes`` a release, refused below ``least``: a verdict is settled over as many."""
+    if processes < least:
+        raise UsageError(
+            f"--processes {processes}: no verdict is possible with fewer than {least} processes a "
+            "release"
+        )
+    return processes
 
 
 def add_decide_budget(parser: argparse.ArgumentParser) -> None:
@@ -433,11 +435,6 @@ def add_decide_budget(parser: argparse.ArgumentParser) -> None:
     ``--time-budget``."""
     add_max_processes(parser)
     add_time_budget(parser, "a measurement's")
-
-
-def decide_budget_from(args: argparse.Namespace) -> tuple[int, float | None]:
-    """The most processes a release measured until decided, and the time budget, checked."""
-    return max_processes_from(args, LOOKS * processes_from(args)), args.time_budget
 
 
 def add_processes(parser: argparse.ArgumentParser) -> None:
@@ -486,6 +483,11 @@ def processes_from(args: argparse.Namespace) -> int:
     return int(args.processes or PROCESSES[args.effort])
 
 
+def compile_repeats(processes: int) -> int:
+    """With several processes the spread of cold compiles shows between them; one each is enough."""
+    return 1 if processes >= 3 else Settings.compile_repeats
+
+
 def process_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The ``Settings`` fields ``add_processes`` sets: processes, loop calibration, pinning,
     load."""
@@ -494,12 +496,10 @@ def process_settings(args: argparse.Namespace) -> dict[str, Any]:
     processes = processes_from(args)
     return {
         "processes": processes,
-        # With several processes the spread of cold compiles shows between them; one each is enough.
-        "compile_repeats": 1 if processes >= 3 else Settings.compile_repeats,
-        "min_sample_ns": round(
-            (Settings.min_sample_ns / 1e9 if args.min_sample_time is None else args.min_sample_time)
-            * 1e9
-        ),
+        "compile_repeats": compile_repeats(processes),
+        "min_sample_ns": Settings.min_sample_ns
+        if args.min_sample_time is None
+        else round(args.min_sample_time * 1e9),
         "affinity": None if args.affinity is None else tuple(args.affinity),
         "max_load": args.max_load,
     }
@@ -518,16 +518,14 @@ def add_target(parser: argparse.ArgumentParser) -> None:
             "from the difference between them), or until --max-processes"
         ),
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--target-kind",
-        action="append",
+        None,
+        "with --target-ratio: judge only metrics of this kind (repeatable; default: every metric), "
+        "e.g. wall when execution time is what matters and cold compiles scatter too much to ever "
+        "reach the target",
         choices=list(KIND_LABELS),
-        default=[],
-        help=(
-            "with --target-ratio: judge only metrics of this kind (repeatable; default: every "
-            "metric), e.g. wall when execution time is what matters and cold compiles scatter too "
-            "much to ever reach the target"
-        ),
     )
     add_max_processes(parser)
     add_decide(parser)
@@ -548,12 +546,11 @@ def add_decide(parser: argparse.ArgumentParser) -> None:
             "over the looks, so false alarms stay at the level"
         ),
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--decide-metric",
-        action="append",
-        default=[],
-        metavar="METRIC",
-        help="with --decide: judge only this metric (repeatable; default: every metric)",
+        "METRIC",
+        "with --decide: judge only this metric (repeatable; default: every metric)",
     )
     add_time_budget(parser, "with --decide: a cell's")
 
@@ -573,11 +570,10 @@ def add_time_budget(parser: argparse.ArgumentParser, whose: str) -> None:
 def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
     """The ``Settings`` fields ``add_target`` sets, checked against ``--processes``; measuring until
     decided only where there are ``sides`` to compare and no target ratio."""
-    for option, given in (("--target-kind", args.target_kind),):
-        if given and args.target_ratio is None:
-            raise UsageError(
-                f"{option} needs --target-ratio: without a target every cell runs --processes"
-            )
+    if args.target_kind and args.target_ratio is None:
+        raise UsageError(
+            "--target-kind needs --target-ratio: without a target every cell runs --processes"
+        )
     processes = processes_from(args)
     decide = (
         None if args.decide == "off" or args.target_ratio is not None or sides < 2 else args.decide
@@ -597,9 +593,9 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
             "until decided: without either every cell runs --processes"
         )
     if args.target_ratio is not None:
-        most: int | None = max_processes_from(args, DEFAULT_MAX_PROCESSES)
+        most: int | None = max_processes_from(args, processes, DEFAULT_MAX_PROCESSES)
     else:
-        most = None if decide is None else max_processes_from(args, LOOKS * processes)
+        most = None if decide is None else max_processes_from(args, processes, LOOKS * processes)
     return {
         "target_ratio": args.target_ratio,
         "target_kinds": tuple(dict.fromkeys(args.target_kind)) or None,
@@ -611,6 +607,19 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
         or None,
         "decide_budget_s": None if decide is None else args.time_budget,
     }
+
+
+def add_why(parser: argparse.ArgumentParser, leaves_out: str, budget: str) -> None:
+    """``--no-why`` and ``--why-budget``: whether, and for how long, a change found is asked why."""
+    parser.add_argument(
+        "--no-why", dest="explain", action="store_false", help=f"leave out asking why {leaves_out}"
+    )
+    parser.add_argument(
+        "--why-budget",
+        type=seconds,
+        metavar="SECONDS",
+        help=f"at most this long asking why, {budget}",
+    )
 
 
 # --- where results and pages go
@@ -634,10 +643,10 @@ def add_json(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def results_folder(folder: Path) -> Path:
-    """A results folder to write into: it may not exist yet, but it may not be a file."""
+def folder_to_write(folder: Path, what: str = "results") -> Path:
+    """A folder to write into: it may not exist yet, but it may not be a file."""
     if folder.exists() and not folder.is_dir():
-        raise UsageError(f"results folder {folder} is a file")
+        raise UsageError(f"{what} folder {folder} is a file")
     return folder
 
 
@@ -659,12 +668,6 @@ def prove_writable(folder: Path, what: str = "results") -> None:
             os.unlink(probe)
     except OSError as exc:
         raise UsageError(f"cannot write {what} under {folder}: {exc.strerror or exc}") from None
-
-
-def output_folder(folder: Path) -> Path:
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"output folder {folder} is a file")
-    return folder
 
 
 # --- a nox session's pins
@@ -735,30 +738,19 @@ def add_thresholds(parser: argparse.ArgumentParser) -> None:
             "come from separate runs"
         ),
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--higher-is-better",
-        action="append",
-        default=[],
-        metavar="METRIC",
-        help=(
-            "a metric whose higher figure is the better one, e.g. json.items_per_s a script prints "
-            "(repeatable; default: lower is better for every metric)"
-        ),
+        "METRIC",
+        "a metric whose higher figure is the better one, e.g. json.items_per_s a script prints "
+        "(repeatable; default: lower is better for every metric)",
     )
     for flag, what in (
         ("--value", "a value: judged by equality per process, never by a ratio (a loss, a draw)"),
         ("--cost", "a cost: judged by its ratio, though constant within each side"),
     ):
-        parser.add_argument(
-            flag,
-            action="append",
-            default=[],
-            metavar="METRIC",
-            help=(
-                f"a metric the script prints that is {what}; repeatable; default: inferred "
-                "(docs/scripts.md, Shapes)"
-            ),
-        )
+        inferred = "repeatable; default: inferred (docs/scripts.md, Shapes)"
+        repeatable(parser, flag, "METRIC", f"a metric the script prints that is {what}; {inferred}")
 
 
 def _names(given: list[str]) -> tuple[str, ...]:

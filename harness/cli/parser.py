@@ -63,12 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
-    """The parsed command line; UsageError for a malformed one, naming the nearest option to an
-    unknown one."""
+    """As ``argparsing.parse_with``, over every command."""
     return argparsing.parse_with(list(COMMANDS.values()), argv, DESCRIPTION)
 
 
 def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
-    """The parsed command line and its command's typed options, or UsageError, without running
-    anything."""
+    """As ``argparsing.validate_with``, over every command."""
     return argparsing.validate_with(list(COMMANDS.values()), argv)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -22,6 +23,7 @@ from harness.cli import options
 from harness.cli.command import Command
 from harness.errors import UsageError
 from harness.host.environment import shown_path
+from harness.install.commits import is_url
 from harness.install.script_envs import AS_OF, parse_hold
 from harness.metric_names import Criterion, Judged, MetricKey, parse_metric_name
 from harness.names import name_problem
@@ -44,6 +46,18 @@ class Measuring:
     @property
     def processes(self) -> int:
         return self.settings.processes
+
+
+def measuring_from(args: argparse.Namespace, thresholds: Thresholds, **more: Any) -> Measuring:
+    """How a range command or a watch measures each release: ``--processes``, enough for a verdict,
+    the effort's sampling (``more``: the settings a command sets besides), and looks until decided
+    up to ``--max-processes`` and ``--time-budget``; the case processes' other options have their
+    defaults, as in ``run``."""
+    processes = options.verdict_processes(options.processes_from(args), thresholds.min_processes)
+    compiles = options.compile_repeats(processes)
+    settings = options.sampling_from(args, processes=processes, compile_repeats=compiles, **more)
+    most = options.max_processes_from(args, processes, options.LOOKS * processes)
+    return Measuring(settings, most, args.time_budget)
 
 
 @dataclass(frozen=True)
@@ -139,7 +153,13 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     _add_ends(parser, command)
     _add_library_range(parser, command)
     if command != "sweep":
-        _add_why(parser)
+        options.add_why(
+            parser,
+            "a change happened: trying its changed defaults (jax's options, XLA's flags) on its "
+            "two releases and comparing what each compiled",
+            "over every step; a kind not asked once it is spent is said in the answer with the "
+            "command that asks it (default: as long as the command's own measuring took)",
+        )
     _add_criterion(parser)
     options.add_sizes(parser, "the case's first anchor, with these sizes changed")
     options.add_session(parser, release=False)
@@ -160,22 +180,14 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
 def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:
     """The range's two ends: --good/--bad (or --broken/--fixed) for a bisect, --from/--to else."""
     if command == "bisect":
-        parser.add_argument(
-            "--good", dest="first", metavar="VERSION", help="release with the old behaviour"
-        )
-        parser.add_argument(
-            "--bad", dest="last", metavar="VERSION", help="release with the new one"
-        )
-        parser.add_argument(
-            "--broken",
-            metavar="VERSION",
-            help="instead of --good: a release with the problem, to find the fix",
-        )
-        parser.add_argument(
-            "--fixed",
-            metavar="VERSION",
-            help="instead of --bad: a newer release without it (the answer: fixed in W)",
-        )
+        for flag, what in (
+            ("--good", "release with the old behaviour"),
+            ("--bad", "release with the new one"),
+            ("--broken", "instead of --good: a release with the problem, to find the fix"),
+            ("--fixed", "instead of --bad: a newer release without it (the answer: fixed in W)"),
+        ):
+            dest = {"--good": "first", "--bad": "last"}.get(flag)  # --broken and --fixed: theirs
+            parser.add_argument(flag, dest=dest, metavar="VERSION", help=what)
         parser.add_argument(
             "--commits",
             action="store_true",
@@ -195,35 +207,20 @@ def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:
         )
     else:
         tables = command == "triage"  # a triage runs over the whole table unless told otherwise
-        parser.add_argument(
-            "--from",
-            dest="first",
-            metavar="VERSION",
-            required=not tables,
-            help="first release of the range"
-            + (" (default: the table's oldest)" if tables else ""),
-        )
-        parser.add_argument(
-            "--to",
-            dest="last",
-            metavar="VERSION",
-            required=not tables,
-            help="last release of the range" + (" (default: the table's newest)" if tables else ""),
-        )
+        for flag, dest, table_end in (("--from", "first", "oldest"), ("--to", "last", "newest")):
+            default = f" (default: the table's {table_end})" if tables else ""
+            what = f"{dest} release of the range{default}"
+            parser.add_argument(flag, dest=dest, metavar="VERSION", required=not tables, help=what)
 
 
 def _add_library_range(parser: argparse.ArgumentParser, command: str) -> None:
     """A script's libraries over the range: one held, or one varied with jax held."""
-    parser.add_argument(
+    options.repeatable(
+        parser,
         "--hold",
-        action="append",
-        default=[],
-        metavar="PKG==VERSION",
-        help=(
-            "with --script: hold a package of its venv at one version on every release (a "
-            "library it declares, or one of jax's own, numpy; repeatable): a step that stays is "
-            "JAX's"
-        ),
+        "PKG==VERSION",
+        "with --script: hold a package of its venv at one version on every release (a library it "
+        "declares, or one of jax's own, numpy; repeatable): a step that stays is JAX's",
     )
     parser.add_argument(
         "--vary",
@@ -239,27 +236,6 @@ def _add_library_range(parser: argparse.ArgumentParser, command: str) -> None:
         type=options.release_version,
         metavar="VERSION",
         help="with --vary: the jax release held",
-    )
-
-
-def _add_why(parser: argparse.ArgumentParser) -> None:
-    """Whether, and for how long, a change found is asked why."""
-    parser.add_argument(
-        "--no-why",
-        dest="explain",
-        action="store_false",
-        help=(
-            "leave out asking why a change happened: trying its changed defaults (jax's options, "
-            "XLA's flags) on its two releases and comparing what each compiled"
-        ),
-    )
-    parser.add_argument(
-        "--why-budget",
-        type=options.seconds,
-        metavar="SECONDS",
-        help="at most this long asking why, over every step; a kind not asked once it is spent is "
-        "said in the answer with the command that asks it (default: as long as the command's own "
-        "measuring took)",
     )
 
 
@@ -311,8 +287,7 @@ def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
             "--vary takes the library's versions of the range: give --from VERSION and --to VERSION"
         )
     for end in (first, last):
-        problem = name_problem(end)
-        if problem:
+        if problem := name_problem(end):
             raise UsageError(f"jax release {problem}")
     return first, last, fix
 
@@ -320,12 +295,11 @@ def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
 def check(args: argparse.Namespace) -> RangeOptions:
     """Every check of ``bisect``, ``sweep`` and ``triage`` that needs neither JAX nor the package
     index."""
-    results = options.results_folder(args.results)
+    results = options.folder_to_write(args.results)
     case = options.case_from(args)
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
-    metric = parse_metric_name(args.metric) if args.metric else None
     by = Judged.STATUS if args.status else Judged.CLAIM if args.claim else Judged.EVERY
-    criterion = Criterion.of(metric, by)
+    criterion = Criterion.of(parse_metric_name(args.metric) if args.metric else None, by)
     if args.command == "bisect" and criterion.by is Judged.EVERY and not case.subject.every_metric:
         raise UsageError(
             "bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that "
@@ -339,26 +313,15 @@ def check(args: argparse.Namespace) -> RangeOptions:
             f"the range must run from an older release to a newer one, not {first} to {last}"
         )
     thresholds = options.thresholds_from(args)
-    processes = options.processes_from(args)
-    if processes < thresholds.min_processes:  # the claim is settled over as many (analysis.claims)
-        raise UsageError(
-            f"--processes {processes}: no verdict is possible with fewer than "
-            f"{thresholds.min_processes} processes a release"
-        )
-    # The options of the case processes a range command does not take have their defaults, as in
-    # ``run``.
-    settings = options.sampling_from(
-        args, processes=processes, compile_repeats=1 if processes >= 3 else Settings.compile_repeats
-    )
-    max_processes, time_budget = options.decide_budget_from(args)
+    measuring = measuring_from(args, thresholds)
     commits = args.command == "bisect" and args.commits
     jax_repo = getattr(args, "jax_repo", None)
-    if jax_repo and not commits and ("://" in jax_repo or jax_repo.startswith("git@")):
+    if jax_repo and is_url(jax_repo) and not commits:
         raise UsageError(
             "--jax-repo URL is cloned for --commits only; to name a changed default's commit: a "
             "clone"
         )
-    if jax_repo and "://" not in jax_repo and not jax_repo.startswith("git@"):
+    if jax_repo and not is_url(jax_repo):
         _check_clone(jax_repo)
     if commits and criterion.by is Judged.EVERY:
         raise UsageError(
@@ -376,7 +339,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         last=last,
         criterion=criterion,
         thresholds=thresholds,
-        measuring=Measuring(settings, max_processes, time_budget),
+        measuring=measuring,
         places=Places(args.releases, results, args.out, args.json),
         fix=fix,
         commits=commits,

@@ -41,7 +41,7 @@ def check(args: argparse.Namespace) -> ReportOptions:
         )
     return ReportOptions(
         args.results,
-        options.output_folder(args.out),
+        options.folder_to_write(args.out, "output"),
         args.baseline,
         options.thresholds_from(args),
         args.json,

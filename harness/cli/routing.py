@@ -20,13 +20,8 @@ from dataclasses import dataclass
 from harness.pins import DRIVEN
 
 HELP = ("-h", "--help")
-# The commands a plan makes the command's own; without it, their nox session.
-PLANNED = {
-    "triage": "--releases",
-    "bisect": "--releases",
-    "sweep": "--releases",
-    "watch": "--releases",
-}
+# The commands a release plan (--releases) makes the command's own; without it, their nox session.
+PLANNED = ("triage", "bisect", "sweep", "watch")
 # Those that need the package index wherever they run: what a machine without one is told.
 NEED_THE_INDEX = ("matrix", "triage", "bisect", "sweep", "watch", "issue", "run --jax")
 MEASURE_HERE = ("run", "search", "calibrate")
@@ -55,7 +50,7 @@ def session_for(argv: Sequence[str], here: Here, environ: Mapping[str, str]) -> 
     if any(arg in HELP for arg in rest) or given(rest, "--sides"):
         return None
     if command in PLANNED:
-        return None if given(rest, PLANNED[command]) else command
+        return None if given(rest, "--releases") else command
     if command == "issue":
         return None if given(rest, "--releases") or here.jax else command
     if command == "run":

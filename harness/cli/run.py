@@ -85,7 +85,7 @@ def sides_from(args: argparse.Namespace) -> list[Side]:
 
 def check(args: argparse.Namespace) -> RunOptions:
     """Every check of ``run`` that needs neither JAX nor hypothesis (the noxfile calls it too)."""
-    results = options.results_folder(args.results)
+    results = options.folder_to_write(args.results)
     if args.script:
         cases = [options.case_from(args)]
     else:

@@ -4,11 +4,12 @@ The noxfile imports this module in nox's own environment, which has neither JAX 
 hypothesis nor tabulate: it and everything its checks import are standard library only
 (tests/test_noxfile.py holds it to that); it imports the parser only when a view checks
 posargs.  The same views tell the session's end in the harness (``harness.commands.nox_session``)
-what to prepare.  Three views:
+what to prepare.  The views:
 
 - ``session_view``: a session that runs one harness command (``repro``, ``search``,
   ``issue``, ``bisect``, ``sweep``, ``triage``, ``report``, ``compare``);
 - ``release_run_view``: ``nox -s run``, one case or script on any release of the index;
+- ``watch_view``: ``nox -s watch``, the pair of releases named or left to the index;
 - ``interleaved_request``: ``nox -s matrix``, releases × profiles as sides of one run,
   each pair a *side* with its own worker in its release's cached venv, their processes
   alternating in rounds (see ``harness.measure.sides``), so load and drift fall on every
@@ -27,6 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.cli.routing import HELP, given
 from harness.errors import UsageError
 from harness.pins import (
     AS_OF,
@@ -50,7 +52,6 @@ if TYPE_CHECKING:
 # release it installs (--jax).
 PINNED_COMMANDS = ("search", "issue", "bisect", "sweep", "triage")
 RANGE_COMMANDS = ("bisect", "sweep", "triage")
-HELP = ("-h", "--help")
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,8 @@ def _profile(name: str | None) -> Profile:
     return PROFILE_BY_NAME[name]
 
 
-def _applies(profile: Profile, versions: Sequence[str]) -> None:
+def applies(profile: Profile, versions: Sequence[str]) -> None:
+    """UsageError unless ``profile`` applies to every one of the jax ``versions``."""
     for version in versions:
         if not profile.applies_to_version(version):
             raise UsageError(f"profile {profile.name} does not apply to jax {version}")
@@ -139,27 +141,26 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
         argv.extend(["--profile", profile.name])
     if command in RANGE_COMMANDS:
         if args.vary is not None:  # one jax release, held while a library's own releases vary
-            _applies(profile, [args.jax])
+            applies(profile, [args.jax])
             return SessionRequest(None, profile, argv, on_index=(args.jax,))
         from harness.cli.ranges import range_ends
 
         span = range_ends(args)[:2]
-        _applies(profile, span)
+        applies(profile, span)
         return SessionRequest(None, profile, argv, span)
     # any release on the index, each in its cached venv, looked up by the session's harness
     if command == "issue":
         versions = tuple(
             v for v in (args.jax or DEFAULT_RELEASE.jax, args.good, args.bad) if v is not None
         )
-        _applies(profile, versions)
+        applies(profile, versions)
         return SessionRequest(None, profile, argv, on_index=versions)
     if args.jax is not None and args.jax not in RELEASE_BY_VERSION:
         raise UsageError(
             f"{unknown_release(args.jax)}; the release table has {', '.join(RELEASE_BY_VERSION)}"
         )
     release = RELEASE_BY_VERSION[args.jax] if args.jax else DEFAULT_RELEASE
-    if not profile.applies_to(release):
-        raise UsageError(f"profile {profile.name} does not apply to jax {release.jax}")
+    applies(profile, [release.jax])
     return SessionRequest(release, profile, argv)
 
 
@@ -184,7 +185,7 @@ def watch_view(posargs: Sequence[str]) -> WatchRequest:
     argv = ["watch", *posargs]
     args, _ = validate(argv)
     profile = _profile(args.profile)
-    _applies(profile, [v for v in (args.release, args.baseline) if v])
+    applies(profile, [v for v in (args.release, args.baseline) if v])
     if args.profile is None:
         argv += ["--profile", profile.name]
     return WatchRequest(profile, args.release, args.baseline, argv)
@@ -213,11 +214,11 @@ def release_run_view(posargs: Sequence[str]) -> SessionRequest:
         jax = release_version(jax)
     except argparse.ArgumentTypeError as exc:
         raise UsageError(f"argument --jax: {exc}") from None
-    if any(arg == "--sides" or arg.startswith("--sides=") for arg in rest):
+    if given(rest, "--sides"):
         raise UsageError("--sides is for `nox -s matrix`; this session runs one release")
     args, checked = validate(["run", *rest])
     profile = _profile(args.profile)
-    _applies(profile, [jax])
+    applies(profile, [jax])
     argv = ["run", *rest] if args.profile else ["run", *rest, "--profile", profile.name]
     return SessionRequest(
         None, profile, argv, on_index=(jax,), **_script_run(["run", *rest], args, checked)
@@ -280,7 +281,7 @@ def _take(posargs: list[str], name: str, default: str) -> str:
             break
     else:
         return default
-    if name in posargs or any(a.startswith(name + "=") for a in posargs):
+    if given(posargs, name):
         raise UsageError(
             f"{name} is given more than once; give one (a comma-separated list for the matrix)"
         )
@@ -314,12 +315,9 @@ def _releases(spec: str) -> list[Release]:
 
 def _profiles(spec: str) -> list[Profile]:
     names = list(dict.fromkeys(filter(None, (n.strip() for n in spec.split(",")))))
-    for name in names:
-        if name not in PROFILE_BY_NAME:
-            raise UsageError(f"unknown profile {name}; profiles: {', '.join(PROFILE_BY_NAME)}")
     if not names:
         raise UsageError("--profile names no profile")
-    return [PROFILE_BY_NAME[name] for name in names]
+    return [_profile(name) for name in names]
 
 
 def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
@@ -340,27 +338,25 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
             file=sys.stdout,
         )
     releases = _releases(_take(rest, "--jax", DEFAULT_RELEASES))
-    chosen = any(a == "--profile" or a.startswith("--profile=") for a in rest)
+    chosen = given(rest, "--profile")
     profiles = _profiles(_take(rest, "--profile", DEFAULT_PROFILES))
-    if any(a == "--sides" or a.startswith("--sides=") for a in rest):
+    if given(rest, "--sides"):
         raise UsageError("the session writes the sides plan itself: leave out --sides")
     sides = [(r, p) for r in releases for p in profiles if p.applies_to(r)]
     if not sides:
         raise UsageError("no profile given applies to any release given")
-    if not any(a == "--processes" or a.startswith("--processes=") for a in rest):
-        rest += ["--processes", DEFAULT_PROCESSES]
-    if not any(
-        a == name or a.startswith(name + "=")
-        for a in rest
-        for name in ("--max-seconds", "--effort")
+    for default, said_by in (
+        (["--processes", DEFAULT_PROCESSES], ("--processes",)),
+        (["--max-seconds", DEFAULT_MAX_SECONDS], ("--max-seconds", "--effort")),
+        (["--warmup", DEFAULT_WARMUP], ("--warmup",)),
+        # asking for looks
+        (
+            ["--decide", DEFAULT_DECIDE],
+            ("--decide", "--max-processes", "--decide-metric", "--time-budget"),
+        ),
     ):
-        rest += ["--max-seconds", DEFAULT_MAX_SECONDS]
-    if not any(a == "--warmup" or a.startswith("--warmup=") for a in rest):
-        rest += ["--warmup", DEFAULT_WARMUP]
-    # asking for looks
-    looking = ("--decide", "--max-processes", "--decide-metric", "--time-budget")
-    if not any(a == name or a.startswith(name + "=") for a in rest for name in looking):
-        rest += ["--decide", DEFAULT_DECIDE]
+        if not any(given(rest, name) for name in said_by):
+            rest += default
     request = InterleavedRequest(sides, ["run", *rest], claims_only=not chosen)
     # checked as run will see it
     with tempfile.TemporaryDirectory(prefix="harness-sides-") as scratch:

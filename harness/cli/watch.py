@@ -27,10 +27,9 @@ from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
 from harness.cli import options
 from harness.cli.command import Command
-from harness.cli.ranges import Measuring
+from harness.cli.ranges import Measuring, measuring_from
 from harness.errors import UsageError
 from harness.install.script_envs import NEWEST
-from harness.store.schema import Settings
 from harness.units import version_key
 
 # A watch is a scheduled job: a folder of more scripts than this is a benchmark suite, which has its
@@ -94,36 +93,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_targets(parser)
     options.add_cases_dir(parser)
     options.add_libraries(parser)
-    parser.add_argument(
-        "--release",
-        type=options.release_version,
-        metavar="VERSION",
-        help="the release watched (default: the newest on the package index)",
-    )
-    parser.add_argument(
-        "--baseline",
-        type=options.release_version,
-        metavar="VERSION",
-        help="the release it is compared with (default: the one before it on the package index)",
-    )
-    parser.add_argument(
-        "--no-why",
-        dest="explain",
-        action="store_false",
-        help=(
-            "leave out asking why a confirmed change happened (the library or JAX, its programs "
-            "run with jax alone, its changed defaults tried, what each release compiled, where the "
-            "time went)"
+    for flag, what in (
+        ("--release", "the release watched (default: the newest on the package index)"),
+        (
+            "--baseline",
+            "the release it is compared with (default: the one before it on the package index)",
         ),
-    )
-    parser.add_argument(
-        "--why-budget",
-        type=options.seconds,
-        metavar="SECONDS",
-        help=(
-            "at most this long asking why, per target; a kind not asked once it is spent is said "
-            "in the target's triage page (default: as long as the target's triage took)"
-        ),
+    ):
+        parser.add_argument(flag, type=options.release_version, metavar="VERSION", help=what)
+    options.add_why(
+        parser,
+        "a confirmed change happened (the library or JAX, its programs run with jax alone, its "
+        "changed defaults tried, what each release compiled, where the time went)",
+        "per target; a kind not asked once it is spent is said in the target's triage page "
+        "(default: as long as the target's triage took)",
     )
     parser.add_argument(
         "--memory",
@@ -184,28 +167,15 @@ def _add_targets(parser: argparse.ArgumentParser) -> None:
             '(--pytest-args="-k bfgs --min-dimension 8"); quoted as one argument'
         ),
     )
-    parser.add_argument(
-        "--include",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="only the scripts of --scripts whose file name matches (repeatable)",
-    )
-    parser.add_argument(
-        "--exclude",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="leave out the scripts of --scripts whose file name matches (repeatable)",
-    )
-    parser.add_argument(
+    for flag, which in (("--include", "only"), ("--exclude", "leave out")):
+        matching = "the scripts of --scripts whose file name matches (repeatable)"
+        options.repeatable(parser, flag, "GLOB", f"{which} {matching}")
+    options.repeatable(
+        parser,
         "--case",
-        action="append",
-        default=[],
-        help=(
-            "a case of the catalogue to watch (repeatable; default without --scripts or "
-            "--pytest-benchmark: every case)"
-        ),
+        "CASE",
+        "a case of the catalogue to watch (repeatable; default without --scripts or "
+        "--pytest-benchmark: every case)",
     )
 
 
@@ -220,11 +190,8 @@ def pytest_args(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"over {MAX_PYTEST_ARGS} arguments")
     for arg in found:
         option, _, value = arg.partition("=") if arg.startswith("-") else ("", "", arg)
-        if option in REFUSED_PYTEST_OPTIONS or any(
-            option.startswith(f"{refused}=") for refused in REFUSED_PYTEST_OPTIONS
-        ):
-            raise argparse.ArgumentTypeError(f"{option}: the watch runs the benchmarks itself")
-        if option.startswith("-n") and option[2:].isdigit():
+        # -n4 as well as -n 4
+        if option in REFUSED_PYTEST_OPTIONS or (option.startswith("-n") and option[2:].isdigit()):
             raise argparse.ArgumentTypeError(f"{option}: the watch runs the benchmarks itself")
         place = PurePosixPath(value.partition("::")[0])
         if place.is_absolute() or ".." in place.parts or value.startswith("~"):
@@ -286,24 +253,10 @@ def check(args: argparse.Namespace) -> WatchOptions:
         raise UsageError("--pytest-args is for --pytest-benchmark")
     if (args.include or args.exclude) and args.scripts is None:
         raise UsageError("--include and --exclude are for --scripts")
-    suite = None
-    if args.pytest_benchmark is not None:
-        path = args.pytest_benchmark
+    suite, path = None, args.pytest_benchmark
+    if path is not None:
         suite = SuiteTarget(path.resolve(), suite_digest(path), args.pytest_args)
     thresholds = options.thresholds_from(args)
-    processes = options.processes_from(args)
-    if processes < thresholds.min_processes:
-        raise UsageError(
-            f"--processes {processes}: no verdict is possible with fewer than "
-            f"{thresholds.min_processes} processes a release"
-        )
-    settings = options.sampling_from(
-        args,
-        processes=processes,
-        compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
-        max_load=args.max_load,
-    )
-    max_processes, time_budget = options.decide_budget_from(args)
     return WatchOptions(
         cases=tuple(cases),
         suite=suite,
@@ -314,11 +267,11 @@ def check(args: argparse.Namespace) -> WatchOptions:
         baseline=args.baseline,
         profile=options.profile_label(args),
         thresholds=thresholds,
-        measuring=Measuring(settings, max_processes, time_budget),
+        measuring=measuring_from(args, thresholds, max_load=args.max_load),
         releases_plan=args.releases,
-        results=options.results_folder(args.results),
-        out=options.output_folder(args.out),
-        memory=options.output_folder(args.memory),
+        results=options.folder_to_write(args.results),
+        out=options.folder_to_write(args.out, "output"),
+        memory=options.folder_to_write(args.memory, "output"),
         explain=args.explain,
         why_budget_s=args.why_budget,
     )

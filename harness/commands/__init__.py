@@ -15,28 +15,14 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-# A command's name → its workflow module under harness.commands (each has
-# ``execute(options) -> int``).
-MODULES = {
-    "run": "run",
-    "search": "search",
-    "export": "export",
-    "issue": "issue",
-    "report": "report",
-    "compare": "compare",
-    "bisect": "bisect",
-    "sweep": "sweep",
-    "triage": "triage",
-    "calibrate": "calibrate",
-    "merge": "merge",
-    "list": "listing",
-    "new": "new",
-    "watch": "watch",
-}
+# A command's workflow module under harness.commands is named as the command (``list``'s aside:
+# a module named ``list`` would shadow the builtin where imported); each has
+# ``execute(options) -> int``.
+MODULES = {"list": "listing"}
 
 
 def workflow(command: str) -> Callable[[Any], int]:
     """The run of ``command``: its module's ``execute``, the module imported now."""
-    module = importlib.import_module(f"harness.commands.{MODULES[command]}")
+    module = importlib.import_module(f"harness.commands.{MODULES.get(command, command)}")
     run: Callable[[Any], int] = module.execute
     return run

@@ -34,8 +34,8 @@ from harness.units import format_ratio, time_left
 
 
 def execute(options: RangeOptions) -> int:
-    """Exit status 0 when a first bad release was found, 3 when the endpoints stayed undecided, else
-    1."""
+    """Exit status 0 when a first bad release was found, 3 when the endpoints stayed undecided (more
+    measurement would decide), else 1 (``bisect_exit``)."""
     if options.commits:
         return run_commit_bisect(options)
     run = RangeRun.start(options)
@@ -56,8 +56,6 @@ def execute(options: RangeOptions) -> int:
 
 
 def bisect_exit(found: BisectOutcome) -> int:
-    """0 a first bad release named, 3 undecided (more measurement would decide), 1 no answer
-    otherwise."""
     return 0 if found.found else 3 if found.undecided else 1
 
 
@@ -94,27 +92,18 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
             if c.comparison.verdict == Verdict.UNDECIDED
             and past_factor(c.comparison.ratio, options.thresholds)
         ]
-        undecided = (
-            [
-                Finding(
-                    f"Undecided, not unchanged: {', '.join(open_)}. {undecided_hint(options).text}."
-                )
-            ]
-            if open_
-            else []
-        )
         progress.done()
         said = [
             Finding(
                 f"No metric of {options.case.name} differs significantly between jax "
                 f"{options.first} and {options.last}: nothing to bisect."
-            ),
-            *undecided,
-            Finding(
-                "Every release between them is measured by",
-                (FollowUp("", triage_command(options)),),
-            ),
+            )
         ]
+        if open_:
+            hint = undecided_hint(options).text
+            said.append(Finding(f"Undecided, not unchanged: {', '.join(open_)}. {hint}."))
+        follow_up = FollowUp("", triage_command(options))
+        said.append(Finding("Every release between them is measured by", (follow_up,)))
         print(nothing_to_bisect_screen(run.setting(), options.first, options.last, said), end="")
         run.write_json("bisect", {"answers": [], "moved": [], "undecided": open_})
         return 3 if open_ else 1
@@ -157,13 +146,9 @@ def _bisect(
         return verdict
 
     found = bisect(run.releases, judged, terms)
-    hint = (
-        no_change_hint(options)
-        if found.no_change
-        else undecided_hint(options)
-        if found.undecided
-        else None
-    )
+    hint = no_change_hint(options) if found.no_change else None
+    if found.undecided:
+        hint = undecided_hint(options)
     steps: dict[Pair, list[Criterion]] = {}
     asked = options.criterion.explained
     if found.found and found.last_good and found.first_bad and asked and run.asks_why:

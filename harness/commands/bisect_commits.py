@@ -102,24 +102,15 @@ def run_commit_bisect(options: RangeOptions) -> int:
     prober.measure_together([options.first, options.last])
     held = held_libraries(run)
     terms = FIX if options.fix else REGRESSION
-    judge = Judge(
-        prober,
-        options.first,
-        options.last,
-        options.criterion,
-        options.thresholds,
-        terms,
-    )
+    judge = Judge(prober, options.first, options.last, options.criterion, options.thresholds, terms)
 
     def base(jaxlib: str) -> ReleaseEnv:
         """A release venv's install for ``jaxlib``: the plan's release of it, else jax and jaxlib of
         that number."""
         listed = [env for env in envs if jaxlib_number(env) == jaxlib]
-        return (
-            listed[-1]
-            if listed
-            else release_env(index_release(jaxlib, jaxlib), profile, envs[0].python, cache)
-        )
+        if listed:
+            return listed[-1]
+        return release_env(index_release(jaxlib, jaxlib), profile, envs[0].python, cache)
 
     def prepare(commit: Commit, jaxlib: str) -> str | None:
         env = CommitEnv(commit.sha, jaxlib, base(jaxlib), repo, held.held)

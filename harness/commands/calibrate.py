@@ -44,19 +44,23 @@ def execute(opts: CalibrateOptions) -> int:
     return 0
 
 
-def _only_result(folder: Path, what: str) -> StoredResult:
+def _measured(folder: Path, what: str, sides: int) -> list[StoredResult]:
+    """The ``sides`` results, one a side, that the run ``what`` stored in ``folder``, each ok."""
     results, problems = load_results(folder) if folder.is_dir() else ([], [])
-    if len(results) != 1 or problems:
+    each = "one" if sides == 1 else "one per side"
+    if len(results) != sides or problems:
         found = f"{len(results)} results" + (f", {len(problems)} unusable" if problems else "")
         raise HarnessError(
-            f"the {what} stored {found} where one was expected (see its output above)"
+            f"the {what} stored {found} where {each} was expected (see its output above)"
         )
-    [result] = results
-    if result.result.status is not RunStatus.OK:
-        raise HarnessError(
-            f"the {what} did not measure: its cell is {result.result.status} (see its output above)"
-        )
-    return result
+    for result in results:
+        if result.result.status is not RunStatus.OK:
+            cell = "its cell" if sides == 1 else "a side"
+            raise HarnessError(
+                f"the {what} did not measure: {cell} is {result.result.status} (see its output "
+                "above)"
+            )
+    return results
 
 
 # One run of ``calibrate``: ``run``'s options (the plan's choices and the user's, after ``--``) →
@@ -75,20 +79,13 @@ def _pair_by_sizes(
     folder: Path, plan: CalibrationPlan, what: str
 ) -> tuple[StoredResult, StoredResult]:
     """The unchanged and the raised side's results of one interleaved slowdown run."""
-    results, problems = load_results(folder) if folder.is_dir() else ([], [])
-    by_size = {r.result.sizes.get(plan.raised): r for r in results}
+    by_size = {r.result.sizes.get(plan.raised): r for r in _measured(folder, what, 2)}
     unchanged, raised = by_size.get(plan.sizes[plan.raised]), by_size.get(plan.raised_to)
-    if len(results) != 2 or problems or unchanged is None or raised is None:
-        found = f"{len(results)} results" + (f", {len(problems)} unusable" if problems else "")
+    if unchanged is None or raised is None:
         raise HarnessError(
-            f"the {what} stored {found} where one per side was expected (see its output above)"
+            f"the {what} did not store one result unchanged and one at "
+            f"{plan.raised}={plan.raised_to}"
         )
-    for result in (unchanged, raised):
-        if result.result.status is not RunStatus.OK:
-            raise HarnessError(
-                f"the {what} did not measure: a side is {result.result.status} (see its output "
-                "above)"
-            )
     return unchanged, raised
 
 
@@ -107,7 +104,7 @@ def calibrate(
         ]
         for what, folder in aa:
             _run(run, what, plan.run_arguments(folder))
-        stored = [_only_result(folder, what) for what, folder in aa]
+        stored = [result for what, folder in aa for result in _measured(folder, what, 1)]
         sides = root / "sides.json"
         sides.write_text(json.dumps(plan.sides_plan(release_label())))
         slowdowns = []
@@ -119,9 +116,7 @@ def calibrate(
             folder = root / f"slowdown-{i + 1}"
             _run(run, what, plan.run_arguments(folder, sides=sides))
             slowdowns.append(_pair_by_sizes(folder, plan, what))
-    machines = {result.result.machine for result in stored} | {
-        r.result.machine for pair in slowdowns for r in pair
-    }
+    machines = {r.result.machine for r in [*stored, *(s for pair in slowdowns for s in pair)]}
     if len(machines) > 1:
         raise HarnessError(
             f"the runs report {len(machines)} machines ({', '.join(sorted(machines))}), not one"

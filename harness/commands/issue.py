@@ -70,9 +70,7 @@ from harness.upstream.change import (
     change_from,
     crash_between,
     newest_result,
-    read_bisect_answers,
     read_steps,
-    read_triage_answers,
     sides_words,
     status_answer,
     title,
@@ -228,12 +226,7 @@ def write_issue(request: IssueRequest) -> Written:
     )
     # nox: a draft needs a change between two releases to show
     if change is None and request.plan is not None:
-        target = " ".join(case.subject.named_by(case.name, case.subject.script_file))
-        raise UsageError(
-            f"nothing to draft about: no bisect or triage answer for {case.name} at "
-            f"{sizes_text(sizes)} under {request.out_dir} and no --good/--bad; find the change "
-            f"first (`nox -s triage -- {target}`), then draft it with `nox -s issue -- {target}`"
-        )
+        raise nothing_to_draft(request, "bisect or triage answer", [])
     measured = MeasuredHere()
     if change is not None:
         measured = measure_here(request, change)
@@ -378,11 +371,9 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     if metric is None:
         return MeasuredHere(True, not_measured=("No metric moved between the two releases",))
     rule = Thresholds()
-    newest = newest_line(prober, asked, metric, rule)
-    if newest.startswith("gone on"):  # the one command that narrows it: which release fixed it
-        words = [*target_words(request.case), "--broken", bad, "--fixed", asked.newest]
-        words += Criterion.of(metric).words()
-        newest += f"; the release that fixed it: `nox -s bisect -- {' '.join(words)}`"
+    newest, fixed_by = newest_line(prober, asked, metric, rule, target_words(request.case))
+    if fixed_by:  # the one command that narrows it
+        newest += f"; the release that fixed it: `{fixed_by}`"
     if change.reproducer is not None:
         return MeasuredHere(True, newest)
     step = compared(prober, good, bad, metric, rule)
@@ -670,33 +661,37 @@ def execute(opts: IssueOptions) -> int:
 
 def ending_step(request: IssueRequest) -> StatusAnswer:
     """The two releases: ``--good``/``--bad``, else the newest stored answer's status step."""
-    case, stored = request.case, stored_ending(request)
+    stored = stored_ending(request)
     if request.good is not None and request.bad is not None:
         if stored is not None and (stored.before, stored.after) == (request.good, request.bad):
             return stored
         return StatusAnswer(request.good, request.bad, "")
     if stored is None:
-        target = " ".join(target_words(case))
-        raise UsageError(
-            "nothing to draft about: no bisect --status or triage answer with a status step for "
-            f"{case.name} at {sizes_text(request.sizes)} under {request.out_dir} and no "
-            f"--good/--bad; find the step first (`nox -s triage -- {target}` or `nox -s bisect -- "
-            f"{target} --status --good V --bad W`)"
+        raise nothing_to_draft(
+            request, "bisect --status or triage answer with a status step", ["--status"]
         )
     return stored
+
+
+def nothing_to_draft(request: IssueRequest, stored: str, words: list[str]) -> UsageError:
+    """The refusal of a draft with no step to show: none ``stored``, none given; the commands that
+    find one (``words``: what a bisect is asked by) and then draft it."""
+    target, sizes = target_words(request.case), request.sizes
+    triage = nox_command("triage", target, [], sizes, "")
+    bisect = nox_command("bisect", target, [*words, "--good", "V", "--bad", "W"], sizes, "")
+    return UsageError(
+        f"nothing to draft about: no {stored} for {request.case.name} at {sizes_text(sizes)} "
+        f"under {request.out_dir} and no --good/--bad; find the step first (`{triage}` or "
+        f"`{bisect}`), then draft it with `{nox_command('issue', target, [], sizes, '')}`"
+    )
 
 
 def stored_ending(request: IssueRequest) -> StatusAnswer | None:
     """The newest stored bisect --status or triage answer's status step, at these sizes and
     profile."""
-    out, name = request.out_dir, request.case.name
-    return status_answer(
-        read_bisect_answers(out, name),
-        read_triage_answers(out, name),
-        case=name,
-        sizes=request.sizes,
-        profile=request.profile,
-    )
+    name = request.case.name
+    steps = read_steps(request.out_dir, name)
+    return status_answer(steps, case=name, sizes=request.sizes, profile=request.profile)
 
 
 def measure_ending(

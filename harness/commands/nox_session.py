@@ -28,6 +28,7 @@ from pathlib import Path
 from harness.cli.ranges import bounded
 from harness.cli.sessions import (
     SessionRequest,
+    applies,
     interleaved_request,
     release_run_view,
     session_view,
@@ -35,7 +36,7 @@ from harness.cli.sessions import (
     write_sides,
 )
 from harness.cli.watch import watched_pair
-from harness.errors import HarnessError, UsageError
+from harness.errors import HarnessError, interrupted_status, terminate
 from harness.install.environments import Environments, Prepared
 from harness.install.index import Listing, installs_together, load_listing, newest_installable
 from harness.install.interpreters import interpreter
@@ -162,32 +163,18 @@ def run_one(places: Places, posargs: Sequence[str], say: Say) -> Launch:
     return Launch(request.harness_argv, str(env.interpreter))
 
 
-def repro_script(places: Places, posargs: Sequence[str], jax: str, say: Say) -> Launch:
-    """``repro`` of a plain script: the table's release, the script in a venv of its own."""
-    request = session_view("run", posargs)
-    return script_side(places, request, RELEASE_BY_VERSION[jax], say)
-
-
-def issue(places: Places, posargs: Sequence[str], say: Say) -> Launch:
-    request = session_view("issue", posargs)
-    assert request.profile is not None
-    listing = listing_of(places)
-    for version in request.on_index:
-        on_index(listing, version)
-    releases = [index_release(jax, lib) for jax, lib in listing.pairs]
-    plan = release_plan(places, "issue", releases, request.profile)
-    return Launch([*request.harness_argv, "--releases", str(plan)])
-
-
 def release_range(places: Places, command: str, posargs: Sequence[str]) -> Launch:
-    """bisect, sweep, triage: the range's releases on the index, in a plan their command installs
+    """issue, bisect, sweep, triage: their releases on the index, in a plan their command installs
     from."""
     request = session_view(command, posargs)
     assert request.profile is not None
     listing = listing_of(places)
-    if request.span is None:  # --vary: the one jax release held while a library's releases vary
-        releases = [on_index(listing, version) for version in request.on_index]
-    else:
+    # the releases named, each refused unless on the index: issue's, or the one jax release held
+    # while a library's releases vary (--vary)
+    releases = [on_index(listing, version) for version in request.on_index]
+    if command == "issue":  # any release on the index, each installed on demand
+        releases = [index_release(jax, lib) for jax, lib in listing.pairs]
+    elif request.span is not None:
         releases = [index_release(jax, lib) for jax, lib in listing.between(*request.span)]
         bounded(command, len(releases), "jax {}–{}".format(*request.span))
     plan = release_plan(places, command, releases, request.profile)
@@ -202,9 +189,7 @@ def watch(places: Places, posargs: Sequence[str], say: Say = _say) -> Launch:
         versions = newest_installable(listing, say, installs_together)
     pair = watched_pair(versions, request.release, request.baseline)
     releases = [on_index(listing, version) for version in pair]
-    for release in releases:
-        if not request.profile.applies_to(release):
-            raise UsageError(f"profile {request.profile.name} does not apply to jax {release.jax}")
+    applies(request.profile, pair)
     plan = release_plan(places, "watch", releases, request.profile)
     named = [] if request.baseline else ["--baseline", pair[0]]
     named += [] if request.release else ["--release", pair[1]]
@@ -220,10 +205,8 @@ def prepare(
         return matrix(places, posargs, say)
     if session == "run":
         return run_one(places, posargs, say)
-    if session == "repro":
-        return repro_script(places, posargs, jax, say)
-    if session == "issue":
-        return issue(places, posargs, say)
+    if session == "repro":  # a plain script on the table's release, in a venv of its own
+        return script_side(places, session_view("run", posargs), RELEASE_BY_VERSION[jax], say)
     if session == "watch":
         return watch(places, posargs, say)
     return release_range(places, session, posargs)
@@ -255,14 +238,6 @@ def launched(
     return None
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, taken as Ctrl-C is."""
-
-
-def _interrupted(signum: int, frame: object) -> None:
-    raise _Terminated
-
-
 def main(argv: Sequence[str]) -> int:
     mode, session, venvs, cache, *rest = argv
     assert mode in MODES, f"mode {mode}: one of {', '.join(MODES)}"  # the noxfile's, never a user's
@@ -271,7 +246,7 @@ def main(argv: Sequence[str]) -> int:
     # A SIGTERM (to nox's whole group, or nox's death passed on) is an interrupt: an installer's
     # command running in a group of its own (uv, compileall and its workers) is ended before this
     # process goes.
-    signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGTERM, terminate)
     follow_parent(signal.SIGTERM)
     try:
         found = launched(mode, session, posargs, Places(Path(venvs), Path(cache)), jax)
@@ -280,7 +255,7 @@ def main(argv: Sequence[str]) -> int:
         return exc.exit_code
     except KeyboardInterrupt as exc:
         print("harness: interrupted while preparing the session's environments", file=sys.stderr)
-        return 128 + (signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT)
+        return interrupted_status(exc)
     if found is None:
         return 0
     command = found.command()

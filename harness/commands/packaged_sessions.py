@@ -133,13 +133,11 @@ def materialized(cache: Path) -> Path:
             # the bytes only: a read-only install's modes stay behind
             target.write_bytes(path.read_bytes())
         (fresh / DIGEST_FILE).write_text(wanted)
+        old = cache / f"project.{os.getpid()}.old"
         if project.exists():
-            old = cache / f"project.{os.getpid()}.old"
             project.rename(old)
-            fresh.rename(project)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            fresh.rename(project)
+        fresh.rename(project)
+        shutil.rmtree(old, ignore_errors=True)
     return project
 
 
@@ -189,8 +187,7 @@ def drive(
     the command's."""
     posargs = list(argv[1:])
     checked(session, posargs)
-    reason = unreachable_index(environ)
-    if reason is not None:
+    if (reason := unreachable_index(environ)) is not None:
         raise UsageError(index_refusal(session, reason, jax_here))
     cache = usable_cache(cache_root(environ))
     command = nox_command(session, posargs, cache, materialized(cache))

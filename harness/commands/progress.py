@@ -57,17 +57,10 @@ class Progress:
         return bool(isatty and isatty())
 
     def __call__(self, line: str) -> None:
-        if self.tty and not line.lstrip().startswith(self.milestones or ("\0",)):
-            self.update(line)
-        else:
-            self.keep(line)
-
-    def update(self, line: str) -> None:
-        """``line`` in place of the last updating one (in a terminal; elsewhere a line of its
-        own)."""
-        if not self.tty:
+        if not self.tty or line.lstrip().startswith(self.milestones or ("\0",)):
             self.keep(line)
             return
+        # in place of the last updating line
         elapsed = format_seconds(self.clock() - self.started)
         shown = terminal(redact(line).strip())
         self.out.write(CLEAR_LINE + shorten(f"[{elapsed}] {shown}", WIDTH - 1))

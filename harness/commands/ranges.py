@@ -38,7 +38,7 @@ from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
 from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import inside
-from harness.pins import PROFILE_BY_NAME
+from harness.pins import PROFILE_BY_NAME, device_class
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.render.why import step_lines
@@ -60,14 +60,17 @@ progress = Progress(milestones=("[triage]", "[bisect", "[sweep]", "written:"))
 UNMEASURED = 4
 
 
+def release_plan(plan: Path | None, command: str, which: str) -> list[ReleaseEnv]:
+    """The release plan ``--releases`` names; without one, the nox session of ``command`` that
+    writes it (which ``which``)."""
+    if plan is None:
+        session = nox_command(command, [], [], {}, "")
+        raise UsageError(f"--releases PLAN is missing: run this through `{session}`, which {which}")
+    return read_plan(plan)
+
+
 def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
-    command = nox_command(options.command, [], [], {}, "")
-    if options.places.releases_plan is None:
-        raise UsageError(
-            f"--releases PLAN is missing: run this through `{command}`, which lists the releases "
-            "for it"
-        )
-    envs = read_plan(options.places.releases_plan)
+    envs = release_plan(options.places.releases_plan, options.command, "lists the releases for it")
     bounded(options.command, len(envs), f"the release plan {options.places.releases_plan}")
     ends = (envs[0].jax, envs[-1].jax) if envs else None
     held = options.libraries.jax
@@ -96,12 +99,8 @@ def labelled(
     if choice.vary is None:
         return options, {env.jax: env for env in envs}, {}
     [held] = envs
-    listed = [
-        version
-        for version, _ in UploadTimes(held.venv.parent / INDEX_TIMES).versions_with_times(
-            choice.vary
-        )
-    ]
+    times = UploadTimes(held.venv.parent / INDEX_TIMES)
+    listed = [version for version, _ in times.versions_with_times(choice.vary)]
     for end in (options.first, options.last):
         if end not in listed:
             near = ", ".join(nearby(listed, end))
@@ -130,15 +129,19 @@ def labelled(
 def check_stored(options: RangeOptions) -> None:
     """Before anything is installed: a results folder that holds another version of the script is
     refused, and so is a metric that no stored ok result of the case has."""
-    results, case, metric = options.places.results, options.case, options.metric
-    check_results_folder(results, case)
-    if metric is None:
-        return
-    known = stored_metric_names(options)
-    if known and metric.metric_name not in known:
+    check_results_folder(options.places.results, options.case)
+    if options.metric is not None:
+        refuse_unknown(stored_metric_names(options), options)
+
+
+def refuse_unknown(names: Sequence[str], options: RangeOptions) -> None:
+    """A usage error for the metric asked for where results of the case (``names``: their metrics)
+    have none of that name."""
+    metric = options.metric
+    if metric is not None and names and metric.metric_name not in names:
         raise UsageError(
-            f"unknown metric {metric.metric_name} for case {case.name}; its metrics: "
-            f"{', '.join(sorted(known))}"
+            f"unknown metric {metric.metric_name} for case {options.case.name}; its metrics: "
+            f"{', '.join(sorted(names))}"
         )
 
 
@@ -189,17 +192,8 @@ def triage_command(options: RangeOptions) -> str:
     choice = options.libraries
     span = ["--from", options.first, "--to", options.last]
     if choice.vary is not None:
-        versions = [varied_version(label, choice.vary) for label in (options.first, options.last)]
-        span = [
-            "--vary",
-            choice.vary,
-            "--jax",
-            str(choice.jax),
-            "--from",
-            versions[0],
-            "--to",
-            versions[1],
-        ]
+        low, high = (varied_version(label, choice.vary) for label in (options.first, options.last))
+        span = ["--vary", choice.vary, "--jax", str(choice.jax), "--from", low, "--to", high]
     words = [*span, *options.criterion.words()]
     words += ["--processes", str(options.measuring.processes)]
     return nox_command("triage", target, words, options.sizes, options.profile)
@@ -240,16 +234,11 @@ def undecided_hint(options: RangeOptions) -> Finding:
 def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
     """A metric none of the measured results has, once they are measured (no stored result named
     them before); a ``--higher-is-better`` metric none has is said in one line."""
-    metric = options.metric
     names = sorted(
         {name for m in found.ok() if m.result is not None for name in metric_names(m.result)}
     )
     say_unknown_higher_is_better(names, options)
-    if metric is not None and names and metric.metric_name not in names:
-        raise UsageError(
-            f"unknown metric {metric.metric_name} for case {options.case.name}; its metrics: "
-            f"{', '.join(names)}"
-        )
+    refuse_unknown(names, options)
 
 
 def say_unknown_higher_is_better(names: Sequence[str], options: RangeOptions) -> None:
@@ -290,7 +279,9 @@ def stored_libraries(
         had = stored.result.libraries if stored is not None else None
         if had is not None:
             versions[label] = {name: version for name in names if (version := had.version_of(name))}
-            installed[label] = installed_versions(had.installed)
+            # the installed set, ``name==version`` each, by canonical name
+            pins = (pin.partition("==") for pin in had.installed)
+            installed[label] = {str(canonicalize_name(n)): version for n, _, version in pins}
     return RangeLibraries(
         versions, choice.hold, choice.vary, choice.jax, choice.policy, installed=installed
     )
@@ -336,7 +327,6 @@ class RangeRun:
         """What was searched, with the wall time so far."""
         options = self.options
         jaxlib = {label: env.jaxlib for label, env in self.labels.items()}
-        wall_s = time.monotonic() - self.started
         return Setting(
             options.case.name,
             options.sizes,
@@ -344,7 +334,7 @@ class RangeRun:
             options.criterion,
             jaxlib,
             options.thresholds,
-            wall_s,
+            time.monotonic() - self.started,
             target=tuple(target_words(options.case, options.libraries)),
             libraries=self.libraries(),
             **more,
@@ -384,7 +374,7 @@ class RangeRun:
             before,
             after,
             tuple(criteria),
-            self.platform,
+            device_class(self.options.profile),
             self.options.thresholds,
             self.options.places.out,
             stem,
@@ -395,11 +385,6 @@ class RangeRun:
             defaults_between=releases,
         )
         return gather(kinds_for(step), step, self.sides, budget, kept)
-
-    @property
-    def platform(self) -> str:
-        profile = PROFILE_BY_NAME.get(self.options.profile)
-        return profile.kind if profile is not None else "cpu"
 
     def libraries(self) -> RangeLibraries:
         return stored_libraries(self.options, self.labels, self.prober)
@@ -417,17 +402,25 @@ class RangeRun:
             profile=o.profile,
         )
 
-    def publish(self, answer: Answer, stem: str, *, data_file: bool, printed: bool = True) -> None:
+    def publish(
+        self,
+        answer: Answer,
+        stem: str,
+        *,
+        data_file: bool,
+        printed: bool = True,
+        quiet: bool = False,
+    ) -> None:
         """The answer printed (unless not ``printed``: a bisect of several metrics prints them on
         one screen), its page written under the reports folder (with ``data_file``, its data beside
-        it)."""
-        progress.done()
+        it; ``quiet``: without a line saying so, as each kind of a why rewrites it)."""
         if printed:
+            progress.done()
             print(answer.text, end="")
         out = self.options.places.out
-        _write(inside(out, f"{stem}.md"), answer.markdown)
+        _write(inside(out, f"{stem}.md"), answer.markdown, quiet=quiet)
         if data_file:
-            _write(inside(out, f"{stem}.json"), dumps(answer.data))
+            _write(inside(out, f"{stem}.json"), dumps(answer.data), quiet=quiet)
 
     def answer_then_why(
         self,
@@ -457,11 +450,7 @@ class RangeRun:
                     said = line.markdown()
                     progress(f"[{self.options.command}] why {pair[0]} → {pair[1]}: {said}")
             evidence[pair] = tuple(each for each in found if not isinstance(each, Spent))
-            answer = answer_of(evidence)
-            _write(inside(self.options.places.out, f"{stem}.md"), answer.markdown, quiet=True)
-            if data_file:
-                text = dumps(answer.data)
-                _write(inside(self.options.places.out, f"{stem}.json"), text, quiet=True)
+            self.publish(answer_of(evidence), stem, data_file=data_file, printed=False, quiet=True)
 
         try:
             for pair, criteria in steps.items():
@@ -490,12 +479,6 @@ class RangeRun:
         if where is not None:
             write_text(where, dumps(document(kind, body)))
             progress(f"written: {where}")
-
-
-def installed_versions(installed: Sequence[str]) -> dict[str, str]:
-    """A stored result's installed set (``name==version``) by canonical name."""
-    pins = (pin.partition("==") for pin in installed)
-    return {str(canonicalize_name(name)): version for name, _, version in pins}
 
 
 def _write(path: Path, text: str, *, quiet: bool = False) -> None:

@@ -7,6 +7,8 @@ separate run with workers of its own); ``execute`` adds the summary line and the
 
 from __future__ import annotations
 
+from collections import Counter
+
 from harness.analysis.power import detectable_in_records
 from harness.analysis.sequential import open_comparison
 from harness.analysis.statuses import end_words, error_line, innermost_frame
@@ -91,10 +93,7 @@ def execute(opts: RunOptions) -> int:
         outcomes = measure_run(opts, progress)
     finally:
         progress.done()
-    counts: dict[str, int] = {}
-    for outcome in outcomes:
-        status = ALREADY_MEASURED if outcome.run is None else outcome.run.status
-        counts[status] = counts.get(status, 0) + 1
+    counts = Counter(ALREADY_MEASURED if o.run is None else str(o.run.status) for o in outcomes)
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     stored = sum(1 for outcome in outcomes if outcome.stored is not None)
     sides = len(opts.sides)

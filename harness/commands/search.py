@@ -9,6 +9,7 @@ from harness.catalogue import search
 from harness.catalogue.sizes import PlannedPoint
 from harness.cli.search import SearchOptions
 from harness.errors import UsageError
+from harness.findings import nox_command
 from harness.measure.cells import PlannedRun, describe, point_claim
 from harness.measure.runner import Recorder
 from harness.measure.sides import release_label, this_side
@@ -57,5 +58,5 @@ def check_installed_release(jax: str | None, command: str) -> None:
     if jax and jax != installed:
         raise UsageError(
             f"--jax {jax} asks for a release that is not installed here (jax {installed}): "
-            f"`nox -s {command} -- ... --jax {jax}` installs it"
+            f"`{nox_command(command, ['...'], ['--jax', jax], {}, '')}` installs it"
         )

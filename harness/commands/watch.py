@@ -29,12 +29,10 @@ from harness.catalogue.scripts import read_script
 from harness.cli.options import prove_writable
 from harness.cli.ranges import LibraryChoice, Places, RangeOptions
 from harness.cli.watch import WatchOptions
-from harness.commands.ranges import RangeRun, progress
+from harness.commands.ranges import RangeRun, progress, release_plan
 from harness.commands.triage import timing_steps
 from harness.errors import UsageError
-from harness.findings import nox_command
 from harness.host.environment import shown_path
-from harness.install.venvs import read_plan
 from harness.measure.attempts import load_threshold
 from harness.metric_names import Criterion, Judged
 from harness.names import inside
@@ -81,12 +79,7 @@ class Target:
 def the_pair(options: WatchOptions) -> tuple[str, str, dict[str, str]]:
     """(baseline, release) and their jaxlibs, as the release plan has them and the command line
     names them."""
-    if options.releases_plan is None:
-        raise UsageError(
-            f"--releases PLAN is missing: run this through `{nox_command('watch', [], [], {}, '')}`"
-            ", which finds the releases on the index"
-        )
-    envs = read_plan(options.releases_plan)
+    envs = release_plan(options.releases_plan, "watch", "finds the releases on the index")
     if len(envs) != 2:
         raise UsageError(
             f"the release plan {options.releases_plan} lists {len(envs)} releases; a watch takes "
@@ -164,12 +157,6 @@ def suite_in_environment(suite: Path | None) -> Iterator[None]:
             os.environ[SUITE_PATH] = before
 
 
-def content_digest(case: CaseInfo) -> str:
-    """What the target is, as its results identify it: a script's content (a suite's wrapper names
-    the suite's digest), a case file's."""
-    return case.subject.content_digest(case.path)
-
-
 def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> dict[str, Any]:
     """Everything that would make a watch of this target measure something else; a script's
     libraries as each release resolves them now (its venvs made ready, which measuring needs
@@ -180,7 +167,9 @@ def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> di
     measuring = options.measuring
     return {
         "target": target.case.name,
-        "content": content_digest(target.case),
+        # what the target is, as its results identify it: a script's content (a suite's wrapper
+        # names the suite's digest), a case file's
+        "content": target.case.subject.content_digest(target.case.path),
         "args": list(target.case.subject.args),
         "sizes": options.sizes,
         "profile": options.profile,
@@ -241,17 +230,8 @@ def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[
     subject = target.case.subject
     what = [*subject.named_by(target.case.name, shown_path(target.case.path)), *subject.given]
     what += [f"--size={name}={value}" for name, value in options.sizes.items()]  # a script has none
-    return (
-        *what,
-        "--good",
-        options.first,
-        "--bad",
-        options.last,
-        "--metric",
-        regression.metric,
-        "--profile",
-        options.profile,
-    )
+    ends = ("--good", options.first, "--bad", options.last)
+    return (*what, *ends, "--metric", regression.metric, "--profile", options.profile)
 
 
 def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, str]) -> TargetWatch:

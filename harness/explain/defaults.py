@@ -30,35 +30,18 @@ LISTING_TIMEOUT_S = 120
 FLAG_LINE = re.compile(
     r"^\t--(?P<name>[A-Za-z0-9_]+)=(?P<default>.*?)\s*\t(?P<type>[A-Za-z0-9_]+)\t(?P<help>.*)$"
 )
-# jax's declarations of an option: bool_flag, enum_state, define_bool_state (older releases),
-# DEFINE_bool …
+# jax's declarations of an option: bool_flag, enum_state, define_bool_state (older), DEFINE_bool …
 DECLARATION = re.compile(r"^(define_)?[a-z_]*_(flag|state)$|^DEFINE_[a-z]+$")
 # What a call reading an environment variable with a default looks like: bool_env('JAX_X', False).
 ENV_DEFAULT = re.compile(r"^(bool|int|float|str|string)_env$")
 # Options of other platforms than the profile's, by the name's parts.
-OTHER_PLATFORMS = {
-    "cpu": (
-        "gpu",
-        "cuda",
-        "rocm",
-        "tpu",
-        "mosaic",
-        "pallas",
-        "triton",
-        "nccl",
-        "cudnn",
-        "cublas",
-        "ptx",
-        "nvptx",
-    ),
-    "gpu": ("tpu",),
-}
+GPU_PARTS = ("gpu", "cuda", "rocm", "mosaic", "pallas", "triton", "nccl", "cudnn", "cublas", "ptx")
+OTHER_PLATFORMS = {"cpu": (*GPU_PARTS, "nvptx", "tpu"), "gpu": ("tpu",)}
 
 
 @dataclass(frozen=True)
 class Option:
-    """One option of a release: its name, its default as the release writes it, its type and
-    help."""
+    """One option of a release: its name, its default as the release writes it, type and help."""
 
     name: str
     default: str
@@ -69,8 +52,7 @@ class Option:
 
 @dataclass(frozen=True)
 class Change:
-    """An option one of two releases has and the other lacks, or whose default differs between
-    them."""
+    """An option only one of two releases has, or whose default differs between them."""
 
     name: str
     kind: str
@@ -88,20 +70,16 @@ class Change:
 
 def parse_xla_listing(text: str) -> dict[str, Option]:
     """XLA's flags and their defaults, as ``XLA_FLAGS=--help`` prints them."""
-    found = {}
-    for line in text.splitlines():
-        match = FLAG_LINE.match(line)
-        if match:
-            default = match["default"].strip()
-            found[match["name"]] = Option(
-                match["name"], default, XLA, match["type"], match["help"].strip()
-            )
-    return found
+    matches = (FLAG_LINE.match(line) for line in text.splitlines())
+    return {
+        m["name"]: Option(m["name"], m["default"].strip(), XLA, m["type"], m["help"].strip())
+        for m in matches
+        if m
+    }
 
 
 def xla_listing(interpreter: Path, environ: Mapping[str, str]) -> dict[str, Option] | str:
-    """The flags the jaxlib of ``interpreter``'s venv knows, or why they could not be read (one
-    line)."""
+    """The flags the jaxlib of ``interpreter``'s venv knows, or why they were not read."""
     command = [str(interpreter), "-c", "import jax; jax.devices()"]
     asked = {**environ, "XLA_FLAGS": "--help"}
     try:
@@ -182,8 +160,7 @@ def declared_options(source: str) -> dict[str, Option]:
 
 
 def jax_options(packages: Path) -> dict[str, Option]:
-    """Every option the jax installed under ``packages`` declares (its ``jax/_src`` read, never
-    imported)."""
+    """Every option the jax under ``packages`` declares (its ``jax/_src`` read, not imported)."""
     found: dict[str, Option] = {}
     for path in sorted((packages / "jax" / "_src").rglob("*.py")):
         try:
@@ -217,8 +194,7 @@ def changes(before: Mapping[str, Option], after: Mapping[str, Option]) -> list[C
 
 
 def relevant(found: list[Change], platform: str) -> list[Change]:
-    """The changes that can matter on ``platform`` ("cpu" or "gpu"): flags named for another
-    platform left out."""
+    """The changes that can matter on ``platform``: flags named for another platform left out."""
     others = OTHER_PLATFORMS.get(platform, ())
     return [
         change for change in found if not any(part in others for part in change.name.split("_"))

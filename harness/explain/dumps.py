@@ -42,8 +42,7 @@ DUMP_FILE = re.compile(
     r"(?P<stage>before_optimizations|(?:[\w.]+_)?after_optimizations(?P<buffers>-buffer-assignment)?)\.txt$"
 )
 INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?[\w.\-]+\s*=\s*.+?\s(?P<opcode>[a-z][a-z0-9\-]*)\(")
-# A fusion's kind (kLoop, kInput, kOutput, kCustom) and, for a custom one, the backend its config
-# names.
+# A fusion's kind (kLoop, kInput, kOutput, kCustom) and a custom one's backend, as its config says.
 FUSION_KIND = re.compile(r"\sfusion\(.*\bkind=(?P<kind>k\w+)")
 FUSION_BACKEND = re.compile(r'"(?:kind|name)":\s*"(?P<backend>__[^"]+)"')
 # What the text diff of two optimised modules leaves out: where each op came from, and the numbers
@@ -62,8 +61,6 @@ TRIVIAL = re.compile(
 # and dimensions, its layout (``{1,0}``) aside.
 ENTRY_LAYOUT = "entry_computation_layout={"
 SHAPE = re.compile(r"\b[a-z][a-z0-9]*\[[0-9,]*\]")
-SHOWN_OPCODES = 6
-SHOWN_MODULES = 3
 
 
 def dump_flags(folder: Path) -> list[str]:
@@ -99,8 +96,7 @@ def opcodes(text: str) -> Counter[str]:
 
 
 def fusion_kinds(text: str) -> Counter[str]:
-    """The fusions of an optimised module by kind, a custom one with its backend:
-    ``kCustom(__xnn_fusion)``."""
+    """An optimised module's fusions by kind, a custom one with its backend (``kCustom(__x)``)."""
     found: Counter[str] = Counter()
     for line in text.splitlines():
         if match := FUSION_KIND.search(line):
@@ -126,15 +122,13 @@ def signature(text: str) -> tuple[str, ...]:
 
 
 def normalised(text: str) -> tuple[str, ...]:
-    """An optimised module's lines without metadata and instruction numbers: what a diff should
-    show."""
+    """An optimised module's lines without metadata and instruction numbers: what a diff shows."""
     return tuple(NUMBERED.sub(r"\1", METADATA.sub("", line)).rstrip() for line in text.splitlines())
 
 
 def read_dump(folder: Path) -> dict[str, Module]:
-    """The modules XLA dumped into ``folder``, by name; a name compiled more than once
-    (``jit__lambda_`` is every lambda's) is told apart by its turn, ``jit__lambda_ #2``, so the n-th
-    meets the n-th."""
+    """The modules XLA dumped into ``folder``, by name; one compiled more than once is told apart by
+    its turn (``jit__lambda_ #2``): the n-th meets the n-th."""
     matches = [
         (path, m)
         for path in sorted(folder.glob("module_*.txt"))
@@ -186,9 +180,8 @@ class ModuleChange:
 
     @property
     def same_after(self) -> bool:
-        """The same compiled program: every fact XLA's dumps give of it alike (opcodes, custom
-        calls, fusion kinds, temporary bytes); its text may still differ (``same_text``) in an
-        annotation."""
+        """The same compiled program: every fact the dumps give alike (opcodes, custom calls, fusion
+        kinds, temporary bytes); its text may still differ in an annotation."""
         return self.old.facts() == self.new.facts()
 
     @property
@@ -196,8 +189,7 @@ class ModuleChange:
         return self.old.optimised == self.new.optimised
 
     def diff(self) -> list[str]:
-        """The normalised optimised modules' unified diff, older first (at most
-        ``MAX_DIFF_LINES``)."""
+        """The normalised optimised modules' diff, older first (``MAX_DIFF_LINES`` at most)."""
         lines = difflib.unified_diff(
             self.old.optimised, self.new.optimised, "before", "after", lineterm="", n=1
         )
@@ -230,8 +222,7 @@ class ModuleChange:
 
 
 def compare_dumps(old: dict[str, Module], new: dict[str, Module]) -> list[ModuleChange]:
-    """The modules both releases compiled, largest first, those that differ before those that do
-    not."""
+    """The modules both releases compiled, differing first, then largest first."""
     shared = [ModuleChange(name, old[name], new[name]) for name in sorted(set(old) & set(new))]
     return sorted(
         shared, key=lambda c: (c.same_before and c.same_after, -sum(c.new.after.values()))
@@ -320,8 +311,7 @@ def write_diffs(folder: Path, changes: list[ModuleChange]) -> None:
             replace_file(folder / diff_name(change), "\n".join(lines) + "\n")
 
 
-# What ``dump`` answers where the script replaced the dump flags (``XLA_FLAGS`` set in its own
-# code).
+# What ``dump`` answers where the script replaced the dump flags (``XLA_FLAGS`` set in its code).
 VOID = "the script sets XLA_FLAGS itself"
 
 

@@ -31,17 +31,17 @@ from harness.steps.evidence import Found, Step, StepSides, of_kind
 
 PYTHON_PROFILE = "HARNESS_PYTHON_PROFILE"  # as harness.measure.script_hook reads it
 SHOWN_FUNCTIONS = 8
+FUNCTION_FIELDS = ("name", "group", "old_ns", "new_ns", "old_calls", "new_calls")  # of ``moved``
 SCRIPT, PYTHON, OTHER = "script", "python", "other"
+STDLIB_FOLDER = re.compile(r"^python3\.\d+$")  # lib/python3.12/…, below it site-packages excepted
 # A builtin as cProfile names it:
 # ``<method 'flatten' of 'jaxlib.xla_extension.pytree.PyTreeDef' objects>``.
-STDLIB_FOLDER = re.compile(r"^python3\.\d+$")  # lib/python3.12/…, below it site-packages excepted
 BUILTIN_OWNER = re.compile(r"of '([A-Za-z_][\w.]*)' objects|<built-in method ([\w.]+)")
 
 
 @dataclass
 class HostTimes:
-    """One profiled process: each function's own time (ns) and calls, by its name as a page shows
-    it."""
+    """One profiled process: each function's own time (ns) and calls, by its name as shown."""
 
     own_ns: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
@@ -112,8 +112,7 @@ class HostAnswer:
         return [(name, old[name], new[name]) for name in names]
 
     def moved(self, count: int = SHOWN_FUNCTIONS) -> list[tuple[str, str, int, int, int, int]]:
-        """The functions whose own time moved most: (name, group, old ns, new ns, old calls, new
-        calls)."""
+        """The functions whose own time moved most: (name, group, ns and calls before, after)."""
         if isinstance(self.old, str) or isinstance(self.new, str):
             return []
         old, new = self.old, self.new
@@ -141,16 +140,7 @@ class HostAnswer:
             "before": self.before,
             "after": self.after,
             "groups": [side(self.old), side(self.new)],
-            "functions": [
-                dict(
-                    zip(
-                        ("name", "group", "old_ns", "new_ns", "old_calls", "new_calls"),
-                        row,
-                        strict=True,
-                    )
-                )
-                for row in self.moved()
-            ],
+            "functions": [dict(zip(FUNCTION_FIELDS, row, strict=True)) for row in self.moved()],
         }
 
 
@@ -172,11 +162,9 @@ class HostProfile:
 
 
 def shown_in_programs(answer: ReproducerAnswer) -> bool:
-    """Whether the reproducer moved on every counterpart it measured: the step is in the
-    programs."""
+    """Whether the reproducer moved on every counterpart it measured: the step is in them."""
     compared = [found for _, found in answer.measured.values()]
-    moved = MOVED
-    return bool(compared) and all(c is not None and c.verdict in moved for c in compared)
+    return bool(compared) and all(c is not None and c.verdict in MOVED for c in compared)
 
 
 def host_times(sides: StepSides, label: str, script: str) -> HostTimes | str:

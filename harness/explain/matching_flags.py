@@ -50,8 +50,7 @@ class MatchedFlags(DefaultsAnswer):
 
 
 def one_sided_names(compiled: CompiledAnswer) -> list[str]:
-    """Fusion kinds and custom-call targets that one release's optimised programs have and the
-    other's lack."""
+    """Fusion kinds and custom-call targets in one release's optimised programs only."""
     names: dict[str, None] = {}
     for change in compiled.changes:
         if change.same_after:
@@ -107,8 +106,7 @@ class FlagsNamedLikeTheProgram:
             thresholds=step.thresholds,
             names=names,
         )
-        ends = [sides.side(label) for label in step.pair]
-        before, after = ends
+        before, after = (sides.side(label) for label in step.pair)
         if not isinstance(before, Side) or not isinstance(after, Side):
             return dataclasses.replace(answer, problem="the two sides could not both be made ready")
         listing = xla_flags(sides, after)

@@ -39,11 +39,9 @@ class OptionCommit:
     title: str
 
     def words(self) -> str:
-        title = (
-            self.title
-            if len(self.title) <= TITLE_CHARS
-            else self.title[: TITLE_CHARS - 1].rstrip() + "…"
-        )
+        title = self.title
+        if len(title) > TITLE_CHARS:
+            title = title[: TITLE_CHARS - 1].rstrip() + "…"
         return f'jax commit {self.sha[:10]} ("{title}")'
 
     @property
@@ -52,8 +50,7 @@ class OptionCommit:
 
 
 def repo_at_hand(jax_repo: str | None, cache: Path) -> Path | None:
-    """``--jax-repo`` when it is a local clone, else the clone of jax's own repository kept under
-    ``cache``."""
+    """``--jax-repo`` if it is a local clone, else the clone of jax kept under ``cache``."""
     if jax_repo is not None and not is_url(jax_repo):
         return Path(jax_repo).expanduser()
     folder = clone_folder(cache, jax_repo or JAX_REPO_URL)
@@ -62,27 +59,10 @@ def repo_at_hand(jax_repo: str | None, cache: Path) -> Path | None:
 
 def _declaring_files(repo: Path, sha: str, name: str) -> list[str]:
     """The files of ``jax/_src`` at ``sha`` that name option ``name``."""
-    done = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(repo),
-            "grep",
-            "-l",
-            "-F",
-            "-e",
-            f'"{name}"',
-            "-e",
-            f"'{name}'",
-            sha,
-            "--",
-            "jax/_src",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    quoted = ["-e", f'"{name}"', "-e", f"'{name}'"]
+    command = ["git", "-C", str(repo), "grep", "-l", "-F", *quoted, sha, "--", "jax/_src"]
+    # not ``git``: grep exits 1 where no file names it
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     return [line.split(":", 1)[1] for line in done.stdout.splitlines() if ":" in line]
 
 
@@ -102,16 +82,8 @@ def option_commit(repo: Path, before: str, after: str, change: Change) -> Option
     files = _declaring_files(repo, after if change.after is not None else before, change.name)
     if not files:
         return None
-    log = git(
-        repo,
-        "log",
-        "--first-parent",
-        "--reverse",
-        f"--format=%H{_FIELD}%s",
-        f"{before}..{after}",
-        "--",
-        *files,
-    )
+    form = f"--format=%H{_FIELD}%s"
+    log = git(repo, "log", "--first-parent", "--reverse", form, f"{before}..{after}", "--", *files)
     commits = [line.split(_FIELD, 1) for line in log.splitlines() if _FIELD in line]
     shas = [before, *(sha for sha, _ in commits)]
     defaults: list[str | None] = [None] * len(shas)
@@ -119,11 +91,7 @@ def option_commit(repo: Path, before: str, after: str, change: Change) -> Option
         texts = files_at(repo, shas, path)
         for i, sha in enumerate(shas):
             defaults[i] = defaults[i] or _default_in(texts.get(sha), change.name)
-    turned = [
-        i
-        for i in range(1, len(shas))
-        if defaults[i] == change.after and defaults[i - 1] != change.after
-    ]
+    turned = [i for i in range(1, len(shas)) if defaults[i] == change.after != defaults[i - 1]]
     if not turned:
         return None
     sha, title = commits[turned[-1] - 1]

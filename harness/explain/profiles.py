@@ -23,16 +23,13 @@ from typing import Any
 
 from harness.explain.tried import xla_flags
 from harness.measure.sides import Side
-from harness.metric_names import MetricKey
 from harness.steps.evidence import Found, Step, StepSides
 
 TRACEME_FLAG = "xla_cpu_enable_xprof_traceme"
 PROFILE_DIR = "HARNESS_PROFILE_DIR"  # as harness.measure.script_hook and the case process read it
-# An executed HLO op as XLA names its event: lower case, an opcode or fusion name and numbered
-# copies.
+# An executed HLO op as XLA names its event: lower case, an opcode or fusion name, numbered copies.
 OP_EVENT = re.compile(r"^[a-z][a-z0-9_\-]*(\.[a-z0-9_\-]+)*$")
-# HLO's opcodes as XLA names them (xla/hlo/ir/hlo_opcode.h): what an executed op's event is named
-# after.
+# HLO's opcodes as XLA names them (xla/hlo/ir/hlo_opcode.h), which name an executed op's event.
 OPCODE_NAMES = """abs add add-dependency after-all all-gather all-gather-done all-gather-start
     all-reduce all-reduce-done all-reduce-start all-to-all and async-done async-start
     async-update atan2 batch-norm-grad batch-norm-inference batch-norm-training bitcast
@@ -54,17 +51,8 @@ NUMBERING = re.compile(r"(\.(\d+|clone\d*))+$")
 MAX_TRACE_BYTES = 256 * 1024 * 1024  # a trace unpacked; a larger one is not read
 
 
-# Metrics of what is not run time: a profile of the ops run says nothing of them.
-def about_run_time(key: MetricKey) -> bool:
-    """Whether a metric can move with the ops a program runs: a wall, dispatch or run time, or a
-    script's own number (most often a time it took), not a compile, trace, lower or import time, nor
-    memory."""
-    return key.about_run_time
-
-
 def op_kind(name: str) -> str:
-    """``dot.3`` → ``dot``, ``tanh.4.clone`` → ``tanh``, ``loop_add_fusion.1`` →
-    ``loop_add_fusion``."""
+    """``dot.3`` → ``dot``, ``tanh.4.clone`` → ``tanh``, ``add_fusion.1`` → ``add_fusion``."""
     return NUMBERING.sub("", name)
 
 
@@ -190,7 +178,8 @@ class OpProfile:
     name = "profile"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        return any(map(about_run_time, step.metrics))
+        # a profile of the ops run says nothing of a compile time, an import time or memory
+        return any(key.about_run_time for key in step.metrics)
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> ProfileAnswer:
         sides.progress(
@@ -202,8 +191,7 @@ class OpProfile:
 
 def profile_ops(sides: StepSides, label: str, platform: str) -> OpTimes | str:
     """One extra process of ``label`` profiled by ``jax.profiler``: its executed ops' time by kind,
-    or why there is none (on the CPU, per-op events asked of an older runtime where its jaxlib lists
-    the flag)."""
+    or why none (on the CPU, per-op events of an older runtime where jaxlib has the flag)."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side

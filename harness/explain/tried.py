@@ -68,8 +68,7 @@ JAX_CONFIG = "HARNESS_JAX_CONFIG"  # as harness.measure.script_hook reads it
 
 @dataclass(frozen=True)
 class Trial:
-    """One changed default set on one release: on the new one back to the old value, or the other
-    way."""
+    """A changed default set on one release: on the new one back to the old value, or forward."""
 
     change: Change
     release: str  # the release it is set on
@@ -77,38 +76,30 @@ class Trial:
 
     @property
     def back(self) -> bool:
-        """Whether it sets the newer release back to the older one's default (else the older one
-        forward)."""
+        """Whether it sets the newer release back to the older's default (else the older one on)."""
         return self.value == self.change.before
 
     def words(self) -> str:
-        """The setting as a user would make it: ``XLA_FLAGS=--name=value``, or
-        ``jax.config.update(...)``."""
+        """As a user sets it: ``XLA_FLAGS=--name=value`` or ``jax.config.update(...)``."""
         if self.change.kind == XLA:
             return f"XLA_FLAGS=--{self.change.name}={self.value}"
         return f'jax.config.update("{self.change.name}", {self.value})'
 
     def profile(self, profile: str) -> str:
-        """The profile label its results are stored under: the profile and the setting, as a
-        name."""
+        """The profile label its results are stored under: the profile and the setting, a name."""
         value = re.sub(r"[^A-Za-z0-9._-]", "_", self.value)[:24]
         return f"{profile}+{self.change.name}.{value}"[:128]
 
     def environment(self, base: Mapping[str, str]) -> dict[str, str]:
         """The side's environment variables: the profile's, with this setting added."""
         if self.change.kind == XLA:
-            flags = " ".join(
-                part
-                for part in (base.get("XLA_FLAGS", ""), f"--{self.change.name}={self.value}")
-                if part
-            )
+            flags = f"{base.get('XLA_FLAGS', '')} --{self.change.name}={self.value}".lstrip()
             return {**base, "XLA_FLAGS": flags}
         return {**base, JAX_CONFIG: json.dumps({self.change.name: ast.literal_eval(self.value)})}
 
 
 def settable(change: Change, value: str | None) -> bool:
-    """Whether a value can be set: present, and for a jax option a Python literal (an expression
-    cannot)."""
+    """Whether a value can be set: present, and for a jax option a literal (not an expression)."""
     if value is None:
         return False
     if change.kind == JAX:
@@ -120,8 +111,7 @@ def settable(change: Change, value: str | None) -> bool:
 
 
 def trials(found: list[Change], before: str, after: str, platform: str) -> tuple[list[Trial], int]:
-    """The trials of a step's changed defaults, the most telling first, at most ``MAX_TRIED``; and
-    how many more there were."""
+    """A step's trials, most telling first, at most ``MAX_TRIED``; and how many more there were."""
     ordered = sorted(
         relevant(found, platform),
         key=lambda c: (
@@ -146,9 +136,7 @@ def options_of(interpreter: Path, listed: dict[str, Option] | str) -> tuple[dict
     venv = interpreter.parent.parent
     packages = site_packages(venv)
     found = dict(jax_options(packages)) if packages is not None else {}
-    if isinstance(listed, str):
-        return found, listed
-    return found | listed, ""
+    return (found, listed) if isinstance(listed, str) else (found | listed, "")
 
 
 # A setting that undoes this share of a step's change (log scale) brings it back, even where the
@@ -203,15 +191,13 @@ class Tried:
 
 @dataclass(frozen=True)
 class DefaultsAnswer:
-    """A step's changed defaults: listed, tried in one measurement with both releases, and judged on
-    a metric."""
+    """A step's changed defaults: listed, tried in one run with both releases, judged per metric."""
 
     before: str
     after: str
     listed: list[Change]
     trials: list[Trial] = dataclasses.field(default_factory=list)
-    # Per trial, the results of that measurement: "before", "after" (the releases as they are),
-    # "trial".
+    # Per trial, its measurement's results: "before", "after" (the releases as they are), "trial".
     measured: Mapping[Trial, Mapping[str, StoredResult | None]] = dataclasses.field(
         default_factory=dict
     )
@@ -228,8 +214,7 @@ class DefaultsAnswer:
     # dropped after the screen: they moved no metric toward the other
     screened_out: tuple[Trial, ...] = ()
     screen_processes: int = 0  # a side, in the screen (0: none ran)
-    # Each metric's trials judged with ``thresholds``, once, when the answer is made (never again on
-    # a page).
+    # Each metric's trials judged with ``thresholds`` once, when the answer is made (not on a page).
     judgements: Mapping[str, tuple[Tried, ...]] = dataclasses.field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -252,8 +237,7 @@ class DefaultsAnswer:
         measurement showed it: a workaround found, which ends the search for one on that metric."""
         for tried in self.tried(key):  # as judged when the answer was made: never judged again
             results = self.measured.get(tried.trial, {})
-            ends = [results.get(name) for name in ("before", "after")]
-            series = [metric_samples(end).get(key) if end is not None else None for end in ends]
+            series = [_samples(results.get(name), key) for name in ("before", "after")]
             if series[0] is None or series[1] is None:
                 continue
             if tried.brings_back(compare_metric(series[0], series[1], self.thresholds, key)):
@@ -327,11 +311,7 @@ def judged(
     assert tried is not None
     if trial.change.kind == XLA and f"--{trial.change.name}" in lost_in(tried.result.processes):
         return Tried(trial, None, None, void=True)
-    samples = {
-        name: metric_samples(result).get(key)
-        for name, result in found.items()
-        if result is not None
-    }
+    samples = {name: _samples(result, key) for name, result in found.items()}
     if any(series is None for series in samples.values()):
         return Tried(trial, None, None, f"{key.metric_name} not measured on every side")
     trial_samples, before, after = samples["trial"], samples["before"], samples["after"]
@@ -341,9 +321,8 @@ def judged(
 
 
 def side_of(trial: Trial, base: Side) -> Side:
-    """The release's side with the setting: another profile label (its results are stored apart),
-    measured until its comparison with the release it is set on is decided too.  The profile's
-    ``XLA_FLAGS`` stay."""
+    """The release's side with the setting: another profile label (stored apart), measured until its
+    comparison with its release is decided too.  The profile's ``XLA_FLAGS`` stay."""
     label = f"jax {trial.release} · {base.profile} · {trial.words()}"
     inherited = {name: value for name, value in base.env.items() if value is not None}
     inherited["XLA_FLAGS"] = base.environment().get("XLA_FLAGS", "")
@@ -369,9 +348,8 @@ def xla_flags(sides: StepSides, side: Side) -> dict[str, Option] | str:
 
 
 class ChangedDefaults:
-    """The defaults that changed from a step's older side to its newer, each tried on the other side
-    in one measurement with both (until the step's metrics are decided), with the jax commit that
-    turned each."""
+    """The defaults that changed from a step's older side to its newer, each tried on the other in
+    one measurement with both (until decided), with the jax commit that turned each."""
 
     name = "defaults"
 
@@ -394,17 +372,9 @@ class ChangedDefaults:
         listed = relevant(changes(old, new), step.platform)
         planned, left = trials(listed, before, after, step.platform)
         commits, unread = _commits(step, listed, sides)
+        problems = "; ".join(part for part in (problem or later, unread) if part)
         answer = DefaultsAnswer(
-            before,
-            after,
-            listed,
-            [],
-            {},
-            left,
-            "; ".join(part for part in (problem or later, unread) if part),
-            step.metrics,
-            commits,
-            step.thresholds,
+            before, after, listed, [], {}, left, problems, step.metrics, commits, step.thresholds
         )
         if not planned:
             return answer
@@ -500,9 +470,8 @@ def screen(
 def toward(
     trial: Trial, results: Mapping[str, StoredResult | None], key: MetricKey, thresholds: Thresholds
 ) -> bool:
-    """Whether the trial moves ``key`` from its release's number at least ``SCREEN_SHARE`` of the
-    way (log scale) toward the other release's; a step the screen saw move too little to tell keeps
-    it."""
+    """Whether the trial moves ``key`` at least ``SCREEN_SHARE`` of the way (log scale) from its
+    release's number to the other's; a step the screen saw barely move keeps it."""
     own, other = ("after", "before") if trial.back else ("before", "after")
     series = {name: _samples(results.get(name), key) for name in (own, other, "trial")}
     if any(samples is None for samples in series.values()):
@@ -524,8 +493,7 @@ def _commits(
     step: Step, listed: list[Change], sides: StepSides
 ) -> tuple[Mapping[str, OptionCommit], str]:
     """The jax commit that turned each listed default, from a clone at hand ({} without one); and
-    why a clone at hand could not answer (a release's tag missing, git failing), said on the answer,
-    not fatal."""
+    why the clone could not answer (a tag missing, git failing): said, not fatal."""
     if step.jax_repo is None or not any(change.kind == JAX for change in listed):
         return {}, ""
     try:

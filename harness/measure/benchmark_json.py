@@ -7,8 +7,9 @@ scratch folder, where ``pytest --benchmark-json=$HARNESS_BENCHMARK_JSON`` writes
 so a benchmark is judged over processes like any program. The file is the suite's output, so
 untrusted: read within bounds, and what is left out is said as a note. The watch's runner
 (``harness.catalogue.benchmark_suite``) writes the same form, names each benchmark by its test and
-parameters (``harness_name``) and says where it stopped the suite (``harness_cut_short``). Standard
-library only: the case process runs it in a venv that holds jax and little else.
+parameters (``harness_name``) and says where it stopped the suite (``harness_cut_short``: how many
+benchmarks ran of how many, and why). Standard library only: the case process runs it in a venv
+that holds jax and little else.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ PREFIX = "bench."  # never the harness's own ``process`` or ``json`` programs
 # too.
 MAX_FILE_BYTES = 32 * 2**20
 MAX_BENCHMARKS = 200
+MAX_COUNT = 10**6  # benchmarks a suite plans: a bound on an untrusted count, not a limit
 MAX_ROUNDS = 10_000
 NAME_CHARS = re.compile(r"[^A-Za-z0-9_+-]+")
 CUT_SHORT = "harness_cut_short"  # the watch's runner stopped the suite before the time-out
@@ -44,6 +46,8 @@ class SuiteRun:
 
     programs: dict[str, StoredProgram] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # Where the watch's runner stopped the suite before the time-out: benchmarks run, planned.
+    cut_short: tuple[int, int] | None = None
 
 
 def program_name(fullname: str, taken: set[str]) -> str:
@@ -86,8 +90,11 @@ def read_suite_run(path: Path) -> SuiteRun:
         return run
     benchmarks = document.get("benchmarks") if isinstance(document, dict) else None
     cut = document.get(CUT_SHORT) if isinstance(document, dict) else None
-    if isinstance(cut, str):  # the watch's runner stopped the suite before the time-out
-        run.notes.append(f"{CUT_SHORT_NOTE}: {cut[:300]}")
+    if isinstance(cut, dict):  # the watch's runner stopped the suite before the time-out
+        counts = (cut.get("ran"), cut.get("planned"))
+        if all(type(n) is int and 0 <= n <= MAX_COUNT for n in counts):
+            run.cut_short = (int(cut["ran"]), int(cut["planned"]))
+        run.notes.append(f"{CUT_SHORT_NOTE}: {str(cut.get('said', ''))[:300]}")
     if not isinstance(benchmarks, list):
         run.notes.append("pytest-benchmark's JSON has no list of benchmarks")
         return run

@@ -317,6 +317,8 @@ def _measured(
     programs, compiled = programs_from(figures.lines)
     judged = "printed figures" if programs or compiled else "whole process"
     record["judged_on"] = "pytest-benchmark rounds" if suite.programs else judged
+    if suite.cut_short is not None:
+        record["cut_short"] = {"ran": suite.cut_short[0], "planned": suite.cut_short[1]}
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
     if not (programs or compiled) and figures.lines:  # of metrics the statistics do not know

@@ -51,19 +51,12 @@ def _probe(found: BisectOutcome, release: str) -> Judgement | None:
 
 
 def _bisect_row(each: Bisected) -> Row:
-    found, criterion, metric = each.found, each.setting.criterion, each.setting.metric
+    found, criterion = each.found, each.setting.criterion
     bad = _probe(found, found.first_bad or "")
-    good = _probe(found, found.last_good or "")
-    if criterion.is_status:
-        sides = [j.ends for j in (good, bad) if j and j.ends]
-        ends = [side.alike or side.words() for side in sides]
-        moved = "runs again" if each.setting.terms == FIX else "stops running ok"
-        sure = f"all {min(side.processes for side in sides)} a side" if sides else ""
-        return Row(criterion, " → ".join(ends), "", moved, sure)
-    if metric is None or bad is None or bad.vs_good is None:
-        claims = f"{claim_text(good)} → {claim_text(bad)}"
+    if bad is None or bad.vs_good is None:  # the claim's
+        claims = f"{claim_text(_probe(found, found.last_good or ''))} → {claim_text(bad)}"
         return Row(criterion, claims, "", "flips", "")
-    return metric_row(metric, bad.vs_good)
+    return metric_row(criterion, bad.vs_good)
 
 
 def bisect_follow_ups(each: Bisected) -> list[FollowUp]:
@@ -75,8 +68,10 @@ def bisect_follow_ups(each: Bisected) -> list[FollowUp]:
     unwanted = setting.terms is REGRESSION
     criterion = setting.criterion
     narrowing = next_steps(setting, good, bad, criterion, step, setting.terms, unwanted=unwanted)
-    purpose = "the crash report, drafted" if criterion.is_status else "the upstream issue, drafted"
-    return [*narrowing, issue_follow_up(setting, good, bad, criterion, purpose)]
+    return [
+        *narrowing,
+        issue_follow_up(setting, good, bad, criterion, "the upstream issue, drafted"),
+    ]
 
 
 def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:

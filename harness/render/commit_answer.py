@@ -19,6 +19,7 @@ from harness.explain.defaults import JAX
 from harness.explain.tried import DefaultsAnswer
 from harness.findings import Finding
 from harness.install.commit_venvs import commit_label
+from harness.metric_names import Criterion
 from harness.render import screen
 from harness.render.json_out import comparison_json
 from harness.render.range_screen import Block, frame, head_line, metric_row
@@ -117,7 +118,7 @@ def commit_bisect_screen(found: CommitBisect, setting: Setting, report: str) -> 
     block = Block(
         f"The step, against the {found.terms.old} release:",
         f"{step[0]} → {step[1]}",
-        [metric_row(metric, comparison)],
+        [metric_row(Criterion.of(metric), comparison)],
         commit_why(found, setting),
         [draft],
     )

@@ -55,8 +55,7 @@ from harness.upstream.standalone import parse_output
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
 VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}
 EMPTY = ("", "–")
-# "Good" and "bad" only for a slowdown: a speed-up, a fix or a change of unknown direction is said
-# neutrally.
+# "Good" and "bad" only for a slowdown: a speed-up, a fix or an unknown direction, neutrally.
 NEUTRAL_ROLES = {
     "last good": "the last release before the change",
     "first bad": "the first release with the change",
@@ -113,8 +112,7 @@ class DraftInputs:
 
 
 def slowed(change: Change | None) -> bool:
-    """Whether the change is a slowdown, the one case where "last good" and "first bad" are the
-    right words."""
+    """A slowdown: the one case where "last good" and "first bad" are the right words."""
     return (
         change is not None
         and change.metric is not None
@@ -130,8 +128,7 @@ def role_text(role: str, change: Change | None) -> str:
 
 
 def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
-    """A markdown table without the columns that are empty in every row: a maintainer reads no blank
-    column."""
+    """A markdown table without columns empty in every row: a maintainer reads no blank column."""
     keep = [i for i in range(len(headers)) if i == 0 or any(row[i] not in EMPTY for row in rows)]
     return markdown_table([[row[i] for i in keep] for row in rows], [headers[i] for i in keep])
 
@@ -164,8 +161,7 @@ def headline(claim: str) -> str:
 
 
 def description(d: DraftInputs) -> str:
-    """Three or four short sentences: what changed by how much, how sure, in which phase, where it
-    comes from."""
+    """A few short sentences: what changed by how much, how sure, in which phase, from where."""
     change = d.change
     context = provenance(d.case)
     shaped = change is not None and change.shape is not Shape.COST and change.significant
@@ -215,9 +211,8 @@ def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> 
 
 
 def with_jax_alone(d: DraftInputs) -> str:
-    """The reproducer that needs only jax, first where it showed the change: its files beside the
-    draft, an install line per release with jax and jaxlib alone, and what the harness measured of
-    it on both."""
+    """The reproducer with jax alone, first where it showed the change: its files beside the draft,
+    an install line per release (jax, jaxlib), and what was measured of it on both."""
     change = d.change
     if not d.reproducer or change is None or change.reproducer is None or change.metric is None:
         return ""
@@ -244,8 +239,7 @@ def with_jax_alone(d: DraftInputs) -> str:
 
 
 def _jax_pins(d: DraftInputs, release: str) -> list[str]:
-    """``jax==V jaxlib==W`` of ``release`` as its short run installed them; else jax's version for
-    both."""
+    """``jax==V jaxlib==W`` of ``release`` as its short run installed them, else V for both."""
     for run in d.short_runs:
         if run.run.release == release:
             pins = [p for p in run.install if p.split("==")[0] in ("jax", "jaxlib")]
@@ -284,12 +278,12 @@ def outputs(d: DraftInputs) -> str:
         role = role_text(r.role, d.change)
         where = f"jax {r.run.release}" + (f" ({role})" if role else "")
         parts += ["", f"On {where}, {scrub(r.environment)}:", "", fenced(_printed(r.run), "text")]
-    rows = _figures_rows(d)
-    if rows:
-        parts += [
-            "",
-            table(rows, ["jax", *(f"{program} {metric}" for program, metric in _figure_keys(d))]),
-        ]
+    printed = [(r.run.release, parse_output(r.run.stdout).medians) for r in d.short_runs]
+    # (program, metric) of every figure printed on any release, in the order printed
+    keys = list(dict.fromkeys(key for _, medians in printed for key in medians))
+    if keys:
+        rows = [[r, *(format_ns(m[k]) if k in m else "–" for k in keys)] for r, m in printed]
+        parts += ["", table(rows, ["jax", *(f"{program} {metric}" for program, metric in keys)])]
     return "\n".join(parts)
 
 
@@ -304,29 +298,6 @@ def _printed(run: ScriptRun) -> str:
     return text
 
 
-def _figure_keys(d: DraftInputs) -> list[tuple[str, str]]:
-    """(program, metric) of every figure the short script printed on any release, in the order
-    printed."""
-    keys: list[tuple[str, str]] = []
-    for r in d.short_runs:
-        keys += [key for key in parse_output(r.run.stdout).medians if key not in keys]
-    return keys
-
-
-def _figures_rows(d: DraftInputs) -> list[list[str]]:
-    keys = _figure_keys(d)
-    rows = []
-    for r in d.short_runs:
-        medians = parse_output(r.run.stdout).medians
-        rows.append(
-            [
-                r.run.release,
-                *("–" if key not in medians else format_ns(medians[key]) for key in keys),
-            ]
-        )
-    return rows if keys else []
-
-
 def evidence(d: DraftInputs) -> str:
     parts = []
     change = d.change
@@ -334,22 +305,15 @@ def evidence(d: DraftInputs) -> str:
         metric = change.metric.metric_name if change.metric else "the metric"
         bad = slowed(change)
         shown = change.metric.format if change.metric else format_ns
-        # Neutrally, a probe is like one end of the range or the other, and compared with each end
-        # by name.
+        # Neutrally, a probe is like one end of the range or the other, each end named.
         start, end = change.probes[0].release, change.probes[-1].release
-        neutral = {"good": f"like {start}", "bad": f"like {end}"}
+        words = {} if bad else {"good": f"like {start}", "bad": f"like {end}"}
+        medians = ["–" if p.median_ns is None else shown(p.median_ns) for p in change.probes]
         rows = [
-            [
-                p.release,
-                "–" if p.median_ns is None else shown(p.median_ns),
-                p.vs_good,
-                p.vs_bad,
-                p.verdict if bad else neutral.get(p.verdict, p.verdict),
-            ]
-            for p in change.probes
+            [p.release, median, p.vs_good, p.vs_bad, words.get(p.verdict, p.verdict)]
+            for p, median in zip(change.probes, medians, strict=True)
         ]
-        # The bisect's own answer speaks of good and bad releases; a speed-up is said as a change
-        # between two.
+        # The bisect's answer speaks of good and bad releases; a speed-up is a change between two.
         between = f"the change lies between jax {change.last_good} and jax {change.first_bad}"
         answer = (scrub(change.answer) or f"first bad {change.first_bad}") if bad else between
         ends = ["vs good", "vs bad", "verdict"] if bad else [f"vs {start}", f"vs {end}", "verdict"]
@@ -388,25 +352,20 @@ def why(d: DraftInputs) -> list[str]:
     if d.dumps:  # the bisect's folder is not beside the draft; its copy is
         there, here = f"`{change.dumps}<release>/`", f"`{d.dumps}<release>/`, beside this draft"
         lines = [line.replace(there, here) for line in lines]
-    # The findings a maintainer reads first (what the step comes with, a workaround, …) lead; the
-    # rest fold.
+    # The findings a maintainer reads first (what it comes with, a workaround…) lead; the rest fold.
     first = [line for line, f in zip(lines, change.why, strict=True) if f.leads]
     rest = [line for line, f in zip(lines, change.why, strict=True) if not f.leads]
     said = ["", f"Why, as far as measured (jax {change.last_good} → {change.first_bad}):", ""]
     said += [f"- {scrub(line)}" for line in first or lines]
     if first and rest:
-        summary = (
-            f"{len(rest)} more: every changed default tried, the defaults that changed, each "
-            "compiled module"
-        )
-        said += [
-            "",
-            f"<details><summary>{summary}</summary>",
-            "",
-            *(f"- {scrub(line)}" for line in rest),
-        ]
-        said += ["", "</details>"]
+        more = f"{len(rest)} more: every changed default tried, the defaults that changed"
+        listed = "\n".join(f"- {scrub(line)}" for line in rest)
+        said += ["", folded(f"{more}, each compiled module", listed)]
     return said
+
+
+def folded(summary: str, body: str) -> str:
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
 def releases_table(
@@ -438,22 +397,17 @@ def releases_table(
         step = f"×{figure / previous:.3g}" if figure and previous else "–"
         if values and figure is not None and previous is not None:  # a value: equal or not
             step = "same" if figure == previous else "changed"
-        shown = (
-            metric.format(figure)
-            if metric is not None and figure is not None
-            else (latest.result.status if latest.result.status != RunStatus.OK else "–")
-        )
+        shown = "–" if latest.result.status == RunStatus.OK else str(latest.result.status)
+        if metric is not None and figure is not None:
+            shown = metric.format(figure)
         rows.append([release, shown, step, VERDICTS.get(outcome(latest), "–")])
         previous = figure if figure is not None else previous
     if not rows:
         return ""
     label = metric.metric_name if metric else "metric"
     at = f" at {sizes_text(sizes)}" if sizes else ""
-    claim = (
-        ", *claim* whether the claim quoted above held"
-        if any(row[3] != "–" for row in rows)
-        else ""
-    )
+    held = any(row[3] != "–" for row in rows)
+    claim = ", *claim* whether the claim quoted above held" if held else ""
     caption = (
         f"Earlier measurements{at}, the newest of each release: each timed in several separate "
         "Python processes, the figure is the median of the per-process medians; *vs previous* is "
@@ -500,11 +454,8 @@ def script_figures_table(
     )
     if not shown or not rest:
         return f"{caption}.\n\n{figures(keys)}"
-    folded = (
-        f"<details><summary>The other {len(rest)}, which did not "
-        f"move</summary>\n\n{figures(rest)}\n\n</details>"
-    )
-    return f"{caption}; those that moved, and the one asked about:\n\n{figures(shown)}\n\n{folded}"
+    others = folded(f"The other {len(rest)}, which did not move", figures(rest))
+    return f"{caption}; those that moved, and the one asked about:\n\n{figures(shown)}\n\n{others}"
 
 
 def _moved(key: MetricKey, change: Change | None) -> bool:
@@ -521,17 +472,10 @@ def full_script(d: DraftInputs) -> str:
     verdict = (
         "" if figures.holds is None else f" (claim {'holds' if figures.holds else 'does not hold'})"
     )
-    return "\n".join(
-        [
-            f"<details><summary>The full instrumented script, {d.full_name} (every figure, and "
-            f"whether the claim held), on jax {run.release}{verdict}</summary>",
-            "",
-            f"Run as `{command_line(run, d.full_name)}`:",
-            "",
-            fenced(_printed(run), "text"),
-            "",
-            "</details>",
-        ]
+    return folded(
+        f"The full instrumented script, {d.full_name} (every figure, and whether the claim held), "
+        f"on jax {run.release}{verdict}",
+        f"Run as `{command_line(run, d.full_name)}`:\n\n{fenced(_printed(run), 'text')}",
     )
 
 
@@ -539,17 +483,13 @@ def system_info(d: DraftInputs) -> str:
     variables = {k: v for k, v in shareable_variables(d.full_run.variables).items() if v}
     shown = ", ".join(f"`{k}={v}`" for k, v in variables.items()) or "none"
     packages = [f"jax {r.run.release}: {', '.join(r.packages)}" for r in d.short_runs if r.packages]
-    held = (
-        ["", "What each fresh venv held:", "", *(f"- {scrub(line)}" for line in packages)]
-        if packages
-        else []
-    )
+    held = ["", "What each fresh venv held:", "", *(f"- {scrub(line)}" for line in packages)]
     return "\n".join(
         [
             "### System info (python version, jaxlib version, accelerator, etc.)",
             "",
             f"Environment variables set: {shown}.",
-            *held,
+            *(held if packages else []),
             "",
             environment_details(d.full_run.release, scrub(d.environment_info)),
         ]
@@ -557,17 +497,8 @@ def system_info(d: DraftInputs) -> str:
 
 
 def environment_details(release: str, info: str) -> str:
-    """``jax.print_environment_info()`` of ``release``, folded away."""
-    return "\n".join(
-        [
-            "<details><summary>Output of <code>jax.print_environment_info()</code> (jax "
-            f"{release})</summary>",
-            "",
-            fenced(info.strip() or "(unavailable)", "text"),
-            "",
-            "</details>",
-        ]
-    )
+    summary = f"Output of <code>jax.print_environment_info()</code> (jax {release})"
+    return folded(summary, fenced(info.strip() or "(unavailable)", "text"))
 
 
 # The draft for an ending: a crash report.
@@ -589,8 +520,7 @@ class CrashDraft:
     script_words: str
     args: tuple[str, ...] = ()  # the script's own arguments
     missing_script: str = ""  # where no reproducer is shown: why, and the command that adds one
-    # release → what ``pip install`` takes to install it (its jaxlib may differ); absent: jax and
-    # jaxlib at it
+    # release → what ``pip install`` takes (its jaxlib may differ); absent: jax and jaxlib at it
     installs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     source: str = ""  # where the two releases come from, in words
     workaround: str = ""  # a setting that makes the crashing release run, as a stored why found it
@@ -688,9 +618,8 @@ def what_happened(d: CrashDraft) -> str:
 
 
 def script_frames(stack: str) -> str:
-    """faulthandler's stack without the frames of what started the script (runpy, the harness's
-    start-up hook): a maintainer runs ``python script.py``, whose stack ends at the script's
-    ``<module>``."""
+    """faulthandler's stack without the frames that started the script (runpy, the start-up hook): a
+    maintainer runs ``python script.py``, whose stack ends at its ``<module>``."""
     return "\n".join(
         from_site_packages(line)  # a result stored before they were shown so
         for line in stack.splitlines()

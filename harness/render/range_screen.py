@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, outcome
 from harness.analysis.significance import Comparison, Shape, Thresholds
 from harness.findings import Finding, FollowUp
-from harness.metric_names import Criterion, MetricKey
+from harness.metric_names import Criterion
 from harness.render import screen
 from harness.render.marks import legend, marks_text
 from harness.steps.answers import Setting
@@ -32,8 +32,7 @@ _FRAME_LINES = 12
 
 
 def unmeasured_line(found: SweepOutcome) -> str:
-    """What a sweep or a triage answers where fewer than two releases ran ok: nothing was
-    compared."""
+    """A sweep's or a triage's answer where fewer than two releases ran ok: nothing compared."""
     return (
         f"Nothing could be measured: {len(found.ok())} of the {len(found.releases)} releases ran "
         "ok, and a step needs two; each release's status in the table says why. This is no "
@@ -42,8 +41,7 @@ def unmeasured_line(found: SweepOutcome) -> str:
 
 
 def head_line(command: str, setting: Setting, first: str, last: str) -> str:
-    """``Sweep: scan_sync at M=2 N=600 · profile cpu · jax 0.4.26 → 0.12.0.1``; a script without
-    sizes has no ``at``."""
+    """``Sweep: scan_sync at M=2 N=600 · profile cpu · jax 0.4.26 → 0.12.0.1`` (``at``: sizes)."""
     sizes = f" at {sizes_text(setting.sizes)}" if setting.sizes else ""
     what = setting.metric.metric_name if setting.metric else ""
     by = f" · by {what}" if what else ""
@@ -53,8 +51,7 @@ def head_line(command: str, setting: Setting, first: str, last: str) -> str:
 
 
 def ordered_steps(steps: list[ReleaseStep], releases: list[str]) -> list[ReleaseStep]:
-    """Steps by where they are in the range, and within one step in reading order (the script's own
-    first)."""
+    """Steps in range order, and within one step in reading order (the script's own first)."""
     where = {release: i for i, release in enumerate(releases)}
     return sorted(steps, key=lambda s: (where.get(s.after, 0), s.criterion.rank()))
 
@@ -81,8 +78,7 @@ def not_ok_line(found: SweepOutcome) -> str:
 
 
 def _status_words(probe: Probe) -> str:
-    """``crashed (SIGSEGV (exit 139) in 5 of 5 processes)``: a release's status, how its processes
-    ended."""
+    """``crashed (SIGSEGV (exit 139) in 5 of 5 processes)``: a release's status and ending."""
     if probe.result is None:
         return "not installed"
     if probe.ends is None:
@@ -110,10 +106,7 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
         lines += screen.budgeted(
             table, screen.LINES - _FRAME_LINES, "  … and {n} more steps: the report lists every one"
         )
-        marks = legend(
-            (s.comparison for s in steps if s.comparison is not None), setting.thresholds
-        )
-        lines += screen.wrap(marks, indent="  ") if marks else []
+        lines += _legend_lines([s.comparison for s in steps if s.comparison], setting.thresholds)
         several = sorted({s.metric for s in steps if sum(t.metric == s.metric for t in steps) > 1})
         if several:
             lines += screen.wrap(
@@ -132,19 +125,16 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- one block per step: triage and
-# bisect ---------------------------------------------------------------
+# --- one block per step: triage and bisect ---------------------------------------------------
 
 BLOCK_HEADERS = ["metric", "A → B", "B/A", "verdict", "how sure", "caveats"]
-# How far blocks fold when all would not fit: (metrics shown a step, findings of why, follow-up
-# commands).
+# How far blocks fold when all would not fit: (metrics a step, findings of why, commands).
 FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))
 
 
 @dataclass(frozen=True)
 class Row:
-    """One metric of a step: its figures on each side, the ratio, the verdict, how sure, its
-    comparison."""
+    """One metric of a step: figures of each side, ratio, verdict, how sure, its comparison."""
 
     criterion: Criterion
     figures: str
@@ -153,11 +143,14 @@ class Row:
     sure: str
     comparison: Comparison | None = None
 
+    def cells(self, thresholds: Thresholds) -> list[str]:
+        marks = marks_text(self.comparison, thresholds) if self.comparison else ""
+        return [self.ratio, self.verdict, self.sure, marks]
+
 
 @dataclass
 class Block:
-    """One step on the screen: a head line, its metrics (reading order), why it moved, what to run
-    next."""
+    """One step on the screen: a head line, its metrics, why it moved, what to run next."""
 
     head: str
     step: str  # ``0.4.31 → 0.4.33``: the step's row where blocks fold to one row each
@@ -166,9 +159,10 @@ class Block:
     next: list[FollowUp] = field(default_factory=list)  # what narrows what was found, each once
 
 
-def metric_row(metric: MetricKey, comparison: Comparison, verdict: str = "") -> Row:
-    """A metric's row from the comparison that settled it (the re-measured one, or a probe's): a
-    presence or an ending by its counts, and no ratio but a cost's."""
+def metric_row(criterion: Criterion, comparison: Comparison, verdict: str = "") -> Row:
+    """A metric's (or the processes' ending's) row from the comparison that settled it (the
+    re-measured one, or a probe's): a presence or an ending by its counts, and no ratio but a
+    cost's."""
     a, b = comparison.baseline.median, comparison.candidate.median
     figures = f"{comparison.format(a)} → {comparison.format(b)}"
     if comparison.counts is not None:
@@ -176,7 +170,7 @@ def metric_row(metric: MetricKey, comparison: Comparison, verdict: str = "") -> 
         figures = f"{k_a} of {n_a} → {k_b} of {n_b}"
     cost = comparison.shape is Shape.COST
     return Row(
-        Criterion.of(metric),
+        criterion,
         figures,
         format_ratio(comparison.ratio) if cost else "",
         verdict or comparison.said,
@@ -223,17 +217,7 @@ def block_lines(
     rows = _rows_ordered(block.rows)
     if marked is not None:
         marked += [r.comparison for r in rows[:most] if r.comparison is not None]
-    cells = [
-        [
-            r.criterion.name,
-            r.figures,
-            r.ratio,
-            r.verdict,
-            r.sure,
-            marks_text(r.comparison, thresholds) if r.comparison else "",
-        ]
-        for r in rows[:most]
-    ]
+    cells = [[r.criterion.name, r.figures, *r.cells(thresholds)] for r in rows[:most]]
     lines += screen.table(cells, BLOCK_HEADERS, indent="  ", shrink=1)
     if len(rows) > most:
         lines.append(f"  and {len(rows) - most} more metric(s) in this step: the report lists them")
@@ -268,17 +252,15 @@ def blocks_lines(
     for block in blocks:
         lead, *more = _rows_ordered(block.rows)
         marked += [lead.comparison] if lead.comparison is not None else []
-        marks = marks_text(lead.comparison, thresholds) if lead.comparison else ""
         metrics = lead.criterion.name + (f" +{len(more)}" if more else "")
-        rows.append([block.step, metrics, lead.ratio, lead.verdict, lead.sure, marks])
+        rows.append([block.step, metrics, *lead.cells(thresholds)])
     table = screen.table(rows, STEPS_HEADERS, indent="  ")
     note = "Each step's metrics, why and commands to run next: the report."
     cut = screen.budgeted(table, budget - 3, "  … and {n} more steps: the report lists every one")
     return [f"{len(blocks)} steps, each with its first metric:", *cut, note, ""]
 
 
-# A claim's outcome in a table's cell, short: the answers say a claim *fails* where it does not
-# hold.
+# A claim's outcome in a cell, short: the answers say a claim *fails* where it does not hold.
 _CLAIM_CELLS = {DOES_NOT_HOLD: "fails"}
 
 
@@ -298,8 +280,7 @@ def _legend_lines(comparisons: Sequence[Comparison], thresholds: Thresholds) -> 
 
 
 def whole_lines(lines: Sequence[str]) -> list[str]:
-    """Each line that does not fit the width wrapped (later lines indented), none cut; empty ones
-    dropped."""
+    """Lines too wide wrapped (later parts indented), none cut; empty ones dropped."""
     return [
         part
         for line in lines

@@ -106,25 +106,14 @@ def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list
         [str(i), j.release, setting.jaxlib.get(j.release, "?"), setting.terms.word(j.verdict)]
         for i, j in enumerate(found.probes, 1)
     ]
+    head = ["#", "jax", "jaxlib", "verdict"]
     if setting.metric is None:
-        headers = ["#", "jax", "jaxlib", "verdict", "claim", "evidence", "source"]
         rows = [
             [*row, j.claim or "–", _claim_evidence(j), j.note]
             for row, j in zip(numbered, found.probes, strict=True)
         ]
-        return headers, rows
-    old, new = setting.terms.old, setting.terms.new
-    headers = [
-        "#",
-        "jax",
-        "jaxlib",
-        "verdict",
-        "median",
-        f"vs {old} endpoint",
-        f"vs {new} endpoint",
-        "why",
-        "source",
-    ]
+        return [*head, "claim", "evidence", "source"], rows
+    ends = [f"vs {setting.terms.old} endpoint", f"vs {setting.terms.new} endpoint"]
     rows = [
         [
             *row,
@@ -136,7 +125,7 @@ def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list
         ]
         for row, j in zip(numbered, found.probes, strict=True)
     ]
-    return headers, rows
+    return [*head, "median", *ends, "why", "source"], rows
 
 
 def _count_line(found: BisectOutcome, setting: Setting) -> str:
@@ -204,8 +193,7 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: Finding | None
 
 
 def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[str, Any]:
-    """What every bisect answer's data begins with, over releases or commits: the setting and its
-    two ends."""
+    """The start of every bisect answer's data (releases or commits): the setting, its two ends."""
     return {
         "case": setting.case,
         "sizes": setting.sizes,
@@ -237,8 +225,7 @@ def bisect_json(
         data.update(untested_between=found.between())
         why = bisect_why(found, setting)
         if why:
-            # The sentences as a page shows them, and the same findings as data (what the issue
-            # draft reads).
+            # The sentences as a page shows them, and the findings as data (what the draft reads).
             data["why"] = [line.markdown() for line in why]
             data["findings"] = [line.data() for line in why]
         data["next"] = [each.data() for each in bisect_follow_ups(Bisected(found, setting))]
@@ -315,9 +302,8 @@ def library_cell(setting: Setting, release: str) -> str:
 
 
 def status_cell(probe: Probe) -> str:
-    """A release's status, and how its processes ended where one did not run ok:
-    ``crashed: SIGSEGV (exit
-    139) in 5 of 5 processes``."""
+    """A release's status, and how its processes ended where one did not run ok: ``crashed:
+    SIGSEGV (exit 139) in 5 of 5 processes``."""
     if probe.result is None:
         return "not installed"
     if probe.result.result.status is RunStatus.OK or probe.ends is None:
@@ -361,21 +347,11 @@ def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
 
 
 def metric_rows(found: SweepOutcome, key: MetricKey) -> list[list[str]]:
-    rows = []
-    for m in found.ok():
-        rows.append(
-            [
-                m.release,
-                median_cell(m.result, key),
-                against_cell(found.comparisons.get((key.metric_name, m.release))),
-            ]
-        )
-    return rows
-
-
-def _sweep_count_line(found: SweepOutcome, setting: Setting) -> str:
-    ran = f"{len(found.releases)} releases, {len(found.ok())} ran ok"
-    return f"{ran}; wall time {setting.wall_s:.0f} s, installs included"
+    mine = {r: c for (name, r), c in found.comparisons.items() if name == key.metric_name}
+    return [
+        [m.release, median_cell(m.result, key), against_cell(mine.get(m.release))]
+        for m in found.ok()
+    ]
 
 
 def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
@@ -383,7 +359,8 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
         f"# Sweep: {inline(setting.case)}, jax {found.releases[0]} → {found.releases[-1]}",
         "",
         f"- {inline(setting.header())}",
-        f"- {_sweep_count_line(found, setting)}",
+        f"- {len(found.releases)} releases, {len(found.ok())} ran ok; wall time "
+        f"{setting.wall_s:.0f} s, installs included",
         "",
         "## Steps",
         "",
@@ -397,8 +374,7 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
 
 
 def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> list[str]:
-    """The end of a sweep's or a triage's page: every release's status and claim, a table per
-    metric, the rule."""
+    """A sweep's or triage's page's end: each release's status and claim, metric tables, rule."""
     lines = [
         heading,
         "",
@@ -416,8 +392,7 @@ def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> li
 
 
 def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
-    """A sweep (or a triage's first round) as data: every release, every step, every comparison with
-    the previous."""
+    """A sweep (or a triage's first round) as data: every release, step and comparison."""
     return {
         "case": setting.case,
         "sizes": setting.sizes,
@@ -456,8 +431,7 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
 def bisect_answer(
     found: BisectOutcome, setting: Setting, hint: Finding | None = None, report: str = ""
 ) -> Answer:
-    """The answer of one bisect; its screen names ``report`` last (``bisect_screen`` also joins
-    several)."""
+    """One bisect's answer; its screen names ``report`` last (``bisect_screen`` joins several)."""
     text = bisect_screen([Bisected(found, setting, hint)], setting, [report])
     return Answer(text, bisect_markdown(found, setting, hint), bisect_json(found, setting, hint))
 

@@ -57,10 +57,15 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
 def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     # steps whose changed defaults and compiled programs were said
     said: set[tuple[str, str]] = set()
+    died_said: set[str] = set()  # where a step's processes died, said once
     lines = []
     for text, change in answered(found):
         pair = (change.step.before, change.step.after)
         lines.append(_answer_line(text, change, setting, with_step=pair not in said))
+        died = "\n".join(_died_lines(change))
+        if died and died not in died_said:
+            lines.append(died)
+            died_said.add(died)
         said.add(pair)
     undecided = [
         f"{c.step.metric} {c.step.before} → {c.step.after}"
@@ -109,13 +114,9 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
     """One confirmed change, then what tells it apart further: its libraries (a plain script's own),
     why it moved (the step's own findings only ``with_step``: once per step), and what narrows it (a
     library's own releases, the bisect below the releases, a workaround's setting)."""
-    step = change.step
     said = [f.markdown() for f in step_findings(change, setting, with_step=with_step)]
     said += [f.markdown() for f in follow_ups(setting, change)]
-    lines = [f"- {inline(answer)}", *(f"  - {line}" for line in said)]
-    return (
-        "\n".join([*lines, *_died_lines(change)]) if step.criterion.is_status else "\n".join(lines)
-    )
+    return "\n".join([f"- {inline(answer)}", *(f"  - {line}" for line in said)])
 
 
 def step_findings(
@@ -132,8 +133,8 @@ def step_findings(
 
 
 def _died_lines(change: Confirmation) -> list[str]:
-    """Where the first process of a status step's dead side died: how, its last lines, its stack,
-    fenced."""
+    """Where the first process of a step's dead side died, if one did: how, its last lines, its
+    stack, fenced."""
     dead = change.after if change.regression else change.before
     first = dead.ends.first if dead.ends is not None else None
     if first is None:
@@ -158,22 +159,12 @@ def _claim_cells(c: Confirmation) -> str:
     return " → ".join(outcome(r) for r in results if r is not None)
 
 
-def _status_cells(c: Confirmation) -> str:
-    return " → ".join(p.ends.words() if p.ends is not None else "–" for p in (c.before, c.after))
-
-
 def _step_rows(found: TriageOutcome) -> list[list[str]]:
     rows = []
     for c in found.confirmations:
         step = c.step
         first = step.change if step.criterion.metric is None else against_cell(step.comparison)
-        again = (
-            _claim_cells(c)
-            if step.criterion.is_claim
-            else _status_cells(c)
-            if step.criterion.is_status
-            else against_cell(c.comparison)
-        )
+        again = _claim_cells(c) if step.criterion.is_claim else against_cell(c.comparison)
         holds = "yes" if c.confirmed else "no"
         source = f"{c.before.release}: {c.before.note}; {c.after.release}: {c.after.note}"
         rows.append(
@@ -273,7 +264,6 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
             if c.undecided
             else "not confirmed",
             "reason": c.reason,
-            **({"status": _status_cells(c)} if c.step.criterion.is_status else {}),
             # What the issue draft reads of why, as a bisect answer's ``findings`` are.
             "findings": [f.data() for f in step_findings(c, setting)] if c.confirmed else [],
             "sources": {c.before.release: c.before.note, c.after.release: c.after.note},

@@ -4,6 +4,7 @@ report's path last."""
 
 from __future__ import annotations
 
+from harness.analysis.significance import Shape
 from harness.analysis.statuses import verb
 from harness.findings import FollowUp, leading
 from harness.render import screen
@@ -17,7 +18,7 @@ from harness.render.range_screen import (
     not_ok_line,
     unmeasured_line,
 )
-from harness.render.triage_words import answered, death_line
+from harness.render.triage_words import death_line
 from harness.render.why import libraries_line, next_steps, why_lines
 from harness.steps.answers import Setting
 from harness.steps.judge import FIX, REGRESSION
@@ -33,40 +34,36 @@ def follow_ups(setting: Setting, change: Confirmation) -> list[FollowUp]:
     return next_steps(setting, step.before, step.after, step.criterion, change.comparison, terms)
 
 
-def _triage_row(text: str, change: Confirmation) -> Row:
+def _triage_row(change: Confirmation, *, fix: bool) -> Row:
+    """``fix``: it undoes an earlier regression of its metric (``TriageOutcome.ordered``)."""
     step = change.step
-    if step.criterion.is_status:
-        said = verb(step.change) if change.regression else "runs again"
-        sides = [len(p.result.result.processes) for p in (change.before, change.after) if p.result]
-        return Row(step.criterion, step.change, "", said, f"all {min(sides, default=0)} a side")
-    if step.criterion.metric is None or change.comparison is None:
-        flip = (
-            "stops holding"
-            if change.regression
-            else "holds again"
-            if "again" in text
-            else "now holds"
-        )
+    if change.comparison is None:  # the claim's
+        flip = "stops holding" if change.regression else "holds again" if fix else "now holds"
         claims = f"{claim_text(change.before)} → {claim_text(change.after)}"
-        return Row(step.criterion, claims, "", flip, change.reason.removeprefix("measured again: "))
+        error = change.flip_error
+        sure = "the same flip" + (f", by chance ≤{error:.2g}" if error is not None else "")
+        return Row(step.criterion, claims, "", flip, sure)
     comparison = change.comparison
-    key = step.key
-    word = "fixed" if ": fixed in " in text else comparison.said
-    if not key.is_duration and not comparison.constant:
-        word += " (worse)" if change.regression else " (better)"
-    return metric_row(key, comparison, word)
+    duration = comparison.metric is not None and comparison.metric.is_duration
+    fixed = fix and duration and comparison.shape is Shape.COST and not change.regression
+    word = "fixed" if fixed else comparison.said
+    if not duration and not comparison.constant:  # slower and faster say which way already
+        # A status step that stops running ok says what its dead side does (``crashes``).
+        word += f" ({verb(step.change) or 'worse'})" if change.regression else " (better)"
+    return metric_row(step.criterion, comparison, word)
 
 
 def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
     """One block per confirmed step, oldest first: its changes, the why of its first metric, the
     bisect below the releases (not for a library's own releases, where jax is held)."""
-    steps: dict[tuple[str, str], list[tuple[str, Confirmation]]] = {}
-    for text, change in answered(found):
-        steps.setdefault((change.step.before, change.step.after), []).append((text, change))
+    steps: dict[tuple[str, str], list[tuple[bool, Confirmation]]] = {}
+    for change, fix in found.ordered():
+        steps.setdefault((change.step.before, change.step.after), []).append((fix, change))
     where = {release: i for i, release in enumerate(found.first_round.releases)}
     blocks = []
     for (before, after), changes in sorted(steps.items(), key=lambda s: where.get(s[0][1], 0)):
         ordered = sorted(changes, key=lambda tc: tc[1].step.criterion.rank())
+        changes_of = [c for _, c in ordered]
         lead = next((c for _, c in ordered if c.step.criterion.metric is not None), ordered[0][1])
         between = found.skipped_between(lead.step)
         libs = (setting.jaxlib.get(before), setting.jaxlib.get(after))
@@ -78,14 +75,8 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         head = f"jax {before} → {after}{jaxlib}: {len(changes)} change(s){skipped}"
         libraries = libraries_line(setting, before, after)
         why = why_lines(setting, before, after, lead.comparison, lead.step.criterion)
-        died = [
-            leading(line)
-            for _, c in ordered
-            if c.step.criterion.is_status
-            for line in [death_line(c)]
-            if line
-        ]
-        rows = [_triage_row(text, change) for text, change in ordered]
+        died = [leading(line) for line in dict.fromkeys(map(death_line, changes_of)) if line]
+        rows = [_triage_row(change, fix=fix) for fix, change in ordered]
         why = [*died, *([libraries] if libraries else []), *why]
         blocks.append(Block(head, f"{before} → {after}", rows, why, follow_ups(setting, lead)))
     return blocks

@@ -103,8 +103,8 @@ def status_answer(change: Confirmation) -> str:
 
 
 def death_line(change: Confirmation) -> str:
-    """Where the first process of a status step's dead side died: how, and the innermost frame of
-    its stack (the report has the stack whole)."""
+    """Where the first process of a step's dead side died, if one did: how, and the innermost frame
+    of its stack (the report has the stack whole)."""
     dead = change.after if change.regression else change.before
     first = dead.ends.first if dead.ends is not None else None
     if first is None:

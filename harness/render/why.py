@@ -43,6 +43,7 @@ SHOWN_OPS = 6
 SHOWN_DEFAULTS = 12
 SHOWN_GROUPS = 4
 SHOWN_FUNCTIONS = 4
+WORKAROUND = "a workaround, and a strong hint at the cause"
 
 
 def why_lines(
@@ -91,15 +92,8 @@ def defaults_listing(answer: DefaultsAnswer) -> list[str]:
     counted = [f"{n} {word} option(s)" for n, word in ((added, "added"), (removed, "removed")) if n]
     lines = []
     if changed or counted:
-        shown = ", ".join(
-            change.text()
-            + (
-                f" in {answer.commits[change.name].words()}"
-                if change.name in answer.commits
-                else ""
-            )
-            for change in changed[:SHOWN_DEFAULTS]
-        )
+        commits = {name: f" in {commit.words()}" for name, commit in answer.commits.items()}
+        shown = ", ".join(c.text() + commits.get(c.name, "") for c in changed[:SHOWN_DEFAULTS])
         more = len(changed) - SHOWN_DEFAULTS
         parts = [part for part in (shown, f"{more} more" if more > 0 else "", *counted) if part]
         said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
@@ -119,8 +113,7 @@ def screened_lines(answer: DefaultsAnswer) -> list[str]:
 
 
 def _unwanted(step: Comparison | None, unwanted: bool | None) -> bool:
-    """Whether the step's new number is unwanted: as the caller says, else where the step made it
-    worse."""
+    """Whether the step's new number is unwanted: as the caller says, else where it got worse."""
     return unwanted if unwanted is not None else step is not None and step.worse
 
 
@@ -137,21 +130,16 @@ def trial_lines(
     found = [] if step is None else [t for t in tried if t.brings_back(step)]
     forward = [] if step is None else [t for t in tried if t.brings_forward(step)]
     unwanted = _unwanted(step, unwanted)
-    back = (
-        "a workaround, and a strong hint at the cause"
-        if unwanted
-        else "the old behaviour back: a hint at why"
-    )
+    back = WORKAROUND if unwanted else "the old behaviour back: a hint at why"
     lines: list[Finding | str] = []
     for each in found:
         assert step is not None and each.vs_before is not None
-        most = (
-            f" (it undoes {each.undoes(step):.0%} of the step)"
-            if each.vs_before.verdict == step.verdict
-            else ""
-        )
-        said = f"{tried_text(each, answer)}{most}: {back}{_changed_in(answer, each)}"
-        lines.append(Finding(said, leads=unwanted))
+        most = ""
+        if each.vs_before.verdict == step.verdict:
+            most = f" (it undoes {each.undoes(step):.0%} of the step)"
+        commit = answer.commits.get(each.trial.change.name)
+        changed = f" (its default changed in {commit.words()})" if commit is not None else ""
+        lines.append(Finding(f"{tried_text(each, answer)}{most}: {back}{changed}", leads=unwanted))
     if tried and not found:
         none = f"none of the {len(tried)} {answer.subject} tried brought the old {metric} back"
         lines.append(leading(none))
@@ -165,21 +153,12 @@ def trial_lines(
     return findings([*lines, *void_lines(void)])
 
 
-def workarounds(answer: DefaultsAnswer, step: Comparison | None, metric: str) -> list[Tried]:
-    """The trials that bring the old number of ``metric`` back, as judged when gathered."""
-    if step is None:
-        return []
-    return [t for t in answer.tried(metric) if not t.void and t.brings_back(step)]
-
-
-# A script that replaces XLA_FLAGS in its own code: what it can do instead, said wherever its flags
-# are void.
+# A script that replaces XLA_FLAGS in its own code: what to do instead, said where flags are void.
 APPEND = "append to os.environ.get('XLA_FLAGS', '') instead of replacing it"
 
 
 def void_lines(void: Sequence[Tried]) -> list[str]:
-    """Trials whose XLA flag the script replaced (it sets XLA_FLAGS itself): void, not counted as
-    tried."""
+    """Trials whose flag the script replaced (it sets XLA_FLAGS itself): void, never tried."""
     if not void:
         return []
     shown = ", ".join(f"{t.trial.words()} on {t.trial.release}" for t in void)
@@ -187,11 +166,6 @@ def void_lines(void: Sequence[Tried]) -> list[str]:
         f"void, not tried: {shown}: the script sets XLA_FLAGS itself before jax starts, so XLA "
         f"never got the flag ({APPEND})"
     ]
-
-
-def _changed_in(answer: DefaultsAnswer, tried: Tried) -> str:
-    commit = answer.commits.get(tried.trial.change.name)
-    return f" (its default changed in {commit.words()})" if commit is not None else ""
 
 
 def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
@@ -210,9 +184,8 @@ def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
 
 
 def _against(comparison: Comparison, release: str) -> str:
-    """A trial against one release in words: faster or slower than it, the same as it, or undecided
-    (a ratio of ×2 the statistics could not settle is neither the same nor told apart: more
-    processes could tell)."""
+    """A trial against one release in words: faster or slower, the same, or undecided (a ratio of ×2
+    the statistics could not settle is neither: more processes could tell)."""
     if comparison.verdict is Verdict.CHANGED:
         return f"not what {release} gives ({comparison.said})"
     if comparison.verdict in MOVED:
@@ -223,25 +196,20 @@ def _against(comparison: Comparison, release: str) -> str:
 
 
 def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
-    """A line on what was compared and where the dumps are (it leads), then one per module (the
-    first few)."""
+    """What was compared and where the dumps are (it leads), then a line per module (a few)."""
     if answer.void:
+        void = " and ".join(answer.void)
         return [
             leading(
                 "compiled programs not compared, void for this script: it sets XLA_FLAGS itself "
-                f"before jax starts on {' and '.join(answer.void)}, so XLA never got the harness's "
-                f"dump flags ({APPEND})"
+                f"before jax starts on {void}, so XLA never got the harness's dump flags ({APPEND})"
             )
         ]
     if answer.problem:
         return [leading(f"compiled programs not compared: {answer.problem}")]
     if not answer.changes:
-        return [
-            leading(
-                f"compiled programs: no module of {answer.before} has a namesake in "
-                f"{answer.after}'s dump"
-            )
-        ]
+        none = f"no module of {answer.before} has a namesake in {answer.after}'s dump"
+        return [leading(f"compiled programs: {none}")]
     head = (
         f"compiled programs of {answer.before} and {answer.after} (XLA's dumps in "
         f"`{answer.folder}<release>/`): {len(answer.changes)} module(s) compared"
@@ -250,12 +218,8 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
     if not differing:
         texts = [f"`{diff_name(c)}`" for c in answer.changes if not c.same_text]
         aside = f" (only the text of {', '.join(texts)} differs)" if texts else ""
-        return [
-            leading(
-                f"{head}, the same before and after optimisation{aside}: what runs them changed, "
-                "not what was compiled"
-            )
-        ]
+        same = f"the same before and after optimisation{aside}: what runs them changed"
+        return [leading(f"{head}, {same}, not what was compiled")]
     alike: dict[str, list[str]] = {}  # every lambda's module changed alike is said once
     for change in differing:
         alike.setdefault(module_text(change), []).append(change.name)
@@ -276,12 +240,10 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
 
 
 def module_text(change: ModuleChange) -> str:
-    """A module's changes in a line (opcodes that moved, custom calls, temporary bytes), and the
-    hint."""
+    """A module's changes in a line (opcodes, custom calls, temporary bytes), and the hint."""
     old, new = change.old, change.new
     parts = []
-    # A custom call is named by its target below; get-tuple-element only unpacks what an op
-    # returned.
+    # A custom call is named by its target below; get-tuple-element only unpacks an op's results.
     ops = (set(old.after) | set(new.after)) - {"custom-call", "get-tuple-element"}
     moved = sorted(
         (op for op in ops if old.after[op] != new.after[op]),
@@ -348,8 +310,7 @@ OUTSIDE = (
 def reproduced_lines(
     answer: ReproducerAnswer, step: Comparison | None, metric: str
 ) -> list[Finding]:
-    """Whether the reproducer showed the step on ``metric``, its ratio beside the script's (it
-    leads)."""
+    """Whether the reproducer showed the step on ``metric``, beside the script's ratio (leads)."""
     if answer.problem or not answer.script:  # a refusal alone: each release ran its own export
         return []
     found = answer.measured.get(metric)
@@ -388,18 +349,13 @@ def reproducer_lines(answer: ReproducerAnswer) -> list[Finding | str]:
         f"reproducer with jax alone: `{answer.folder}{answer.script}` ({answer.lines} lines, "
         f"{len(exported)} program(s) exported on {answer.exported_on}{both}{inputs})"
     )
-    status = [] if answer.status is None else [status_reproduced_line(answer)]
+    status = []
+    if answer.status is not None:  # exported on the release that runs: does it die on the other?
+        ended = "; ".join(f"{label}: {words}" for label, words in answer.status.ended.items())
+        said = "reproduces it" if answer.status.reproduces else "does not reproduce it"
+        outside = "" if answer.status.reproduces else f": {OUTSIDE}"
+        status = [leading(f"{said} with jax alone ({ended}){outside}")]
     return [*status, head, *([answer.note] if answer.note else []), *refused]
-
-
-def status_reproduced_line(answer: ReproducerAnswer) -> Finding:
-    """A status step's reproducer, exported on the release that runs: does it die on the other
-    too?"""
-    assert answer.status is not None
-    ended = "; ".join(f"{label}: {words}" for label, words in answer.status.ended.items())
-    if answer.status.reproduces:
-        return leading(f"reproduces it with jax alone ({ended})")
-    return leading(f"does not reproduce it with jax alone ({ended}): {OUTSIDE}")
 
 
 def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
@@ -413,7 +369,7 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
     if found is not None:
         said = (
             f"runs with {found.trial.words()} on {found.trial.release}: {found.ended} "
-            f"({found.source}): a workaround, and a strong hint at the cause"
+            f"({found.source}): {WORKAROUND}"
         )
         purpose = f"the workaround, on {found.trial.release}"
         lines.append(Finding(said, (FollowUp(purpose, found.trial.words(), shell=False),), True))
@@ -442,8 +398,7 @@ def _not_asked() -> str:
 
 
 def host_lines(answer: HostAnswer) -> list[Finding]:
-    """Where the script's host time went on each release: by group, then the functions that moved
-    most."""
+    """The script's host time on each release: by group, then the functions that moved most."""
     problems = [f"{label}: {side}" for label, side in answer.sides() if isinstance(side, str)]
     if problems:
         return [Finding(f"no Python profile to compare ({'; '.join(problems)})")]
@@ -468,12 +423,8 @@ def matched_lines(answer: MatchedFlags) -> list[str]:
     if not answer.trials and not answer.screened_out:
         return [f"no flag of {answer.after}'s jaxlib is named like {names}"]
     flags = ", ".join(f"`{trial.words()}`" for trial in answer.trials)
-    tried = (
-        [f"flags named like {names} (their defaults unchanged), tried on {answer.after}: {flags}"]
-        if answer.trials
-        else []
-    )
-    return tried + screened_lines(answer)
+    tried = f"flags named like {names} (their defaults unchanged), tried on {answer.after}: {flags}"
+    return ([tried] if answer.trials else []) + screened_lines(answer)
 
 
 def skipped_lines(skipped: Skipped) -> list[str]:
@@ -482,7 +433,6 @@ def skipped_lines(skipped: Skipped) -> list[str]:
 
 
 def held_lines(answer: HeldAnswer) -> list[Finding]:
-    """Library or JAX, which leads: ``held_line``."""
     return [leading(held_line(answer))]
 
 
@@ -501,8 +451,7 @@ STEP_LINES: Mapping[str, Callable[[Any], Sequence[Finding | str]]] = {
 
 
 def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
-    """Every step's evidence as data, by kind: ``defaults`` one entry per step and metric; the
-    others one per step."""
+    """Each step's evidence as data, by kind: ``defaults`` per step and metric, others per step."""
     by_kind: dict[str, list[dict[str, Any]]] = {"defaults": [], "compiled": [], "profiles": []}
     for found in (each for step in setting.evidence.values() for each in step):
         data = found.data()
@@ -597,13 +546,9 @@ def _shared_out(parts: Parts) -> str:
     """A step shared out: the part that holds it by its ratio (a first look's few processes
     cannot pass the rank guard), the other by what its interval allows, under half of the step."""
     assert parts.whole is not None and parts.jax is not None and parts.libraries is not None
-    jax = ("jax's part", parts.jax)
-    libraries = ("the libraries'", parts.libraries)
-    (holds, holding), (other, found) = (
-        (jax, libraries) if parts.by_share == JAX else (libraries, jax)
-    )
-    step = format_ratio(parts.whole.ratio)
-    held = format_ratio(holding.ratio)
+    sides = [("jax's part", parts.jax), ("the libraries'", parts.libraries)]
+    (holds, holding), (other, found) = sides if parts.by_share == JAX else sides[::-1]
+    step, held = format_ratio(parts.whole.ratio), format_ratio(holding.ratio)
     return f"{holds} {held}; {other} {_said(found)}: under half of the step's {step}"
 
 
@@ -617,18 +562,6 @@ def _said(found: Comparison | None) -> str:
 
 def _command(setting: Setting, session: str, words: Sequence[str]) -> str:
     return nox_command(session, setting.target_words(), words, setting.sizes, setting.profile)
-
-
-def commits_follow_up(
-    setting: Setting, before: str, after: str, criterion: Criterion, terms: Terms
-) -> FollowUp:
-    """The bisect below two releases (``--commits``), in ``terms``: jax's Python or jaxlib, and
-    which commit."""
-    ends = [f"--{terms.old}", before, f"--{terms.new}", after]
-    words = ["--commits", *ends, *criterion.words()]
-    return FollowUp(
-        "jax's Python or jaxlib, and which jax commit", _command(setting, "bisect", words)
-    )
 
 
 def issue_follow_up(
@@ -662,7 +595,8 @@ def next_steps(
     defaults = of_kind(found, DefaultsAnswer)
     metric = criterion.name  # the evidence's findings name a metric as a record does
     if defaults is not None and criterion.metric is not None and _unwanted(step, unwanted):
-        for each in workarounds(defaults, step, metric):
+        back = [t for t in defaults.tried(metric) if not t.void and step and t.brings_back(step)]
+        for each in back:
             said.append(FollowUp(f"the workaround, on {after}", each.trial.words(), shell=False))
             known_commit |= each.trial.change.name in defaults.commits
     held = of_kind(found, HeldAnswer)
@@ -681,5 +615,8 @@ def next_steps(
         and comes_with != LIBRARIES
         and not known_commit
     ):
-        said.append(commits_follow_up(setting, before, after, criterion, terms))
+        # the bisect below the two releases, in ``terms``
+        ends = [f"--{terms.old}", before, f"--{terms.new}", after, *criterion.words()]
+        bisect = _command(setting, "bisect", ["--commits", *ends])
+        said.append(FollowUp("jax's Python or jaxlib, and which jax commit", bisect))
     return said

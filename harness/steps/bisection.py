@@ -30,7 +30,7 @@ from harness.analysis.metrics import (
     union_keys,
 )
 from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict, past_factor
-from harness.analysis.statuses import measured, ran, status_change
+from harness.analysis.statuses import change_between, compare_endings, measured, ran, summarise
 from harness.metric_names import Criterion, Judged
 from harness.steps.judge import FIX, REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.steps.probes import Probe, ProbeRelease
@@ -226,9 +226,10 @@ class SweepOutcome:
         ]
 
     def unmeasured(self) -> bool:
-        """Fewer than two releases measured and no status step: no step between neighbours could be
-        judged, so finding none is no evidence of no change (every release not installable, say)."""
-        return len(self.ok()) < 2 and not any(step.criterion.is_status for step in self.steps)
+        """Fewer than two releases measured and no step (a status step needs none measured ok): no
+        step between neighbours could be judged, so finding none is no evidence of no change (every
+        release not installable, say)."""
+        return len(self.ok()) < 2 and not self.steps
 
 
 def status_steps(
@@ -240,10 +241,12 @@ def status_steps(
     steps = []
     for before, after in pairwise(ran_ones):
         assert before.result is not None and after.result is not None
-        change = status_change(before.result, after.result, thresholds, screen=screen)
+        was, now = summarise(before.result), summarise(after.result)
+        change = change_between(was, now, thresholds, screen=screen)
         if change is not None:
             ends = (before.release, after.release)
-            steps.append(ReleaseStep(Criterion(Judged.STATUS), *ends, change))
+            compared = compare_endings(was, now, thresholds)
+            steps.append(ReleaseStep(Criterion(Judged.STATUS), *ends, change, compared))
     return steps
 
 

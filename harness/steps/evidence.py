@@ -92,7 +92,7 @@ class Step:
     @property
     def changed(self) -> bool:
         """Whether it has something to explain: a metric that moved, or how the processes end."""
-        return bool(self.metrics) or self.by_status
+        return any(c.explained for c in self.criteria)
 
     @property
     def pair(self) -> Pair:

@@ -41,7 +41,7 @@ from harness.analysis.significance import (
     Verdict,
     what_would_decide,
 )
-from harness.analysis.statuses import StatusSummary, ends_of, ran, summarise
+from harness.analysis.statuses import StatusSummary, compare_endings, ends_of, ran, summarise
 from harness.errors import UsageError
 from harness.metric_names import Criterion
 from harness.steps.probes import Probe, ProbeRelease
@@ -259,7 +259,7 @@ class Judge:
                 )
                 why += "band): no change to find"
             else:
-                needs = what_would_decide(change, self.thresholds).removeprefix("undecided: ")
+                needs = what_would_decide(change, self.thresholds)
                 why = f"undecided against the {old} endpoint ({_describe(change)}): {needs}"
             return Judgement(
                 self.bad, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result, vs_good=change
@@ -324,18 +324,19 @@ def by_status(judge: Judge, release: str) -> Judgement:
         judge.good_result, judge.good_status = result, kind
         why = f"the {judge.terms.old} endpoint: {words}"
         return Judgement(release, ReleaseVerdict.GOOD, why, measurement.note, result)
-    if judge.good_status is None:
+    if judge.good_status is None or judge.good_result is None:
         raise ValueError("the good endpoint must be judged before any other release")
     like_good = kind == judge.good_status
+    vs_good = compare_endings(summarise(judge.good_result), summary, judge.thresholds)
     if release == judge.bad:
         judge.bad_result = result
         if like_good:
             why = f"{words}, as on the {judge.terms.old} endpoint: no change of status to find"
             return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
-        return Judgement(release, ReleaseVerdict.BAD, words, measurement.note, result)
+        return Judgement(release, ReleaseVerdict.BAD, words, measurement.note, result, vs_good)
     verdict = ReleaseVerdict.GOOD if like_good else ReleaseVerdict.BAD
     why = f"{words}, as on the {judge.terms.word(verdict)} endpoint"
-    return Judgement(release, verdict, why, measurement.note, result)
+    return Judgement(release, verdict, why, measurement.note, result, vs_good)
 
 
 def between(

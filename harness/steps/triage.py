@@ -19,9 +19,14 @@ from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, flip_chance, outcome, process_claims
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
-from harness.analysis.shapes import compare_counts
 from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
-from harness.analysis.statuses import change_between, measured, ran, stops_running, summarise
+from harness.analysis.statuses import (
+    change_between,
+    compare_endings,
+    measured,
+    ran,
+    summarise,
+)
 from harness.metric_names import JAX_IMPORT, PROCESS
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
@@ -63,11 +68,9 @@ class Confirmation:
         """Slower, the claim stopped holding, the processes stopped running ok, a value changed or a
         metric went missing; otherwise a fix (faster, the claim holds again, they run again) or a
         metric newly printed."""
-        if self.step.criterion.is_status:
-            return stops_running(self.step.change)
-        if self.step.change == Verdict.CHANGED:
-            compared = self.comparison or self.step.comparison
-            return compared is not None and compared.worse
+        compared = self.comparison or self.step.comparison
+        if compared is not None and compared.shape is not Shape.COST:
+            return compared.worse
         return self.step.change in (Verdict.SLOWER, STOPS_HOLDING)
 
 
@@ -169,14 +172,13 @@ def confirm_status(
         why = f"not measured again: jax {missing.release}: {missing.note}"
         return Confirmation(step, before, after, None, False, why)
     was, then = summarise(before.result), summarise(after.result)
-    now = change_between(was, then, thresholds)
-    counts = compare_counts(Shape.ENDING, was.dead_counts, then.dead_counts, thresholds)
-    how = "the same step" if now == step.change else "no such step this time"
+    comparison = compare_endings(was, then, thresholds)
+    same = change_between(was, then, thresholds) == step.change
+    how = "the same step" if same else "no such step this time"
     reason = (
         f"measured again: {how} (jax {step.before} {was.words()}; jax {step.after} {then.words()})"
     )
-    comparison = None if now == step.change or counts.verdict is not Verdict.UNDECIDED else counts
-    return Confirmation(step, before, after, comparison, now == step.change, reason)
+    return Confirmation(step, before, after, comparison, same, reason)
 
 
 def triage(

@@ -49,8 +49,7 @@ from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
 from harness.analysis.statuses import ran as ran_at_all
-from harness.analysis.statuses import stops_running, summarise
-from harness.measure.benchmark_json import CUT_SHORT_NOTE
+from harness.analysis.statuses import summarise
 from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
 from harness.metric_names import Judged
 from harness.steps.confirm import ConfirmPairs
@@ -80,8 +79,6 @@ FAILING = {REGRESSION, BROKEN}
 OPEN = {UNDER_LOAD, UNDECIDED, NOT_MEASURED}
 # 2: a metric the first round left undecided is no longer filed as unchanged (issue 66).
 MEMORY_VERSION = 2
-# The suite runner's own words (``harness.catalogue.benchmark_suite``): "stopped after 3 of 12".
-STOPPED_AFTER = re.compile(r"stopped after (\d+) of (\d+) benchmarks")
 MAX_SPENT = 2000  # results an open watch read, kept per target and key
 
 
@@ -261,15 +258,17 @@ def _not_run(probe: Probe) -> str:
     return status + (f": {last}" if last else "")
 
 
-def _cut_short(probe: Probe | None) -> list[str]:
-    """The notes of a side's processes its suite's runner stopped before the time-out."""
+def _cut_short(probe: Probe | None) -> list[tuple[int, int]]:
+    """How many benchmarks ran, of how many, in each of a side's processes its suite's runner
+    stopped before the time-out (``cut_short`` in the process's script record)."""
     if probe is None or probe.result is None:
         return []
+    records = [process.script or {} for process in probe.result.result.finished()]
+    cuts = [record.get("cut_short") for record in records]
     return [
-        note
-        for process in probe.result.result.finished()
-        for note in process.notes
-        if note.startswith(CUT_SHORT_NOTE)
+        (cut["ran"], cut["planned"])
+        for cut in cuts
+        if isinstance(cut, dict) and all(type(cut.get(k)) is int for k in ("ran", "planned"))
     ]
 
 
@@ -282,20 +281,22 @@ def more_time(probes: Sequence[Probe | None]) -> str:
         if probe is not None and probe.result is not None
         for process in probe.result.result.processes
     )
-    cut = [note for probe in probes for note in _cut_short(probe)]
+    cut = [counts for probe in probes for counts in _cut_short(probe)]
     limits = [p.result.result.settings.timeout_s for p in probes if p and p.result is not None]
     if not (timed_out or cut) or not limits:
         return ""
     # The time the whole selection needs, from where a cut-short run stopped; twice the limit at
     # least.
-    shares = [int(m[2]) / max(1, int(m[1])) for m in map(STOPPED_AFTER.search, cut) if m]
+    shares = [planned / max(1, ran) for ran, planned in cut]
     needed = max(limits) * max(2.0, 1.2 * max(shares, default=0.0))
     said = [f"{timed_out} process(es) timed out"] if timed_out else []
     if cut:
         sides = [f"{len(_cut_short(p))} of jax {p.release}" for p in probes if p and _cut_short(p)]
-        said += [f"{' and '.join(sides)} stopped before it"]
-    where = STOPPED_AFTER.search(cut[0]) if cut else None
-    said[-1] += f" ({where[0]}, the benchmarks after not measured there)" if where else ""
+        ran, planned = cut[0]
+        said += [
+            f"{' and '.join(sides)} stopped before it (stopped after {ran} of {planned} "
+            "benchmarks, the benchmarks after not measured there)"
+        ]
     return (
         f"at the time-out of {max(limits):g} s a process, {' and '.join(said)}: give each process "
         f"more time with --timeout {60 * math.ceil(needed / 60)}"
@@ -354,9 +355,9 @@ def findings(
     baseline, release = first.releases[0], first.releases[-1]
     base, new = probes.get(baseline), probes.get(release)
     ran = {m.release for m in first.ok()}
-    # A confirmed status step says how it broke, with where it died: a "fails on" finding would say
-    # it again.
-    stepped = any(c.confirmed and c.step.criterion.is_status for c in found.confirmations)
+    # A step confirmed where the release did not run ok is a status step (a metric's needs it to):
+    # it says how it broke, with where it died, and a "fails on" finding would say it again.
+    stepped = any(c.confirmed for c in found.confirmations)
     if (
         base is not None
         and new is not None
@@ -399,7 +400,7 @@ def findings(
         ratio = confirmation.comparison.ratio if confirmation.comparison else None
         if confirmation.confirmed:
             # Load slows a process; it neither makes processes die nor changes what they print.
-            exact = step.criterion.is_status or (
+            exact = (
                 confirmation.comparison is not None
                 and confirmation.comparison.shape is not Shape.COST
             )
@@ -419,10 +420,11 @@ def findings(
                 said.append(Finding(kind, step.metric, text, ratio))
         elif confirmation.undecided:
             # A new ending in some processes is red until the counts say it is no change.
-            dies = stops_running(step.change)  # False for any step but an ending
+            compared = confirmation.comparison
+            leans_worse = compared is not None and compared.leans_worse
             said.append(
                 Finding(
-                    BROKEN if dies else UNDECIDED,
+                    BROKEN if leans_worse else UNDECIDED,
                     step.metric,
                     f"{step.metric} {step.before} → {step.after}: undecided "
                     f"({confirmation.reason})",

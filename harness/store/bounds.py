@@ -25,8 +25,7 @@ MAX_DEPTH = 64
 MAX_MAGNITUDE = 1e19
 # The integers below MAX_MAGNITUDE have at most this many digits.
 MAX_INTEGER_DIGITS = 19
-# Python refuses to turn an integer of more digits than this into text (``sys.int_info``); never
-# asked to.
+# Python refuses to turn an integer of more digits than this into text (``sys.int_info``).
 _DIGITS_PYTHON_PRINTS = 4000
 
 
@@ -62,8 +61,7 @@ def number_problem(value: int | float) -> str | None:
 
 
 def string_problem(text: str) -> str | None:
-    """Why a reader would refuse ``text``: half a surrogate pair is no character, and no page could
-    encode it."""
+    """Why a reader would refuse ``text``: half a surrogate pair, which no page could encode."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -34,15 +34,13 @@ from harness.store.results import CALIBRATION_FOLDER
 
 CALIBRATION_SCHEMA = "jax-repro-harness/calibration"
 CALIBRATION_VERSION = 1
-# A calibration file holds a few entries of a few kB each; a larger one was not written by the
-# harness.
+# A calibration file holds a few entries of a few kB; a larger one is not the harness's.
 MAX_CALIBRATION_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
 class CalibrationRun:
-    """One calibration, as stored: what was run, how often A/A pairs got a verdict, what a real
-    slowdown got."""
+    """One calibration: what ran, how often A/A pairs got a verdict, what a real slowdown got."""
 
     created_at: str
     machine: str
@@ -117,8 +115,7 @@ class CalibrationRun:
 
     @classmethod
     def from_json(cls, machine: str, data: Any, where: str = "run") -> CalibrationRun:
-        """Parse one stored entry; ValueError naming the first field that is missing or of the wrong
-        type."""
+        """One stored entry; ValueError naming the first field missing or of the wrong type."""
         run = Fields(data, where)
         aa, slowdown, settings = (
             Fields(run.data.get(part), f"{where}.{part}") for part in ("aa", "slowdown", "settings")
@@ -172,8 +169,7 @@ def calibration_path(results_root: Path, machine: str) -> Path:
 
 
 def _document(path: Path) -> Any:
-    """The file's JSON, read with the results loader's bounds, and no link followed (the folder is
-    input too)."""
+    """The file's JSON within the results loader's bounds, no link followed (input too)."""
     try:
         return parse_document(read_bounded(path, limit=MAX_CALIBRATION_BYTES, follow_links=False))
     except OSError as exc:
@@ -181,8 +177,7 @@ def _document(path: Path) -> Any:
 
 
 def read_calibration(path: Path) -> list[CalibrationRun]:
-    """Every calibration stored in one machine's file, oldest first; ValueError naming what is
-    wrong."""
+    """Every calibration in one machine's file, oldest first; ValueError naming what is wrong."""
     return _runs(_document(path))
 
 

@@ -13,8 +13,7 @@ from harness.names import SIZE_NAME, name_problem
 
 
 class SchemaError(ValueError):
-    """A result document that does not have the schema's shape; ``field`` is the path of the first
-    bad field."""
+    """A document not of the schema's shape; ``field`` is the path of the first bad field."""
 
     def __init__(self, field_path: str, problem: str) -> None:
         super().__init__(f"{field_path}: {problem}" if field_path else problem)

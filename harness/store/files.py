@@ -86,14 +86,9 @@ def _bounded_float(text: str) -> float:
     return value
 
 
-def _outside_strings(data: bytes) -> bytes:
-    return _STRING.sub(b'""', data)
-
-
 def _depth_over(structure: bytes, limit: int) -> bool:
     """Whether the brackets of (valid) JSON nest deeper than ``limit``: each pass removes the
-    innermost pairs, in C, so a deep document costs no recursion and a large flat one a few
-    passes."""
+    innermost pairs, in C, so depth costs no recursion and a flat document a few passes."""
     brackets = structure.translate(None, _NOT_BRACKETS)
     for _ in range(limit):
         if not brackets:
@@ -119,7 +114,7 @@ def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         raise DocumentProblem(f"unreadable JSON ({exc})") from None
     except ValueError as exc:  # an integer past Python's digit limit for conversions
         raise DocumentProblem(f"unreadable JSON ({str(exc).split(':')[0]})") from None
-    structure = _outside_strings(data)
+    structure = _STRING.sub(b'""', data)  # what lies outside strings
     digits = _LONG_INTEGER.search(structure)
     if digits:
         count = len(digits.group().lstrip(b"-"))
@@ -169,12 +164,10 @@ def child(folder: Path, name: str) -> Path:
 
 
 def replace_file(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` atomically, replacing a file (or a link: never written through)
-    there."""
+    """Write ``data`` to ``path`` atomically, replacing a file or a link (never written through)."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"refusing to write {path}: it is a folder")
-    # A character UTF-8 cannot hold (half a surrogate pair) shows as "?" rather than losing the
-    # whole file.
+    # A character UTF-8 cannot hold (half a surrogate pair) shows as "?", not losing the file.
     payload = data.encode(errors="replace") if isinstance(data, str) else data
     fd, tmp = temporary_file(path.parent, f".{path.name[:64]}.", ".tmp")
     try:
@@ -192,9 +185,8 @@ def replace_file(path: Path, data: str | bytes) -> None:
 
 
 def temporary_file(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
-    """A new file in ``folder`` to write and then move into place (its descriptor and name), with
-    the mode ``open()`` would give it under the umask: ``mkstemp``'s 0600 would make results and
-    pages differ."""
+    """A new file in ``folder`` to write, then move into place (descriptor, name), with ``open()``'s
+    mode under the umask: ``mkstemp``'s 0600 would make results and pages differ."""
     fd, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
@@ -207,9 +199,8 @@ def temporary_file(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
 
 def write_text(path: Path, text: str) -> None:
     """Write a file the user named, atomically: a link there is replaced, never written through (but
-    a link to a device, a FIFO or a pipe, ``/dev/stdout``, is written through, in place:
-    ``harness.store.streams``); a folder there, a missing folder or no permission is one line, not a
-    traceback."""
+    one to a device, FIFO or pipe, ``/dev/stdout``, is, in place: ``store.streams``); a folder
+    there, a missing folder or no permission is one line, not a traceback."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"{path} is a folder: name a file to write")
     try:

@@ -46,23 +46,15 @@ def merge(sources: Sequence[Path], into: Path) -> Merged:
     return merged
 
 
-def _same_text(result: StoredResult) -> str | None:
-    """The file's text as loaded, read again with the loader's bounds; None when it is no longer
-    what was loaded."""
+def _text(path: Path, digest: str, *, follow_links: bool = True) -> str | None:
+    """The result file's text, read with the loader's bounds; None unless its content is the one
+    hashed ``digest`` (the one loaded, or the one being merged)."""
     try:
-        data = read_bounded(result.path)
-        same = content_hash(parse_document(data)) == result.content_hash
+        data = read_bounded(path, follow_links=follow_links)
+        same = content_hash(parse_document(data)) == digest
     except (OSError, DocumentProblem):
         return None
     return data.decode() if same else None
-
-
-def _holds(path: Path, digest: str) -> bool:
-    """Whether the result file at ``path`` has the content hashed ``digest``."""
-    try:
-        return content_hash(parse_document(read_bounded(path, follow_links=False))) == digest
-    except (OSError, DocumentProblem):
-        return False
 
 
 def _take(
@@ -79,7 +71,7 @@ def _take(
             )
         return
     target = result_path(into, result.result)
-    text = _same_text(result)
+    text = _text(result.path, digest)
     if text is None:
         merged.problems.append(
             f"{result.path}: changed while merging (or is no longer a regular file): left out"
@@ -90,7 +82,7 @@ def _take(
     except FileExistsError:
         # Another merge into the same folder may have copied this very result since ``into`` was
         # loaded: identical content is the same result, not a conflict.
-        if _holds(target, digest):
+        if _text(target, digest, follow_links=False) is not None:
             merged.duplicates += 1
         else:  # a file there that the loader could not use, or of other content
             merged.problems.append(f"{result.path}: {target} exists and is not this result")

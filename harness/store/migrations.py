@@ -20,8 +20,7 @@ V1_PROCESS_FIELDS = ("programs", "compiled", "facts", "claim", "jax", "phases_s"
 
 
 def v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-1 result as measured in one process: its per-process fields move into
-    ``processes[0]``."""
+    """A version-1 result, measured in one process: its process's fields go to ``processes[0]``."""
     upgraded = {key: value for key, value in data.items() if key not in V1_PROCESS_FIELDS}
     process: dict[str, Any] = {
         "index": 0,
@@ -62,18 +61,13 @@ _V2_OUTSIDE = ("SIGKILL", "SIGTERM", "SIGINT", "SIGHUP")
 
 
 def _v2_end(process: dict[str, Any]) -> dict[str, Any] | None:
-    """What a version-2 process's ``status`` and ``detail`` say of how it died (version 3's
-    ``died``): its first line names the signal, the exit status or the time-out, the rest are the
-    last lines it wrote."""
+    """How a version-2 process died (version 3's ``died``), from its ``status`` and ``detail``: the
+    first line names the signal, exit status or time-out, the rest are its last lines."""
     status, detail = process.get("status"), process.get("detail")
     if status not in ("crashed", "failed", "timeout") or not isinstance(detail, str):
         return None
     first, _, rest = detail.partition("\n")
-    signal, code, limit = (
-        _V2_SIGNAL.search(first),
-        _V2_EXIT.search(first),
-        _V2_TIMEOUT.search(first),
-    )
+    signal, code, limit = (found.search(first) for found in (_V2_SIGNAL, _V2_EXIT, _V2_TIMEOUT))
     end: dict[str, Any]
     if status == "timeout":
         end = {"how": "timeout", **({"timeout_s": float(limit.group(1))} if limit else {})}
@@ -92,19 +86,14 @@ def _v2_end(process: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 keeps where each process that did not finish ok died (``died``): read from its
-    detail."""
+    """Version 3 keeps where each process that ended not ok died (``died``), from its detail."""
     processes = data.get("processes")
     if isinstance(processes, list):
-        data = {
-            **data,
-            "processes": [
-                {**process, "died": _v2_end(process)}
-                if isinstance(process, dict) and _v2_end(process) is not None
-                else process
-                for process in processes
-            ],
-        }
+        ends = [_v2_end(p) if isinstance(p, dict) else None for p in processes]
+        died = [
+            p if end is None else {**p, "died": end} for p, end in zip(processes, ends, strict=True)
+        ]
+        data = {**data, "processes": died}
     return {**data, "schema_version": 3}
 
 
@@ -113,15 +102,10 @@ OLDEST_VERSION = min(MIGRATIONS)
 
 
 def upgrade(data: Any) -> dict[str, Any]:
-    """A result document of any version this harness reads, as the newest version; raises
-    ``SchemaError``."""
+    """A result document of any version read here, as the newest version; ``SchemaError``."""
     document = dict(check_identity(data))
     version = document.get("schema_version")
-    if (
-        isinstance(version, bool)
-        or not isinstance(version, int)
-        or not OLDEST_VERSION <= version <= SCHEMA_VERSION
-    ):
+    if type(version) is not int or not OLDEST_VERSION <= version <= SCHEMA_VERSION:  # no bool
         raise SchemaError(
             "schema_version",
             f"schema version {version!r} is not one this harness reads (it reads {OLDEST_VERSION} "

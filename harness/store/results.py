@@ -74,8 +74,7 @@ class StoredResult:
 
 
 class Identity(NamedTuple):
-    """A new result's id and creation time: the id sorts by time, and its random part tells apart
-    two results of one second."""
+    """A new result's id (sorted by time; its random part parts two of one second) and time."""
 
     id: str
     created_at: str
@@ -94,14 +93,12 @@ def result_path(root: Path, result: Result) -> Path:
 
 
 class UnreadableResult(ValueError):
-    """A result no reader would read back: the writer refuses it rather than store a file every
-    reader skips."""
+    """A result no reader would read back, refused rather than stored for every reader to skip."""
 
 
 def write_result(root: Path, record: Result | Mapping[str, Any]) -> Path:
-    """Store a result (or a result document of any version, as the newest), after checking it by
-    parsing it and against the bounds every reader holds it to (``store.bounds``); UnreadableResult
-    saying why not."""
+    """Store a result (or a document of any version, as the newest), checked by parsing it and
+    against the bounds every reader holds (``store.bounds``); UnreadableResult saying why not."""
     try:
         document = record.to_json() if isinstance(record, Result) else upgrade(record)
         result = parse(document)
@@ -137,16 +134,14 @@ def create_file(final: Path, text: str) -> None:
 
 
 def content_hash(data: Any) -> str:
-    """Hash of a result's content, not its bytes: a copy re-indented on the way still counts as the
-    same."""
+    """Hash of a result's content, not its bytes: a re-indented copy counts as the same."""
     return hashlib.sha256(
         json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
     ).hexdigest()
 
 
 REFUSED = "refused before allocation"
-# What ``measure.storing.stored_status`` says of a cell whose run was interrupted before its
-# planned processes.
+# What ``measure.storing.stored_status`` says of a run interrupted before its planned processes.
 INTERRUPTED = "interrupted"
 
 K = TypeVar("K", bound=Hashable)
@@ -240,8 +235,7 @@ def newest_results(
 
 
 def cut_short(stored: StoredResult) -> bool:
-    """Stored before its planned processes had run, all of them ok: a run interrupted there, to be
-    measured again."""
+    """Stored before its planned processes all ran ok: an interrupted run, to measure again."""
     result = stored.result
     planned = result.settings.recorded("processes")
     return result.status is RunStatus.OK and planned is not None and len(result.processes) < planned
@@ -256,22 +250,19 @@ def newest_result(
     machine: str,
     accept: Callable[[StoredResult], bool] | None = None,
 ) -> StoredResult | None:
-    """The newest stored result of one cell (a case at sizes on a release under a profile) on
-    ``machine``."""
+    """The newest stored result of one cell (case, sizes, release, profile) on ``machine``."""
     return newest_results(root, case, release, profile, machine, accept).get(
         cell_key(case, release, profile, sizes)
     )
 
 
 def read_result(path: Path) -> StoredResult:
-    """The result stored at ``path``, read as every reader reads it; OSError, DocumentProblem or
-    SchemaError."""
+    """The result at ``path``, as every reader reads it; OSError, DocumentProblem or SchemaError."""
     return StoredResult.from_document(path, parse_document(read_bounded(path)))
 
 
 def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
-    """Every usable result under ``root`` once, parsed, and a problem for every file that is not
-    used."""
+    """Every usable result under ``root`` once, parsed, and a problem for every unused file."""
     results: list[StoredResult] = []
     problems: list[LoadProblem] = []
     seen: dict[str, tuple[str, Path]] = {}  # id → (content hash, first path)
@@ -294,11 +285,8 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
         if first[1] == path:
             results.append(stored)
         elif first[0] != stored.content_hash:
-            problems.append(
-                LoadProblem(
-                    path, f"id {stored.result.id} is already used by {first[1]} with other content"
-                )
-            )
+            taken = f"id {stored.result.id} is already used by {first[1]} with other content"
+            problems.append(LoadProblem(path, taken))
         # else: the same result again (one file in two artifacts), counted once
     return results, problems
 
@@ -309,9 +297,8 @@ MAX_NOTES = 40
 
 def readable(result: Result) -> Result:
     """``result`` as every reader would read it back: what lies outside ``store.bounds`` (a number
-    out of range, a fact nested too deep, half a surrogate pair) left out or repaired, each change a
-    line of its ``notes``; UnreadableResult when what is left is no result (a required figure
-    gone)."""
+    out of range, a fact nested too deep, half a surrogate pair) left out or repaired, a line of
+    ``notes`` each; UnreadableResult when no result is left (a required figure gone)."""
     notes: list[str] = []
     document = fit(result.to_json(), "", notes.append)
     if not notes:

@@ -119,8 +119,7 @@ class _Record:
 
 @dataclass(frozen=True)
 class TimedSample(_Record):
-    """One sample of a program: when Python regained control after each step, and when the outputs
-    were ready."""
+    """One sample: when Python regained control after each step, and when outputs were ready."""
 
     marks_ns: tuple[float, ...]
     wall_ns: float
@@ -237,17 +236,8 @@ class JaxFacts(_Record):
 
     # A process whose JAX could not say stores the error alone.
     _sparse = frozenset(
-        {
-            "backend",
-            "device_count",
-            "device_kinds",
-            "platforms",
-            "jax_version",
-            "environment_info",
-            "gpu",
-            "error",
-            "config",
-        }
+        {"backend", "device_count", "device_kinds", "platforms", "jax_version", "environment_info"}
+        | {"gpu", "error", "config"}
     )
 
 
@@ -279,34 +269,20 @@ class ProcessRun(_Record):
     jax: JaxFacts | None = None
     phases_s: Mapping[str, float] = field(default_factory=dict)
     peak_rss_bytes: int | None = None
-    # A plain script's run as the case process saw it (its sha256, exit status, whole-process
-    # time...).
+    # A plain script's run as the case process saw it (sha256, exit status, whole-process time...).
     script: Mapping[str, Any] | None = None
     # One figure per metric name for this process: a plain script's phases (``process.trace_ns``)
     # and its own printed numbers (``json.reg_ms``), each one value, as a whole-process time is.
     figures: Mapping[str, float] = field(default_factory=dict)
-    # What of a script's output was left out, and why (a number out of range, a line over its
-    # bound), one line each.
+    # What of a script's output was left out and why (a number out of range...), a line each.
     notes: tuple[str, ...] = ()
     # Where a process that did not finish ok died (schema version 3): None for one that did.
     died: ProcessEnd | None = None
 
-    # What the case process measured: a process that measured nothing (failed, killed) has none of
-    # them.
+    # What the case process measured: one that measured nothing (failed, killed) has none.
     _sparse = frozenset(
-        {
-            "programs",
-            "compiled",
-            "facts",
-            "claim",
-            "jax",
-            "phases_s",
-            "peak_rss_bytes",
-            "script",
-            "figures",
-            "notes",
-            "died",
-        }
+        {"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script"}
+        | {"figures", "notes", "died"}
     )
 
 
@@ -335,8 +311,7 @@ class Libraries(_Record):
     held: tuple[str, ...] = ()
 
     def version_of(self, name: str) -> str | None:
-        """The installed version of the distribution ``name`` (any spelling PEP 503 normalizes
-        alike)."""
+        """The installed version of ``name``, in any spelling PEP 503 normalizes alike."""
         wanted = re.sub(r"[-_.]+", "-", name).lower()
         for pin in self.installed:
             pinned, _, version = pin.partition("==")
@@ -431,7 +406,6 @@ class Settings(_Record):
         return {name: value for name, value in recorded.items() if value is not None}
 
     def recorded(self, name: str) -> Any:
-        """The setting's value, or None where the result does not record it."""
         return None if name in self.unrecorded else getattr(self, name)
 
     def for_child(self) -> dict[str, Any]:
@@ -440,16 +414,14 @@ class Settings(_Record):
 
     @property
     def looks(self) -> tuple[int, ...]:
-        """Where a run measured until decided looks (``look_points``): one look, the planned
-        processes, otherwise."""
+        """The looks of a run measured until decided (``look_points``); else one, at the plan."""
         return (
             look_points(self.processes, self.most_processes) if self.decide else (self.processes,)
         )
 
     @property
     def most_processes(self) -> int:
-        """Processes a side may run in one cell: the planned count, or more with a target ratio or
-        until decided."""
+        """A side's most processes in one cell: more than planned with a target or until decided."""
         if self.target_ratio is None and self.decide is None:
             return self.processes
         return max(self.processes, self.max_processes or self.processes)
@@ -485,8 +457,7 @@ NOTHING_RECORDED = Settings(unrecorded=frozenset(SETTING_NAMES_IN_ORDER))
 
 @dataclass(frozen=True)
 class Result(_Record):
-    """One stored cell: identity, settings, where it ran, and its processes in the order they
-    ran."""
+    """One stored cell: identity, settings, where it ran, and its processes in order of running."""
 
     id: str
     created_at: str
@@ -534,8 +505,7 @@ class Result(_Record):
 
     @property
     def machine(self) -> str:
-        """The id of the machine that measured it (``harness.host.machine``); older results have
-        none."""
+        """The id of the machine that measured it (``harness.host.machine``), if recorded."""
         recorded = self.host.machine
         return recorded.id if recorded is not None and recorded.id else UNRECORDED_MACHINE
 
@@ -548,8 +518,7 @@ class Result(_Record):
 
     @property
     def backend(self) -> str:
-        """The JAX backend it ran on; for a run that died before saying, the platform its profile
-        pinned."""
+        """The JAX backend it ran on; for a run that died before saying, its profile's platform."""
         reported = next(
             (p.jax.backend for p in self.processes if p.jax is not None and p.jax.backend), None
         )
@@ -574,8 +543,7 @@ class Result(_Record):
         return self.created_at, self.id
 
     def all_notes(self) -> tuple[str, ...]:
-        """Its notes and its processes', each once, in order: what was left out of it, for a page to
-        say."""
+        """Its notes and its processes', each once, in order: what a page says was left out."""
         found = [*self.notes, *(note for p in self.processes for note in p.notes)]
         return tuple(dict.fromkeys(found))
 
@@ -589,8 +557,7 @@ class Result(_Record):
 
 
 def _member(kind: type[AnEnum], noun: str) -> Callable[[Any, str], AnEnum]:
-    """The parser of a string that names one of ``kind``'s members (an unknown one:
-    ``unknown NOUN``)."""
+    """The parser of a string naming a member of ``kind`` (else: ``unknown NOUN``)."""
 
     def parse(value: Any, where: str) -> AnEnum:
         text = string(value, where)
@@ -750,8 +717,7 @@ def parse_jax(value: Any, where: str = "jax") -> JaxFacts:
 
 
 def parse_host(value: Any, where: str = "host") -> HostFacts:
-    """What ``harness.host.environment.host_facts`` said (a side's worker sends it), as a result
-    keeps it."""
+    """``host_facts`` as a side's worker sends it (``harness.host.environment``), as stored."""
     return _read(HostFacts, value, where)
 
 

@@ -29,8 +29,7 @@ def own_descriptor(path: Path) -> int | None:
 
 
 def is_stream(path: Path) -> bool:
-    """Whether ``path`` is one of our descriptors or, its links followed, neither a regular file nor
-    a folder."""
+    """Whether ``path`` is our descriptor or, links followed, not a regular file nor a folder."""
     if own_descriptor(path) is not None:
         return True
     try:
@@ -41,8 +40,7 @@ def is_stream(path: Path) -> bool:
 
 
 def write_in_place(path: Path, payload: bytes) -> None:
-    """Write ``payload`` to the stream at ``path`` (a FIFO waits for its reader, as a shell's
-    redirection does)."""
+    """Write ``payload`` to the stream at ``path`` (a FIFO waits for its reader, as ``>`` does)."""
     own = own_descriptor(path)
     if own is not None:
         view = memoryview(payload)

@@ -16,8 +16,8 @@ An ending's step comes from ``--good``/``--bad``, else the newest stored answer 
 How each side ended comes from the two releases' stored results (``analysis.statuses``), whose
 ``died`` records keep the signal or exit status, the last lines and faulthandler's stack, bounded
 and scrubbed when stored.  A workaround is read from the answer defensively: the ``crash`` why's
-entry of the step (its ``workaround``'s ``setting``, one that ran ok), a ``workaround`` entry, or a
-follow-up that is a setting to make; absent, the draft has no such line.  A reproducer with jax
+entry of the step (its ``workaround``'s ``setting``, one that ran ok) or a follow-up that is a
+setting to make; absent, the draft has no such line.  A reproducer with jax
 alone is taken only where its ``status`` says it ``reproduces`` the crash.
 """
 
@@ -53,6 +53,7 @@ MOVED_WORDS = {Verdict.SLOWER: "slower", Verdict.FASTER: "faster"}
 # A bisect answer is a few kB of JSON; a larger file is no answer, and reading it whole could
 # exhaust memory.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
+STATUS = Judged.STATUS.stem  # how an answer's data names a step of how the processes end
 
 
 @dataclass(frozen=True)
@@ -97,16 +98,18 @@ def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
     if not isinstance(first, dict):
         return []
     shared = {k: first.get(k) for k in ("case", "sizes", "profile", "thresholds")}
-    shared |= {k: data.get(k) for k in ("compiled", "reproducer", "created_at")}
+    shared |= {k: data.get(k) for k in ("compiled", "reproducer", "crash", "created_at")}
     steps = []
     for each in data.get("confirmations") or []:
         if not isinstance(each, dict) or each.get("outcome") != "confirmed":
             continue
         metric = each.get("metric")
-        if metric == STATUS_CRITERION or Judged.named(str(metric)) is not None:
-            continue  # an ending's (``status_answer``) or the claim's: no metric to draft
-        step = {"criterion": "metric", "metric": metric, "findings": each.get("findings")}
+        criterion = Judged.named(str(metric))
+        if criterion is Judged.CLAIM:
+            continue  # the claim's: nothing to draft
+        step = {"criterion": STATUS if criterion is Judged.STATUS else "metric", "metric": metric}
         step |= {"last_good": each.get("before"), "first_bad": each.get("after")}
+        step |= {"findings": each.get("findings"), "measured_again": True}
         steps.append(BisectAnswer(answer.name, shared | step))
     return steps
 
@@ -279,7 +282,7 @@ def _matches(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
     return (
         answer_about(data, case, sizes, profile)
         and answer_ends(data) is not None
-        and data.get("criterion") != "status"  # a crash's: drafted by ``issue --status``
+        and data.get("criterion") != STATUS  # an ending's: ``status_answer``
     )
 
 
@@ -550,7 +553,6 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
     return f"{named} {how} since jax {change.first_bad} ({figures}) on {where}"
 
 
-STATUS_CRITERION = Judged.STATUS.stem  # as a bisect answer's file and data name its criterion
 MAX_WORKAROUND_CHARS = 300
 
 
@@ -628,57 +630,31 @@ def sides_words(before: StoredResult | None, after: StoredResult | None) -> str:
 
 
 def status_answer(
-    bisects: Sequence[BisectAnswer],
-    triages: Sequence[BisectAnswer],
-    *,
-    case: str,
-    sizes: dict[str, int],
-    profile: str,
+    steps: Sequence[BisectAnswer], *, case: str, sizes: dict[str, int], profile: str
 ) -> StatusAnswer | None:
-    """The newest stored answer's status step for this case, sizes and profile; None where none has
-    one."""
+    """The newest stored step of how the processes end (``read_steps``: a bisect by status, a
+    triage's confirmed status step) for this case, sizes and profile; None where none has one."""
     found: list[tuple[str, StatusAnswer]] = []
-    for answer in bisects:
+    for answer in steps:
         data = answer.data
-        if not answer_about(data, case, sizes, profile) or not _by_status(answer):
-            continue
         ends = answer_ends(data)
-        if ends is not None:
-            said = StatusAnswer(
-                *ends,
-                f"a bisect of jax releases by how the script's processes end (`{answer.name}`)",
-                workaround_of(data, ends),
-                reproducer_named(_reproducing(data.get("reproducer")), ends),
-            )
-            found.append((str(data.get("created_at", "")), said))
-    for answer in triages:
-        data = answer.data
-        first = data.get("first_round") if isinstance(data, dict) else None
-        if not answer_about(first, case, sizes, profile):
+        if not answer_about(data, case, sizes, profile) or ends is None:
             continue
-        for each in data.get("confirmations") or []:
-            if not isinstance(each, dict) or each.get("metric") != STATUS_CRITERION:
-                continue
-            before, after = each.get("before"), each.get("after")
-            if (
-                each.get("outcome") == "confirmed"
-                and isinstance(before, str)
-                and isinstance(after, str)
-            ):
-                said = StatusAnswer(
-                    before,
-                    after,
-                    f"a triage of jax releases, its step measured again (`{answer.name}`)",
-                    workaround_of(each) or workaround_of(data, (before, after)),
-                    reproducer_named(_reproducing(data.get("reproducer")), (before, after)),
-                )
-                found.append((str(data.get("created_at", "")), said))
+        if data.get("criterion") != STATUS:
+            continue
+        how = (
+            "a triage of jax releases, its step measured again"
+            if data.get("measured_again")
+            else "a bisect of jax releases by how the script's processes end"
+        )
+        said = StatusAnswer(
+            *ends,
+            f"{how} (`{answer.name}`)",
+            workaround_of(data, ends),
+            reproducer_named(_reproducing(data.get("reproducer")), ends),
+        )
+        found.append((str(data.get("created_at", "")), said))
     return max(found, key=lambda f: f[0])[1] if found else None
-
-
-def _by_status(answer: BisectAnswer) -> bool:
-    data = answer.data
-    return data.get("criterion") == STATUS_CRITERION or f"-{STATUS_CRITERION}-" in answer.name
 
 
 def _reproducing(found: Any) -> list[Any]:
@@ -708,22 +684,15 @@ def workaround_of(data: Any, ends: tuple[str, str] | None = None) -> str:
             setting = found.get("setting")
             if isinstance(setting, str) and setting.strip():
                 return _bounded(setting)
-    said = data.get("workaround")
-    if isinstance(said, dict):
-        said = next(
-            (said[k] for k in ("setting", "command", "words") if isinstance(said.get(k), str)), ""
-        )
-    if isinstance(said, str) and said.strip():
-        return _bounded(said)
     offered = list(data.get("next") or []) if isinstance(data.get("next"), list) else []
     for finding in data.get("findings") or [] if isinstance(data.get("findings"), list) else []:
         if isinstance(finding, dict) and isinstance(finding.get("follow_ups"), list):
             offered += finding["follow_ups"]
     for each in offered:
+        # A setting to make, not a command line to run: a workaround's (``FollowUp.shell``).
         if (
             isinstance(each, dict)
             and each.get("shell") is False
-            and "workaround" in str(each.get("purpose", ""))
             and isinstance(each.get("command"), str)
         ):
             return _bounded(each["command"])

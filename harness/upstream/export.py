@@ -41,21 +41,14 @@ HARNESS_MODULES = {
 OWN_PACKAGES = ("cases", "harness")
 THIRD_PARTY = ("jax", "numpy")
 MODULE_DUNDERS = {
-    "__name__",
-    "__file__",
-    "__doc__",
-    "__spec__",
-    "__loader__",
-    "__package__",
-    "__builtins__",
+    f"__{n}__" for n in ("name", "file", "doc", "spec", "loader", "package", "builtins")
 }
 TAIL = "<measurement>"  # the generated end of the script
 CASE_MODULE = "exported_case"  # the case module, as the short script's generated end imports it
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 DEFINITIONS = (*_SCOPES, ast.Assign, ast.AnnAssign)
 
-# (module, name, asname) for ``from module import name as asname``; (module, None, asname) for
-# ``import``.
+# (module, name, asname) of ``from module import name as asname``; (module, None, asname): import.
 ImportUnit = tuple[str, str | None, str | None]
 
 
@@ -64,8 +57,7 @@ class _Refused(Exception):
 
 
 def export_script(case: CaseInfo, sizes: Mapping[str, int], settings: Mapping[str, Any]) -> str:
-    """The standalone script of ``case`` at ``sizes``, timed with ``settings`` (see
-    Settings.for_child)."""
+    """The standalone script of ``case`` at ``sizes``, timed with ``Settings.for_child``'s."""
     try:
         return _export(case, dict(sizes), dict(settings))
     except _Refused as exc:
@@ -123,22 +115,14 @@ def case_definitions(
             TAIL, TAIL, f"from {CASE_MODULE} import {', '.join(sorted(wanted))}\n", {CASE_MODULE}
         )
         parts = [part for part in _resolve([root], load) if part.module.name != TAIL]
-        owners: dict[str, str] = {}
-        for part in parts:
-            for name in part.binds:
-                if owners.setdefault(name, part.module.label) != part.module.label:
-                    raise _Refused(f"{part.module.label} and {owners[name]} both define {name}")
+        owners = _owners(parts)
         units = {key: unit for part in parts for key, unit in part.imports.items()}
         missing = set(wanted) - owners.keys()
         if missing:
             raise _Refused(f"it defines no {', '.join(sorted(missing))}")
     except _Refused as exc:
         raise UsageError(f"cannot export case {case.name}: {exc}") from None
-    lines = []
-    for third_party in (False, True):
-        lines += _import_lines(
-            [u for u in units.values() if (_top(u[0]) in THIRD_PARTY) is third_party]
-        )
+    lines = [line for group in _import_groups(units) for line in group]
     return lines, "\n\n".join(part.text for part in parts if part.text)
 
 
@@ -291,8 +275,7 @@ class _Module:
         return sorted(chosen, key=lambda s: s.first_line)
 
     def definitions_text(self, statements: list[_Statement]) -> str:
-        """The statements' source; ones adjacent in the module stay adjacent (a run of
-        constants)."""
+        """The statements' source; neighbours in the module stay neighbours (a run of constants)."""
         text = ""
         previous_end = 0
         for s in statements:
@@ -319,13 +302,7 @@ def _binds(node: ast.stmt) -> set[str]:
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return {node.name}
     targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-    return {
-        n.id
-        for target in targets
-        if target is not None
-        for n in ast.walk(target)
-        if isinstance(n, ast.Name)
-    }
+    return {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def _uses(node: ast.stmt) -> set[str]:
@@ -470,13 +447,26 @@ def _binding(unit: ImportUnit) -> str:
     return asname or name or _top(module)
 
 
-def _assemble(docstring: str, parts: list[_Part]) -> str:
+def _owners(parts: list[_Part]) -> dict[str, str]:
+    """The module that defines each name of the script; two that define one are refused."""
     owners: dict[str, str] = {}
     for part in parts:
         for name in sorted(part.binds):
-            if name in owners:
+            if owners.setdefault(name, part.module.label) != part.module.label:
                 raise _Refused(f"{part.module.label} and {owners[name]} both define {name}")
-            owners[name] = part.module.label
+    return owners
+
+
+def _import_groups(units: dict[str, ImportUnit]) -> list[list[str]]:
+    """The import lines of the standard library, then of jax and numpy."""
+    return [
+        _import_lines([u for u in units.values() if (_top(u[0]) in THIRD_PARTY) is third_party])
+        for third_party in (False, True)
+    ]
+
+
+def _assemble(docstring: str, parts: list[_Part]) -> str:
+    owners = _owners(parts)
     units: dict[str, ImportUnit] = {}
     for part in parts:
         for key, unit in part.imports.items():
@@ -492,10 +482,7 @@ def _assemble(docstring: str, parts: list[_Part]) -> str:
     futures = sorted(set().union(*(p.module.futures for p in parts)))
     if futures:
         head.append(f"from __future__ import {', '.join(futures)}")
-    for third_party in (False, True):
-        group = [u for u in units.values() if (_top(u[0]) in THIRD_PARTY) is third_party]
-        if group:
-            head.append("\n".join(_import_lines(group)))
+    head += ["\n".join(group) for group in _import_groups(units) if group]
     sections = []
     for part in parts:
         if part.text:
@@ -541,12 +528,7 @@ def imported_modules(text: str) -> set[str]:
 
 
 def foreign_imports(text: str) -> set[str]:
-    """Imports other than jax, numpy and the standard library."""
-    return {
-        m
-        for m in imported_modules(text)
-        if m not in THIRD_PARTY and m not in sys.stdlib_module_names
-    }
+    return imported_modules(text) - set(THIRD_PARTY) - sys.stdlib_module_names
 
 
 def undefined_names(text: str) -> set[str]:

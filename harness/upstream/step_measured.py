@@ -136,36 +136,42 @@ def compared(
 
 
 def newest_line(
-    prober: ReleaseProber, request: StepRequest, metric: MetricKey, rule: Thresholds
-) -> str:
+    prober: ReleaseProber,
+    request: StepRequest,
+    metric: MetricKey,
+    rule: Thresholds,
+    target: Sequence[str],
+) -> tuple[str, str]:
     """Whether the newest release on the index still shows the step, measured: "still on V: ×R"
-    (against the last release before the step), "gone on V", or what it showed; "" where it is an
-    end of the step."""
+    (against the last release before the step), "gone on V", or what it showed ("" where it is an
+    end of the step); and where it is gone, the bisect that finds the release that fixed it
+    (``target``: the case's or script's words)."""
     newest, good, bad = request.newest, request.good, request.bad
     if newest in (good, bad):
-        return ""
+        return "", ""
     step = compared(prober, good, bad, metric, rule)
     against_good = compared(prober, good, newest, metric, rule)
     against_bad = compared(prober, bad, newest, metric, rule)
     if step is None or against_good is None or against_bad is None:
-        return (
-            f"jax {newest}, the newest release on the index, gave no figure of {metric.metric_name}"
-        )
+        named = metric.metric_name
+        return f"jax {newest}, the newest release on the index, gave no figure of {named}", ""
     # A value or a presence is said by what each side showed, never a ratio.
     ratio = (
         format_ratio(against_good.ratio) if against_good.shape is Shape.COST else against_good.said
     )
     if against_good.verdict == step.verdict and step.verdict in MOVED:
-        return f"still on {newest}: {ratio} against jax {good}"
+        return f"still on {newest}: {ratio} against jax {good}", ""
     if against_good.verdict == Verdict.UNCHANGED or (
         against_bad.verdict in MOVED
         and against_bad.verdict != step.verdict
         and against_good.verdict not in MOVED
     ):
-        return f"gone on {newest} ({ratio} against jax {good}): fixed by then"
-    return (
-        f"on {newest}: {ratio} against jax {good} ({against_good.verdict}), neither end told apart"
-    )
+        words = ["--broken", bad, "--fixed", newest, *Criterion.of(metric).words()]
+        asked = request.asked
+        bisect = nox_command("bisect", target, words, asked.sizes, asked.profile)
+        return f"gone on {newest} ({ratio} against jax {good}): fixed by then", bisect
+    told = f"({against_good.verdict}), neither end told apart"
+    return f"on {newest}: {ratio} against jax {good} {told}", ""
 
 
 def reproduce(

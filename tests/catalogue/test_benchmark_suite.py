@@ -230,7 +230,8 @@ def measured(python, suite_path, tmp_path, args=(), **environ):
         "from harness.measure.script_process import run_script\n"
         "done = run_script(Path(sys.argv[1]), sys.argv[2], 300, args=tuple(sys.argv[3:]))\n"
         "print(json.dumps({'status': str(done.status), 'detail': done.detail, 'notes':"
-        " list(done.notes), 'programs': {n: len(p.samples) for n, p in done.programs.items()}}))\n"
+        " list(done.notes), 'programs': {n: len(p.samples) for n, p in done.programs.items()},"
+        " 'script': done.script}))\n"
     )
     digest = hashlib.sha256(wrapper.read_bytes()).hexdigest()
     env = {**os.environ, SUITE_PATH: str(suite_path), "PYTHONPATH": str(REPO), **environ}
@@ -311,3 +312,4 @@ def test_a_run_that_would_pass_its_time_out_stops_after_the_benchmarks_that_fit_
     assert all(run["programs"][name] == 5 for name in benches), "every round of each that ran"
     [note] = [n for n in run["notes"] if n.startswith(CUT_SHORT_NOTE)]
     assert f"stopped after {len(benches)} of 8 benchmarks" in note
+    assert run["script"]["cut_short"] == {"ran": len(benches), "planned": 8}, "what a watch reads"

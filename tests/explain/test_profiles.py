@@ -8,7 +8,6 @@ from pathlib import Path
 
 from harness.explain.profiles import (
     ProfileAnswer,
-    about_run_time,
     is_op,
     op_kind,
     read_trace,
@@ -114,11 +113,11 @@ def test_a_release_without_per_op_events_or_without_a_profile_is_said(tmp_path):
 
 def test_only_run_time_metrics_are_profiled():
     assert (
-        about_run_time(parse_metric_name("two_scans.wall_ns"))
-        and about_run_time(parse_metric_name("process.run_ns"))
-        and about_run_time(parse_metric_name("json.solve_ms"))
+        parse_metric_name("two_scans.wall_ns").about_run_time
+        and parse_metric_name("process.run_ns").about_run_time
+        and parse_metric_name("json.solve_ms").about_run_time
     )
     assert not any(
-        about_run_time(parse_metric_name(name))
+        parse_metric_name(name).about_run_time
         for name in ("scan.compile_ns", "process.import_ns", "process.peak_rss_bytes")
     )

@@ -620,7 +620,7 @@ STACK = (
 
 def draft(**changes) -> CrashDraft:
     where = {"case": "async_dispatch", "sizes": {"N": 1000}, "profile": "cpu"}
-    step = status_answer(read_bisect_answers(FIXTURES / "crash", "async_dispatch"), [], **where)
+    step = status_answer(read_bisect_answers(FIXTURES / "crash", "async_dispatch"), **where)
     assert step is not None
     base = real_result("async_dispatch-0.12.0.1")
     ok = as_stored(derive(base, release=step.before, processes=5))

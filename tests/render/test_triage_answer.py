@@ -166,7 +166,7 @@ def test_a_crash_since_a_release_is_answered_with_where_it_died():
     screen_text = triage_screen(found, setting, 5, "r.md")
     text = " ".join(screen_text.split())
     assert "Nothing could be measured" not in text
-    assert "ok → SIGSEGV (exit 139)" in text and "crashes" in text
+    assert "ok → SIGSEGV (exit 139)" in text
     assert (
         "where jax 0.10.2 died: SIGSEGV (exit 139) in 10 of 10 processes; first process: "
         'File "repro.py", line 7 in reduce' in text

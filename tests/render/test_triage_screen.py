@@ -225,3 +225,15 @@ def test_a_step_that_comes_with_a_library_says_so_whole_and_offers_the_library_s
     offered = commands(text)
     assert offered and all("--vary" in c and "--jax 0.4.33" in c for c in offered), offered
     assert not any("--commits" in c for c in offered), "no jax commit bisect for a library's change"
+
+
+def test_a_fix_and_a_claim_that_holds_again_are_said_so_in_their_rows():
+    """The rows know a fix from ``TriageOutcome.ordered``, never from their answer's words."""
+    from tests.render.test_triage_answer import outcome
+
+    found, setting = outcome({"a": 1, "b": 3, "c": 1}, metric=parse_metric_name("eager.wall_ns"))
+    rows = " ".join(triage_screen(found, setting, 5, "r.md").split())
+    assert "eager.wall_ns" in rows and " fixed " in rows, rows
+    found, setting = outcome(dict.fromkeys("abc", 1), claim=True, holds={"b": False})
+    rows = " ".join(triage_screen(found, setting, 5, "r.md").split())
+    assert "stops holding" in rows and "holds again" in rows, rows

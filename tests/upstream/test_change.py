@@ -390,7 +390,7 @@ def side(release: str, *, dead: bool = False, created: str = "") -> StoredResult
 
 
 def test_a_bisect_by_status_gives_the_step_and_the_workaround_its_why_found():
-    found = status_answer(read_bisect_answers(ANSWERS, "async_dispatch"), [], **WHERE)
+    found = status_answer(read_bisect_answers(ANSWERS, "async_dispatch"), **WHERE)
     assert found is not None
     assert (found.before, found.after) == ("0.4.31", "0.4.33")
     assert found.workaround == "XLA_FLAGS=--xla_cpu_use_thunk_runtime=false"
@@ -405,13 +405,14 @@ def test_a_reproducer_is_taken_only_where_it_died_as_the_script_did():
     data = stored.data | {
         "reproducer": [dict(stored.data["reproducer"][0], status={"reproduces": True})]
     }
-    found = status_answer([BisectAnswer(stored.name, data)], [], **WHERE)
+    found = status_answer([BisectAnswer(stored.name, data)], **WHERE)
     assert found is not None and found.reproducer is not None
     assert found.reproducer.script == "repro_0123456789.py"
 
 
 def test_a_triage_s_confirmed_status_step_is_one_its_unconfirmed_ones_are_not():
-    found = status_answer([], read_triage_answers(ANSWERS, "async_dispatch"), **WHERE)
+    triaged = read_triage_answers(ANSWERS, "async_dispatch")
+    found = status_answer([step for each in triaged for step in triage_steps(each)], **WHERE)
     assert found is not None and (found.before, found.after) == ("0.4.31", "0.4.33")
     assert found.workaround == "", "the triage found none: the draft has no such line"
 
@@ -434,21 +435,17 @@ def test_a_triage_s_confirmed_status_step_is_one_its_unconfirmed_ones_are_not():
 )
 def test_an_answer_of_another_criterion_size_or_shape_gives_no_step(data):
     answer = BisectAnswer("bisect-async_dispatch-x.json", data)
-    assert status_answer([answer], [BisectAnswer("triage-x.json", data)], **WHERE) is None
+    assert status_answer([answer, BisectAnswer("triage-x.json", data)], **WHERE) is None
 
 
 @pytest.mark.parametrize(
     "data",
     [
         {},
-        {"workaround": 3},
+        {"workaround": {"setting": "jax.config.update('a', 1)"}},  # a key no answer writes
         {"next": "text", "findings": {"a": 1}},
         {"next": [{"purpose": "the workaround", "command": "x", "shell": True}]},
-        {
-            "findings": [
-                {"follow_ups": [{"purpose": "which commit", "command": "x", "shell": False}]}
-            ]
-        },
+        {"findings": [{"follow_ups": [{"purpose": "workaround", "command": 3, "shell": False}]}]},
     ],
 )
 def test_no_workaround_is_read_where_the_answer_does_not_say_one(data):
@@ -456,17 +453,15 @@ def test_no_workaround_is_read_where_the_answer_does_not_say_one(data):
 
 
 def test_a_workaround_is_read_in_each_shape_bounded_to_one_line():
-    assert workaround_of({"workaround": {"setting": "jax.config.update('a', 1)"}}) == (
-        "jax.config.update('a', 1)"
-    )
-    offered = {"purpose": "the workaround, on 2", "command": "XLA_FLAGS=--a", "shell": False}
+    """A setting offered (``shell`` false) is a workaround, whatever its purpose's words."""
+    offered = {"purpose": "", "command": "XLA_FLAGS=--a", "shell": False}
     assert workaround_of({"findings": [{"follow_ups": [offered]}]}) == "XLA_FLAGS=--a"
     crash = {"before": "1", "after": "2", "workaround": {"setting": "XLA_FLAGS=--b", "runs": True}}
     assert workaround_of({"crash": [crash]}, ("1", "2")) == "XLA_FLAGS=--b"
     assert workaround_of({"crash": [crash]}, ("0", "2")) == "", "another step's"
     failed = crash | {"workaround": {"setting": "XLA_FLAGS=--b", "runs": False}}
     assert workaround_of({"crash": [failed]}, ("1", "2")) == ""
-    long = workaround_of({"workaround": "XLA_FLAGS=" + "--x\n" * 200})
+    long = workaround_of({"next": [offered | {"command": "XLA_FLAGS=" + "--x\n" * 200}]})
     assert "\n" not in long and len(long) == MAX_WORKAROUND_CHARS
 
 
@@ -498,8 +493,8 @@ def test_the_newest_stored_result_of_a_release_counts_whatever_its_status():
 
 
 def test_a_triage_answer_s_confirmed_metric_steps_are_steps_a_draft_can_be_about():
-    """Each confirmed step of a metric, with its findings and the run's thresholds; an ending's and
-    the claim's are not (an ending is drafted from ``status_answer``), nor a step not confirmed."""
+    """Each confirmed step of a metric, with its findings and the run's thresholds, and of how the
+    processes end (``status_answer`` reads it); not the claim's, nor a step not confirmed."""
     confirmations = [
         {"metric": "json.draw", "before": "0.4.38", "after": "0.5.0", "outcome": "confirmed"},
         {"metric": "status", "before": "0.5.0", "after": "0.5.1", "outcome": "confirmed"},
@@ -509,8 +504,11 @@ def test_a_triage_answer_s_confirmed_metric_steps_are_steps_a_draft_can_be_about
     confirmations[0]["findings"] = [{"text": "the workaround: set it", "leads": True}]
     first = {"case": "c", "sizes": {}, "profile": "cpu", "thresholds": {"factor": 1.2}}
     answer = BisectAnswer("triage-c.json", {"first_round": first, "confirmations": confirmations})
-    [step] = triage_steps(answer)
+    [step, ending] = triage_steps(answer)
     assert answer_ends(step.data) == ("0.4.38", "0.5.0") and step.data["metric"] == "json.draw"
+    assert (ending.data["criterion"], answer_ends(ending.data)) == ("status", ("0.5.0", "0.5.1"))
+    found = status_answer([step, ending], case="c", sizes={}, profile="cpu")
+    assert found is not None and "a triage" in found.source
     change = change_from([step], [], case="c", sizes={}, profile="cpu")
     assert change is not None and change.source == "`triage-c.json`"
     assert change.thresholds.factor == 1.2 and [f.text for f in change.why] == [

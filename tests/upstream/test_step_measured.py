@@ -39,18 +39,25 @@ def test_the_newest_release_still_shows_it_or_not(tmp_path):
     request = step_request(tmp_path)
     assert request.newest == "0.6.2"
     still = FakeScriptReleases({"0.5.3": 1.0, "0.6.0": 9.8, "0.6.2": 9.7})
-    assert (
-        newest_line(still, request, LOOP, Thresholds()) == "still on 0.6.2: ×9.7 against jax 0.5.3"
+    target = ["--script", "loop.py"]
+    assert newest_line(still, request, LOOP, Thresholds(), target) == (
+        "still on 0.6.2: ×9.7 against jax 0.5.3",
+        "",
     )
     gone = FakeScriptReleases({"0.5.3": 1.0, "0.6.0": 9.8, "0.6.2": 1.0})
-    assert newest_line(gone, request, LOOP, Thresholds()) == (
-        "gone on 0.6.2 (×1 against jax 0.5.3): fixed by then"
-    )
+    line, fixed_by = newest_line(gone, request, LOOP, Thresholds(), target)
+    assert line == "gone on 0.6.2 (×1 against jax 0.5.3): fixed by then"
+    assert fixed_by.endswith(
+        "bisect -- --script loop.py --broken 0.6.0 --fixed 0.6.2 --metric json.loop_ms "
+        "--profile cpu"
+    ), "the bisect that finds the release that fixed it, from the one command builder"
     missing = FakeScriptReleases({"0.5.3": 1.0, "0.6.0": 9.8, "0.6.2": None})
-    assert "gave no figure of json.loop_ms" in newest_line(missing, request, LOOP, Thresholds())
-    assert newest_line(still, step_request(tmp_path, "0.6.0"), LOOP, Thresholds()) == "", (
-        "the first release with it is the newest: nothing more to say"
-    )
+    line, _ = newest_line(missing, request, LOOP, Thresholds(), target)
+    assert "gave no figure of json.loop_ms" in line
+    assert newest_line(still, step_request(tmp_path, "0.6.0"), LOOP, Thresholds(), target) == (
+        "",
+        "",
+    ), "the first release with it is the newest: nothing more to say"
 
 
 def test_a_reproducer_that_ran_is_named_as_a_bisect_answer_names_it_and_one_that_did_not_is_none():
