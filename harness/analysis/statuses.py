@@ -266,9 +266,7 @@ def change_between(
     return Ending(was.commonest, OK) if was.commonest else None
 
 
-def compare_endings(
-    was: StatusSummary, now: StatusSummary, thresholds: Thresholds
-) -> Comparison:
+def compare_endings(was: StatusSummary, now: StatusSummary, thresholds: Thresholds) -> Comparison:
     """How two releases' processes ended, compared on their counts of processes that died (as
     every ending is judged); where every process of each side ended alike, how (``ok →
     SIGSEGV (exit 139)``, as the status step says it)."""
