@@ -120,7 +120,7 @@ def run_script(
 ) -> tuple[int | None, str, str]:
     """Run a script by its file name from its own folder (tracebacks name no local path), holding
     the timing lock."""
-    with timing_lock(lambda line: print(line, file=sys.stderr, flush=True)):
+    with timing_lock(_progress):
         try:
             done = subprocess.run(
                 [python or sys.executable, path.name, *args],
@@ -177,11 +177,7 @@ def installed_packages(python: str) -> list[str]:
 
 def ready(env: ReleaseEnv) -> ReleaseEnv:
     """``env`` installed (once; cached afterwards), or a HarnessError saying why it cannot be."""
-    print(
-        f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)",
-        file=sys.stderr,
-        flush=True,
-    )
+    _progress(f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)")
     problem = ensure(env)
     if problem:
         raise HarnessError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
@@ -267,7 +263,7 @@ def write_issue(request: IssueRequest) -> Written:
     short_runs = _short_runs(request, change, short_path, variables, mine)
     if change is not None:
         change = with_script_figures(
-            change, {r.run.release: _medians(r.run.stdout) for r in short_runs}
+            change, {r.run.release: parse_output(r.run.stdout).medians for r in short_runs}
         )
     dumps = copy_dumps(change, request.out_dir, folder, case.name)
     reproducer = copy_reproducer(change, request.out_dir, folder, case.name)
@@ -463,10 +459,6 @@ def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: st
     return f"{case}-reproducer/" if wanted <= copied else ""
 
 
-def _medians(stdout: str) -> dict[tuple[str, str], float]:
-    return parse_output(stdout).medians
-
-
 def _short_runs(
     request: IssueRequest,
     change: Change | None,
@@ -539,9 +531,9 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     if not request.case.subject.own_venv:
         env = ready(plain_env(env) if alone else env)
         where = (
-            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib"
+            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib "
+            "and what they need"
         )
-        where += " and what they need"
         return Place(str(env.interpreter.absolute()), list(env.install), where)
     environments = Environments(request.case, PROFILE_BY_NAME.get(request.profile), request.policy)
     prepared = environments.prepare(version, env)
@@ -633,11 +625,7 @@ def execute(opts: IssueOptions) -> int:
     shown = sizes_text(request.sizes)
     # else write_issue refuses at once, and its one line should be the only one
     if has_a_change(request):
-        print(
-            f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …",
-            file=sys.stderr,
-            flush=True,
-        )
+        _progress(f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …")
     written = write_issue(request)
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
@@ -794,11 +782,9 @@ def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str,
     """The crash report draft written under ``issues/``: its path, its title, the reproducer's file
     ("" where none), what was measured here."""
     step = ending_step(request)
-    print(
+    _progress(
         f"[{request.profile}] {request.case.name} at {sizes_text(request.sizes)}: drafting a crash "
-        "report …",
-        file=sys.stderr,
-        flush=True,
+        "report …"
     )
     mine, measured = measure_ending(request, step)
     crash = _crash(request, step, mine)

@@ -60,12 +60,8 @@ from harness.store.files import DocumentProblem, child, parse_document, read_bou
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 
-REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED = (
-    "regression",
-    "improvement",
-    "under load",
-    "undecided",
-)
+REGRESSION, IMPROVEMENT = "regression", "improvement"
+UNDER_LOAD, UNDECIDED = "under load", "undecided"
 BROKEN, NOT_MEASURED = "broken", "not measured"
 # Every process of the baseline ran and failed, timed out or crashed: the watch watched nothing
 # there, which fails it (a warning a weekly job ignores would measure nothing for ever).
@@ -477,11 +473,14 @@ def measured_again(
 
 def results_read(found: TriageOutcome) -> set[str]:
     """The stored results a triage read: its first round's and its confirmations'."""
-    probes = [
+    return {probe.result.result.id for probe in _every_probe(found) if probe.result is not None}
+
+
+def _every_probe(found: TriageOutcome) -> list[Probe]:
+    return [
         *found.first_round.measurements,
         *(p for c in found.confirmations for p in (c.before, c.after)),
     ]
-    return {probe.result.result.id for probe in probes if probe.result is not None}
 
 
 def first_round_undecided(
@@ -535,11 +534,7 @@ def side_loads(found: TriageOutcome) -> list[SideLoad]:
     # release → [loaded, processes]
     counts: dict[str, list[int]] = {r: [0, 0] for r in found.first_round.releases}
     seen: set[int] = set()
-    probes = [
-        *found.first_round.measurements,
-        *(p for c in found.confirmations for p in (c.before, c.after)),
-    ]
-    for probe in probes:
+    for probe in _every_probe(found):
         if probe.result is None or id(probe.result) in seen:
             continue
         seen.add(id(probe.result))
@@ -670,10 +665,10 @@ class Memory:
 
     folder: Path
 
-    def _file(self, target: str, key: str) -> Path:
+    def _file(self, target: str, key: str, ending: str = ".json") -> Path:
         # Never followed: a link planted at the file is not read, and is replaced when the watch is
         # filed.
-        return child(self.folder, f"{target}-{key[:32]}.json")
+        return child(self.folder, f"{target}-{key[:32]}{ending}")
 
     def recall(self, target: str, key: str) -> TargetWatch | None:
         """The watch filed under ``key``, or None: none, or a file that is not one (measured again,
@@ -692,15 +687,14 @@ class Memory:
             return None  # a file tampered with is no memory: measured again
         return dataclasses.replace(watched, remembered=when)
 
-    def _open_file(self, target: str, key: str) -> Path:
-        return child(self.folder, f"{target}-{key[:32]}.open.json")
-
     def spent(self, target: str, key: str) -> frozenset[str]:
         """The stored results a watch of this key read and left open: never read again, so the next
         watch measures what stayed undecided anew (empty where none, or a file that is not one)."""
         try:
             data = parse_document(
-                read_bounded(self._open_file(target, key), limit=4 * 2**20, follow_links=False)
+                read_bounded(
+                    self._file(target, key, ".open.json"), limit=4 * 2**20, follow_links=False
+                )
             )
             ids = data["results"] if data.get("key") == key else []
         except (OSError, DocumentProblem, ValueError, KeyError, TypeError, AttributeError):
@@ -714,7 +708,7 @@ class Memory:
         self.folder.mkdir(parents=True, exist_ok=True)
         ids = sorted(self.spent(target, key) | read)[-MAX_SPENT:]
         document = {"key": key, "results": ids}
-        replace_file(self._open_file(target, key), json.dumps(document, indent=1) + "\n")
+        replace_file(self._file(target, key, ".open.json"), json.dumps(document, indent=1) + "\n")
 
     def remember(
         self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str
