@@ -106,8 +106,7 @@ class MetricKey:
 
     @property
     def measured(self) -> Measured | None:
-        """Its row of ``KINDS`` or ``PHASES``; None for a script's own number or a kind no table
-        knows."""
+        """Its row of ``KINDS`` or ``PHASES``; None for a script's own number or an unknown kind."""
         if self.name == JSON:
             return None
         return (PHASES if self.name == PROCESS else KINDS).get(self.kind)

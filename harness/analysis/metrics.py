@@ -72,8 +72,7 @@ class ProcessSamples:
     ran: int = 0
 
     def first(self, count: int) -> ProcessSamples:
-        """The first ``count`` processes (in the order they ran); of those under load, at most as
-        many."""
+        """The first ``count`` processes (in order run); of those under load, at most as many."""
         return ProcessSamples(
             self.processes[:count], min(self.loaded, count), self.source, min(self.ran, count)
         )
@@ -167,8 +166,7 @@ def peak_rss(process: ProcessRun) -> int | None:
 
 
 def _figure_key(metric: str) -> MetricKey | None:
-    """The key of a stored figure's name; None for a name no reader knows (a newer harness's,
-    say)."""
+    """The key of a stored figure's name; None for a name no reader knows (a newer harness's)."""
     try:
         return parse_metric_name(metric)
     except UsageError:

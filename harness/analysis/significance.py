@@ -208,8 +208,7 @@ class Comparison:
 
     @property
     def spreads(self) -> tuple[SideSpread, SideSpread]:
-        """How each side (A, B) was measured and scatters; a side not recorded counts as one
-        process."""
+        """How each side (A, B) was measured and scatters; a side not recorded is one process."""
         return (
             self.baseline_spread
             or SideSpread(1, self.baseline.n, math.nan, self.baseline.relative_iqr),

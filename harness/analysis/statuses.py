@@ -166,8 +166,7 @@ class StatusSummary:
         return max(self.ends, key=lambda how: self.ends[how]) if self.ends else ""
 
     def words(self) -> str:
-        """``SIGSEGV (exit 139) in 5 of 5 processes``, ``ok in 5 of 5``; a mix named part by
-        part."""
+        """``SIGSEGV (exit 139) in 5 of 5 processes``, ``ok in 5 of 5``; a mix named by part."""
         parts = [f"{OK} in {self.ok}"] if self.ok else []
         parts += [f"{how} in {count}" for how, count in self.ends.items()]
         return (

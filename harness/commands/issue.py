@@ -56,7 +56,7 @@ from harness.render.issue_draft import (
     render,
     render_crash,
 )
-from harness.render.issue_screen import issue_screen
+from harness.render.issue_screen import issue_screen, run_status
 from harness.render.why import reproduced_lines, reproducer_lines
 from harness.store.files import DocumentProblem, output_folder, read_bounded, replace_file
 from harness.store.results import LoadProblem, StoredResult, load_results
@@ -142,8 +142,7 @@ def _text(output: str | bytes | None) -> str:
 
 
 def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
-    """``jax.print_environment_info()`` of an interpreter's environment, or why it is
-    unavailable."""
+    """``jax.print_environment_info()`` of an interpreter's environment, or why it is missing."""
     try:
         # The harness on the path: a script's venv holds jax and what the script declares, not the
         # harness.
@@ -294,8 +293,7 @@ def write_issue(request: IssueRequest) -> Written:
 
 
 def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Change) -> Change:
-    """The change read again once its releases were measured here: the stored figures now give
-    it."""
+    """The change read again once its releases were measured here: stored figures now give it."""
     again = change_from(
         read_steps(request.out_dir, request.case.name),
         mine,
@@ -322,8 +320,7 @@ class MeasuredHere:
     follow_up: str = ""  # the one command that goes on from the newest release's line (the screen)
 
     def applied(self, change: Change) -> Change:
-        """``change`` with the reproducer measured here and its lines, where no bisect answer gave
-        one."""
+        """``change`` with the reproducer measured here and its lines, where no bisect gave one."""
         if change.reproducer is not None or not (self.reproducer or self.why):
             return change
         return dataclasses.replace(change, reproducer=self.reproducer, why=(*self.why, *change.why))
@@ -337,8 +334,7 @@ def issue_command(request: IssueRequest, good: str, bad: str, metric: MetricKey 
 
 
 def not_measured_here(request: IssueRequest, change: Change) -> str:
-    """Without nox's plan (one JAX installed here): what the draft lacks, and the command that adds
-    it."""
+    """Without nox's plan (one JAX installed here): what the draft lacks, and the command for it."""
     missing = [
         "the step confirmed" if not change.probes else "",
         "the reproducer with jax alone"
@@ -637,11 +633,7 @@ def execute(opts: IssueOptions) -> int:
     print(issue_screen(written.title, runs, scripts, drafted, written.measured), end="")
     failed = [r for r in [written.run, *(s.run for s in written.short_runs)] if not r.ok]
     if failed:
-        what = ", ".join(
-            f"jax {r.release} "
-            + ("timed out" if r.returncode is None else f"exited with code {r.returncode}")
-            for r in failed
-        )
+        what = ", ".join(f"jax {r.release} {run_status(r)}" for r in failed)
         print(f"harness: a script run failed ({what}); the draft shows its output", file=sys.stderr)
         return 1
     return 0
@@ -675,8 +667,7 @@ def nothing_to_draft(request: IssueRequest, stored: str, words: list[str]) -> Us
 
 
 def stored_ending(request: IssueRequest) -> StatusAnswer | None:
-    """The newest stored bisect --status or triage answer's status step, at these sizes and
-    profile."""
+    """The newest stored bisect --status or triage answer's status step at these sizes, profile."""
     name = request.case.name
     steps = read_steps(request.out_dir, name)
     return status_answer(steps, case=name, sizes=request.sizes, profile=request.profile)
@@ -685,8 +676,7 @@ def stored_ending(request: IssueRequest) -> StatusAnswer | None:
 def measure_ending(
     request: IssueRequest, step: StatusAnswer
 ) -> tuple[list[StoredResult], MeasuredHere]:
-    """Through nox the step's two releases and the newest measured together; the stored results
-    then."""
+    """Through nox the step's two releases and the newest measured together; then stored results."""
     if request.plan is None:
         words = ["--status", "--good", step.before, "--bad", step.after]
         command = nox_command("issue", target_words(request.case), words, request.sizes, "")
@@ -743,8 +733,7 @@ def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) 
 def _crash_script(
     request: IssueRequest, step: StatusAnswer, folder: Path
 ) -> tuple[str, str, str, str]:
-    """The reproducer the draft pastes: (its text, its file name, what it is, why none where
-    none)."""
+    """The reproducer the draft pastes: (its text, its file name, what it is, why none if none)."""
     case = request.case
     content = case.subject.own_text(case.path)
     if content is None:  # a case: its standalone script imports jax and numpy only

@@ -161,8 +161,7 @@ def library_answered(found: Sequence[Found], metric: str) -> bool:
 
 
 class HeldLibrary:
-    """Asked first, for a plain script's step where any package of its venv besides jax's own
-    moved."""
+    """Asked first, for a plain script's step where any package of its venv but jax's own moved."""
 
     name = "library"
 

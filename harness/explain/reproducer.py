@@ -53,8 +53,7 @@ PER_PROGRAM = ("call_ms", "compile_ms", "temp_bytes")
 
 
 def counterpart(key: MetricKey) -> MetricKey | None:
-    """The reproducer's metric that shows what ``key`` of the script measured; None where none
-    can."""
+    """The reproducer's metric that shows what ``key`` of the script measured; None if none can."""
     if key.name == PROCESS and key.measured is not None and not key.measured.compiled:
         return None
     if key.kind == "compile":
@@ -92,8 +91,7 @@ class ReproducerAnswer:
     settles: bool = False
 
     def reproduces(self, metric: str, step: Comparison | None) -> bool | None:
-        """Whether the reproducer moved as the script did on ``metric``; None where it cannot
-        tell."""
+        """Whether the reproducer moved as the script did on ``metric``; None if it can't tell."""
         found = self.measured.get(metric)
         if step is None or found is None or found[1] is None:
             return None
@@ -418,8 +416,7 @@ def moved_counterparts(answer: ReproducerAnswer) -> dict[str, str]:
 def moved_programs(
     listing: Mapping[str, Any], results: Mapping[str, StoredResult | None], step: Step
 ) -> list[str]:
-    """The files of the programs whose own calls, compile or temporary bytes moved between the
-    sides."""
+    """The files of the programs whose own calls, compile or temp bytes moved between the sides."""
     before, after = (results.get(label) for label in step.pair)
     moved = []
     for number, program in enumerate(listing.get("programs", []), start=1):

@@ -116,8 +116,7 @@ def fact_text(cell: FactCell | None) -> str:
 
 
 def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
-    """Exact compiled facts, releases as columns; bold where a value differs from the previous
-    release."""
+    """Exact compiled facts, releases as columns; bold where a value differs from the last one."""
     table = [
         [f"{row.function} · {row.fact.replace('_', ' ')}", *map(fact_text, row.cells)]
         for row in rows

@@ -1,5 +1,4 @@
-"""One run in detail: its status, the evidence for its claim verdict, its metrics and
-environment."""
+"""One run in detail: its status, the evidence for its claim verdict, its metrics, environment."""
 
 from __future__ import annotations
 

@@ -27,8 +27,7 @@ class NotOk:
 
 
 def run_screen(summary: str, not_ok: Sequence[NotOk], results: str) -> list[str]:
-    """The lines that end a run: the summary, the cells not ok (as many as fit), the report's
-    command."""
+    """A run's last lines: its summary, the cells not ok (as many as fit), the report's command."""
     lines = screen.wrap(summary, lines=3)
     if not_ok:
         lines.append(f"{len(not_ok)} cell(s) did not run ok:")

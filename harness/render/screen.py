@@ -130,8 +130,7 @@ def budgeted(lines: Sequence[str], budget: int, more: str) -> list[str]:
 
 
 def fits(text: str) -> bool:
-    """Whether ``text`` fits one screen: the checks the tests of every command's first screen
-    make."""
+    """Whether ``text`` fits one screen: the checks the tests of every command's first screen do."""
     shown = text.splitlines()
     return len(shown) <= LINES and all(columns(line) <= WIDTH for line in shown)
 
@@ -157,8 +156,7 @@ def follow_up_lines(follow_up: FollowUp, lead: str, width: int = WIDTH) -> list[
 
 
 def labelled(lead: str, text: str, width: int = WIDTH) -> list[str]:
-    """``text`` after ``lead`` (``  why: ``), wrapped whole, later lines lined up under its first
-    word."""
+    """``text`` after ``lead`` (``  why: ``), wrapped whole, later lines under its first word."""
     pad = " " * len(lead)
     wrapped = wrap(text, width - len(lead))
     return [lead + wrapped[0], *(pad + line for line in wrapped[1:])]

@@ -143,8 +143,7 @@ def _cell(value: Any) -> str:
 
 
 def markdown_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    """A GitHub table; every cell shown as text (``text.inline``) but those marked
-    ``text.Markdown``."""
+    """A GitHub table; each cell as text (``text.inline``) but those marked ``text.Markdown``."""
     clean = [[_cell(v) for v in row] for row in rows]
     return tabulate(
         clean, headers=[_cell(h) for h in headers], tablefmt="github", disable_numparse=True

@@ -28,19 +28,16 @@ _BACKTICKS = re.compile(r"`+")
 
 
 class Markdown(str):
-    """Text already in markdown (a link, ``**bold**``), composed by a renderer from escaped
-    parts."""
+    """Text already in markdown (a link, ``**bold**``), composed by a renderer of escaped parts."""
 
 
 def one_line(value: Any) -> str:
-    """``value`` as one line: line breaks of any kind as spaces, other control characters as
-    U+FFFD."""
+    """``value`` as one line: line breaks of any kind as spaces, other control characters U+FFFD."""
     return _CONTROL.sub("\ufffd", " ".join(str(value).splitlines()))
 
 
 def inline(value: Any) -> str:
-    """``value`` as literal text on one line of a markdown page: no markup, no HTML, no new
-    block."""
+    """``value`` as literal text on one line of a markdown page: no markup, HTML or new block."""
     text = _HTML.sub(lambda m: _ENTITIES[m.group()], one_line(value))
     text = _SPECIAL.sub(lambda m: "\\" + m.group(), text)
     start = _BLOCK_START.match(text)

@@ -177,8 +177,7 @@ STEP_HEADERS = ["metric", "releases", "first round", "measured again", "holds", 
 
 
 def plotted_metrics(found: TriageOutcome, setting: Setting) -> list[MetricKey]:
-    """The metric asked for; else those that stepped; else (a claim alone, or no step) every wall
-    time."""
+    """The metric asked; else those that stepped; else (a claim alone, no step) every wall time."""
     if setting.metric is not None:
         return [setting.metric]
     stepped = {s.metric for s in found.first_round.steps}
@@ -248,8 +247,7 @@ def triage_markdown(
 
 
 def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
-    """A triage as data: the first round, each candidate measured again with its outcome, the
-    answers."""
+    """A triage as data: the first round, each candidate measured again and its outcome, answers."""
     confirmations = [
         {
             "metric": c.step.metric,

@@ -119,8 +119,7 @@ def _undecided_lines(found: TriageOutcome) -> list[str]:
 
 
 def _dropped_lines(found: TriageOutcome) -> list[str]:
-    """The candidates that did not hold on measuring again, each with why (the report has them
-    all)."""
+    """The candidates that did not hold on measuring again, with why (the report has them all)."""
     dropped = [c for c in found.confirmations if not c.confirmed and not c.undecided]
     lines = [
         f"  {line}"
@@ -136,8 +135,7 @@ def _dropped_lines(found: TriageOutcome) -> list[str]:
 
 
 def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report: str) -> str:
-    """A triage's terminal answer: one screen, one block per confirmed step, the report's path
-    last."""
+    """A triage's terminal answer: a screen, a block per confirmed step, the report's path last."""
     releases = found.first_round.releases
     head = [
         head_line("Triage", setting, releases[0], releases[-1]),

@@ -69,8 +69,7 @@ class BisectOutcome:
 
     @property
     def undecided(self) -> bool:
-        """Both endpoints ran, and their comparison is neither a change nor positive evidence of
-        none."""
+        """Both endpoints ran, and their comparison is neither a change nor evidence of none."""
         return self._endpoints_ambiguous() and not self.no_change
 
     def _endpoints_ambiguous(self) -> bool:
@@ -162,8 +161,7 @@ def bisect(
 
 
 def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
-    """Which way a ratio points once it is past the factor (worse is SLOWER), or None inside the
-    band."""
+    """Which way a ratio points past the factor (worse is SLOWER), or None inside the band."""
     direction = past_factor(comparison.ratio, thresholds)
     if direction is None or key.metric_name not in thresholds.higher_is_better:
         return direction
@@ -179,8 +177,7 @@ def _newly_missing(a: ProcessSamples, b: ProcessSamples) -> bool:
 
 @dataclass(frozen=True)
 class ReleaseStep:
-    """A significant change of one metric (or of the claim's outcome) between consecutive
-    releases."""
+    """A significant change of one metric (or the claim's outcome) between consecutive releases."""
 
     # The metric that moved, the claim, or how the processes ended (``analysis.statuses``: every
     # process ok on one side, every one dead alike on the other).

@@ -53,8 +53,7 @@ def expected_commit_probes(commits: int) -> int:
 
 @dataclass(frozen=True)
 class CommitProbe:
-    """One probe: a release (``commit`` None) or a commit, the jaxlib it ran with, and its
-    judgement."""
+    """One probe: a release (``commit`` None) or a commit, the jaxlib it ran with, its judgement."""
 
     name: str  # the release, or the commit's full hash
     jaxlib: str
@@ -185,8 +184,7 @@ class CommitBisect:
 
 
 class CommitSearch:
-    """Attribution, then the bisect over commits; ``judge`` judges release and commit labels
-    alike."""
+    """Attribution, then the bisect over commits; ``judge`` judges releases and commits alike."""
 
     def __init__(
         self,

@@ -124,8 +124,7 @@ class Found(Protocol):
 
     @property
     def settles(self) -> bool:
-        """Whether it answers the step so that the kinds after it are not asked (a library's
-        change)."""
+        """Whether it answers the step so the kinds after it are not asked (a library's change)."""
         ...
 
     def data(self) -> dict[str, Any]: ...
@@ -178,8 +177,7 @@ class OverBudget(Exception):
 
 @dataclass
 class StepSides:
-    """What a kind gathers with: the sides of a step's prober, made ready and measured as any side
-    is."""
+    """What a kind gathers with: the sides of a step's prober, made ready and measured as any is."""
 
     prober: ReleaseProber
     # Facts a kind reads once per run and reuses on every step (an interpreter's XLA flag listing,
@@ -321,8 +319,7 @@ class StepSides:
 
 @dataclass(frozen=True)
 class Spent:
-    """How long each kind asked for a step took, in the order asked: what each adds to the why's
-    cost."""
+    """How long each kind asked for a step took, in order: what each adds to the why's cost."""
 
     before: str
     after: str

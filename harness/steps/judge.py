@@ -61,8 +61,7 @@ class ReleaseVerdict(StrEnum):
 
 @dataclass(frozen=True)
 class Terms:
-    """What a bisect calls its old and new behaviour, as ``git bisect --term-old/--term-new``
-    does."""
+    """What a bisect calls its old and new behaviour, like ``git bisect --term-old/--term-new``."""
 
     old: str = "good"
     new: str = "bad"
@@ -158,8 +157,7 @@ class Judge:
         )
 
     def _endpoint(self, measured: Probe, first: StoredResult | None) -> StoredResult | None:
-        """An endpoint measured alongside a release, or its first result where that one cannot be
-        used."""
+        """An endpoint measured alongside a release, or its first result if that can't be used."""
         result = measured.result
         if result is None or _usable(measured) is not None:
             return first
@@ -385,8 +383,7 @@ def bad_endpoint_by_claim(
 
 
 def by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
-    """A release between the endpoints by the case's claim: as the endpoint whose verdict it
-    shares."""
+    """A release between the endpoints by the case's claim: as the endpoint whose verdict it has."""
     assert measurement.result is not None
     found = outcome(measurement.result)
     if found not in (HOLDS, DOES_NOT_HOLD):

@@ -154,7 +154,6 @@ def interleaved(
 
 
 def _compared(side: Side, following: Side, pairs: Mapping[Pair, tuple[str, ...]]) -> Side:
-    """``side`` compared with ``following`` on the metrics its step moved, if the two make a
-    step."""
+    """``side`` compared with ``following`` on the metrics its step moved, if the two make one."""
     moved = pairs.get((side.release, following.release), ())
     return dataclasses.replace(side, compare_next=bool(moved), compare_metrics=tuple(moved))

@@ -300,8 +300,7 @@ def more_time(probes: Sequence[Probe | None]) -> str:
 
 
 def _ends(probe: Probe) -> str:
-    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why none
-    ran."""
+    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why not."""
     if probe.result is not None and ran_at_all(probe.result):
         return summarise(probe.result).words()
     return _not_run(probe)

@@ -75,8 +75,7 @@ def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
 
 def read_triage_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
-    """Every stored triage answer of ``case`` (``triage-CASE-*.json``), read as bisect answers
-    are."""
+    """Every stored triage answer of ``case`` (``triage-CASE-*.json``), read as bisect answers."""
     return _read_answers(reports_dir, "triage", case)
 
 
@@ -329,8 +328,7 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
 
 
 def _findings(data: dict[str, Any]) -> tuple[Finding, ...]:
-    """The answer's findings as data (``findings``); an older answer has its sentences only
-    (``why``)."""
+    """The answer's findings as data (``findings``); an older answer's are sentences (``why``)."""
     stored = data.get("findings") if isinstance(data.get("findings"), list) else data.get("why")
     found = (finding_from(each) for each in (stored if isinstance(stored, list) else []))
     return tuple(each for each in found if each is not None)
@@ -491,8 +489,7 @@ def _figure(
     profile: str,
     metric: MetricKey,
 ) -> float | None:
-    """A bisect by the claim stores no figure per probe: the stored result of that release gives
-    it."""
+    """A bisect by the claim stores no figure per probe: that release's stored result gives it."""
     found = newest_result(results, release, sizes, profile)
     samples = metric_samples(found).get(metric) if found is not None else None
     return samples.figure if samples is not None else None
@@ -558,8 +555,7 @@ MAX_WORKAROUND_CHARS = 300
 
 @dataclass(frozen=True)
 class StatusAnswer:
-    """A stored answer's status step: its two releases (older first), the answer's name, what it
-    found."""
+    """A stored answer's status step: its releases (older first), the answer's name, its finding."""
 
     before: str
     after: str

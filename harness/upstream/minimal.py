@@ -86,8 +86,7 @@ def minimal_script(
 
 
 def _merged_imports(case_imports: list[str]) -> list[str]:
-    """The case's imports and the loop's, standard library first, jax and numpy after a blank
-    line."""
+    """The case's and the loop's imports: the standard library's, a blank line, jax and numpy."""
     third_party = [
         line for line in case_imports if line.split()[1].split(".")[0] in ("jax", "numpy")
     ]
@@ -188,8 +187,7 @@ def _without_effect(block: ast.stmt, function: ast.FunctionDef) -> bool:
 
 
 def _names_other_programs(key: ast.expr, keep: set[str]) -> bool:
-    """Whether a key, a string or an f-string, cannot be (part of) the name of a program in
-    ``keep``."""
+    """Whether a key, a string or an f-string, cannot be (part of) a program's name in ``keep``."""
     if isinstance(key, ast.Constant) and isinstance(key.value, str):
         parts = [key.value]
     elif isinstance(key, ast.JoinedStr):

@@ -205,8 +205,7 @@ def reproduce(
 
 
 def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
-    """The reproducer as a bisect answer names it (what the draft reads); None where there is
-    none."""
+    """The reproducer as a bisect answer names it (what the draft reads); None where none is."""
     if not answer.script or answer.problem:  # a refusal alone is said beside a measured one
         return None
     measured = {
