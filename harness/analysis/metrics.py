@@ -60,8 +60,7 @@ class MetricComparison:
 
 @dataclass
 class ProcessSamples:
-    """One metric of one result: each finished process's raw samples, and how many of those ran
-    under load."""
+    """One metric of one result: each finished process's raw samples, how many ran under load."""
 
     processes: list[list[float]] = field(default_factory=list)
     loaded: int = 0
@@ -84,14 +83,12 @@ class ProcessSamples:
 
     @property
     def summary(self) -> Summary:
-        """Its process medians summarised: the median is the figure, the quartiles the spread
-        between processes."""
+        """Its process medians summarised: the median is the figure, quartiles the spread."""
         return summarize(process_medians(self.processes))
 
     @property
     def figure(self) -> float:
-        """The result's figure for the metric: the median of its process medians (what comparisons
-        compare)."""
+        """The result's figure: the median of its process medians (what comparisons compare)."""
         return self.summary.median
 
 
@@ -116,8 +113,7 @@ def metric_samples(result: StoredResult) -> MetricSeries:
 
 
 def process_samples(processes: Sequence[ProcessRun], source: Result | None = None) -> MetricSeries:
-    """``metric_samples`` of these finished processes, before any result holds them (a cell still
-    measuring)."""
+    """``metric_samples`` of these finished processes, before a result holds them (measuring)."""
     series = MetricSeries(len(processes), source)
 
     def add(key: MetricKey, values: list[float], loaded: bool) -> None:

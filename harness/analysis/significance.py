@@ -178,8 +178,7 @@ class Comparison:
         return (k_b * n_a < k_a * n_b) if self.shape is Shape.PRESENCE else (k_b * n_a > k_a * n_b)
 
     def format(self, value: float) -> str:
-        """A figure of the compared metric, in its unit: a duration, a size, or a script's number as
-        printed."""
+        """A figure of the metric in its unit: a duration, a size, a script's number as printed."""
         return format_ns(value) if self.metric is None else self.metric.format(value)
 
     @property
@@ -224,8 +223,7 @@ class Comparison:
 
 
 def constant_said(comparison: Comparison) -> str:
-    """A comparison of numbers that never varied, in words: the same, or the one change every
-    process saw."""
+    """Numbers that never varied, in words: the same, or the one change every process saw."""
     a, b = comparison.baseline.median, comparison.candidate.median
     if a == b:
         return f"the same in all {sum(comparison.processes)} processes"
@@ -281,8 +279,7 @@ def for_resampling(values: Sequence[float]) -> Sequence[float]:
 def percentile_ratio_interval(
     base: Sequence[float], cand: Sequence[float], confidence: float
 ) -> tuple[float, float]:
-    """The central ``confidence`` share of the ratios of paired bootstrap figures; nan where a base
-    figure is 0."""
+    """The central ``confidence`` share of paired bootstrap figures' ratios; nan if a base is 0."""
     if min(base) <= 0:
         return math.nan, math.nan
     ratios = sorted(c / b for b, c in zip(base, cand, strict=True))
@@ -307,8 +304,7 @@ def format_margin(margin: float) -> str:
 
 
 def past_factor(ratio: float, thresholds: Thresholds) -> Verdict | None:
-    """Which way a ratio points once it is past the factor (above 1 is slower), or None inside the
-    band (or NaN)."""
+    """Which way a ratio points past the factor (above 1 is slower), or None inside the band/NaN."""
     if ratio >= thresholds.factor:
         return Verdict.SLOWER
     if ratio <= 1 / thresholds.factor:

@@ -34,8 +34,7 @@ ARROW = " → "
 
 
 def end_of(process: ProcessRun) -> ProcessEnd | None:
-    """Where a process died; a version-3 record of one that did not finish ok always has it, an
-    older one may not."""
+    """Where a process died; a version-3 record of one not ok always has it, older may not."""
     if process.status is RunStatus.OK:
         return None
     if process.died is not None:
@@ -142,8 +141,7 @@ class StatusSummary:
 
     @property
     def all_dead_alike(self) -> str | None:
-        """How every process ended, where every one ended the same way, not ok, and not from
-        outside."""
+        """How every process ended, where each ended the same way, not ok, and not from outside."""
         if self.processes < MIN_STATUS_PROCESSES or self.ok or self.outside or len(self.ends) != 1:
             return None
         return next(iter(self.ends))

@@ -118,8 +118,7 @@ class Written:
 def run_script(
     path: Path, timeout_s: float, python: str | None = None, args: Sequence[str] = ()
 ) -> tuple[int | None, str, str]:
-    """Run a script by its file name from its own folder (tracebacks name no local path), holding
-    the timing lock."""
+    """Run a script by file name in its folder (tracebacks name no local path), under the lock."""
     with timing_lock(_progress):
         try:
             done = subprocess.run(

@@ -154,8 +154,7 @@ class HeldAnswer:
 
 
 def library_answered(found: Sequence[Found], metric: str) -> bool:
-    """Whether library or JAX answered ``metric``'s change for the libraries: then no jax commit is
-    asked."""
+    """Whether library or JAX answered ``metric``'s change for the libraries: no commit is asked."""
     held = next((each for each in found if isinstance(each, HeldAnswer)), None)
     return held is not None and metric in held.answered()
 

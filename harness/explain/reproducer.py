@@ -65,8 +65,7 @@ def counterpart(key: MetricKey) -> MetricKey | None:
 
 @dataclass(frozen=True)
 class ReproducerAnswer:
-    """The reproducer of a step: where it is, what it holds, and what measuring it on both sides
-    showed."""
+    """A step's reproducer: where it is, what it holds, what measuring it on both sides showed."""
 
     before: str
     after: str
@@ -220,8 +219,7 @@ def reproducer_prober(sides: StepSides, case: CaseInfo, decide: tuple[str, ...])
 
 
 def matched(captured: Mapping[str, dict[str, Any] | str]) -> tuple[int, int]:
-    """How many of the older side's programs the newer one compiled too (by name and inputs), of how
-    many."""
+    """How many of the older side's programs the newer compiled too (by name, inputs), of all."""
     older, newer = (
         [] if isinstance(listing, str) else [_signature(p) for p in listing.get("programs", [])]
         for listing in captured.values()

@@ -19,8 +19,7 @@ from harness.steps.judge import FIX, REGRESSION, Judgement
 
 @dataclass(frozen=True)
 class Bisected:
-    """One bisect's outcome (a metric's, or the claim's), its setting, and what to run when it found
-    none."""
+    """A bisect's outcome (a metric's or the claim's), its setting, what to run if it found none."""
 
     found: BisectOutcome
     setting: Setting
@@ -75,8 +74,7 @@ def bisect_follow_ups(each: Bisected) -> list[FollowUp]:
 
 
 def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
-    """One block per step found (the metrics that moved in it together), and the lines of those
-    without one."""
+    """A block per step found (the metrics that moved in it together); lines for those without."""
     steps: dict[tuple[str, str], list[Bisected]] = {}
     missing = []
     for each in answers:

@@ -1,5 +1,4 @@
-"""A machine's noise floor (``python -m harness calibrate``) as one sentence for a report's
-header.  Pure."""
+"""A machine's noise floor (``python -m harness calibrate``) as one sentence for a report.  Pure."""
 
 from __future__ import annotations
 

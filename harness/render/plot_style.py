@@ -43,8 +43,7 @@ class Style:
 
 
 def series_styles(count: int) -> list[Style]:
-    """``count`` looks, no two alike: colours and markers cycle at different lengths, line styles
-    every ten."""
+    """``count`` looks, no two alike: colours and markers cycle at unequal lengths, styles by 10."""
     return [
         Style(
             COLOURS[i % len(COLOURS)],

@@ -64,8 +64,7 @@ def matplotlib_missing() -> str | None:
 
 
 def save_figure(figure: Figure, path: Path) -> None:
-    """The figure as a PNG at ``path``, replaced atomically: never written through a link planted
-    there."""
+    """The figure as a PNG at ``path``, replaced atomically: never through a planted link."""
     buffer = io.BytesIO()
     # "tight" as well as the constrained layout: whatever still reaches past the canvas is kept, not
     # cut.

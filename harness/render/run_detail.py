@@ -141,8 +141,7 @@ VARIABLE_COLUMNS = 80
 
 
 def processes_line(result: StoredResult) -> str:
-    """How the processes of a result measured in several ended, e.g.
-    ``in 5 processes: 4 ok, 1 crashed``."""
+    """How a result's processes ended, measured in several: ``in 5 processes: 4 ok, 1 crashed``."""
     processes = result.result.processes
     if len(processes) < 2:
         return ""

@@ -16,8 +16,7 @@ _FRAME_LINES = 6
 
 @dataclass(frozen=True)
 class NotOk:
-    """A cell that did not run ok: what it was (case, sizes, release), its status, the why of its
-    result."""
+    """A cell that did not run ok: what it was (case, sizes, release), status, its result's why."""
 
     what: str
     status: str

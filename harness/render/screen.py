@@ -22,8 +22,7 @@ CONTINUED = " \\"
 
 
 def columns(text: str) -> int:
-    """The columns ``text`` takes on a terminal: wide characters (East Asian) count two, combining
-    ones none."""
+    """Columns ``text`` takes on a terminal: wide (East Asian) characters two, combining none."""
     return sum(
         0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
         for c in text
@@ -136,8 +135,7 @@ def fits(text: str) -> bool:
 
 
 def finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
-    """A finding whole: its sentence wrapped (never cut), then each command it offers on lines of
-    its own."""
+    """A finding whole: its sentence wrapped (never cut), then each command on its own lines."""
     said = finding.text + (":" if finding.follow_ups and not finding.text.endswith("?") else "")
     lines = wrap(said, width, indent="  ") if finding.text else []
     return [*lines, *(line for each in finding.follow_ups for line in follow_up_lines(each, ""))]
@@ -180,8 +178,7 @@ def command_lines(command: str, indent: str = "  ", width: int = WIDTH) -> list[
 
 
 def _units(words: list[str]) -> list[str]:
-    """An option and its value kept together (``--profile cpu``), so that a break falls between
-    options."""
+    """An option and its value kept together (``--profile cpu``): a break falls between options."""
     units: list[str] = []
     for word in words:
         if (

@@ -59,8 +59,7 @@ STATISTICS_HEADERS = [
 
 
 def format_share(value: float) -> str:
-    """A spread as a percentage of the median; – where there is none (one process has no spread
-    between)."""
+    """A spread as a percentage of the median; – where none (one process has none between)."""
     return "–" if math.isnan(value) else f"{value:.1%}"
 
 

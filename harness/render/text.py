@@ -45,8 +45,7 @@ def inline(value: Any) -> str:
 
 
 def code_span(value: Any) -> str:
-    """``value`` in an inline code span that no backtick inside can close (on one line: a line break
-    ends it)."""
+    """``value`` in an inline code span no backtick inside can close (one line: a break ends it)."""
     text = one_line(value)
     fence = "`" * (max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""

@@ -133,8 +133,7 @@ def step_findings(
 
 
 def _died_lines(change: Confirmation) -> list[str]:
-    """Where the first process of a step's dead side died, if one did: how, its last lines, its
-    stack, fenced."""
+    """Where the first process of a step's dead side died, if one did: how, last lines, stack."""
     dead = change.after if change.regression else change.before
     first = dead.ends.first if dead.ends is not None else None
     if first is None:

@@ -72,8 +72,7 @@ JAX_OWN = re.compile(r"jax|jaxlib|jax-(cuda|rocm)\d*-(plugin|pjrt)|libtpu(-night
 
 @dataclass(frozen=True)
 class RangeLibraries:
-    """A plain script's own libraries over a range: their versions on each release, and what was
-    held or varied."""
+    """A plain script's own libraries over a range: versions per release, what was held, varied."""
 
     # release → declared library → version
     versions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)

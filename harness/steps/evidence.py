@@ -49,8 +49,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Step:
-    """A step to explain: its two sides' labels and the metrics it moved, with what the kinds need
-    to know."""
+    """A step to explain: its sides' labels, the metrics it moved, what the kinds need to know."""
 
     before: str
     after: str
@@ -132,8 +131,7 @@ class Found(Protocol):
 
 @runtime_checkable
 class Answers(Protocol):
-    """A ``Found`` that answers some of the step's metrics itself: the kinds after it are asked only
-    the rest."""
+    """A ``Found`` that answers some of the step's metrics: the kinds after it get the rest."""
 
     def answered(self) -> tuple[str, ...]: ...
 
@@ -203,8 +201,7 @@ class StepSides:
         return counted.stored(release)
 
     def bounded(self, seconds: float | None) -> float | None:
-        """A measurement's own time bound ``seconds`` (None: none), or less: what is left of the
-        why's budget."""
+        """A measurement's time bound ``seconds`` (None: none), or less: the budget's rest."""
         left = self.budget.left() if self.budget is not None else None
         if left is None:
             return seconds
@@ -346,8 +343,7 @@ class WhyBudget:
     by_default: bool = False  # ``seconds`` is the default: what the command's own measuring took
 
     def at_most(self, seconds: float) -> None:
-        """Where the user set no budget: ``seconds`` (what the triage's or bisect's own measuring
-        took)."""
+        """With no budget set: ``seconds`` (what the triage's or bisect's measuring took)."""
         if self.seconds is None:
             self.seconds, self.by_default = max(seconds, 1.0), True
 

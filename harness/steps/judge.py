@@ -275,8 +275,7 @@ class Judge:
     def _together_again(
         self, good: StoredResult, bad: StoredResult
     ) -> tuple[StoredResult, StoredResult]:
-        """Both endpoints measured anew in one interleaved run, where the prober can; else as they
-        were."""
+        """Both endpoints remeasured in one interleaved run if the prober can; else as they were."""
         together = getattr(self.measure, "measure_together", None)
         if together is None:
             return good, bad

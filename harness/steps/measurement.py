@@ -38,8 +38,7 @@ Pair = tuple[str, str]  # the two releases around a step, older first
 
 @dataclass(frozen=True)
 class SideMeasurement:
-    """Measures one case at one set of sizes on the sides it is given, and says what settles each
-    measurement."""
+    """Measures one case at one set of sizes on the sides given, and says what settles each one."""
 
     case: CaseInfo  # or a plain script in its place (``--script``)
     sizes: dict[str, int]

@@ -191,8 +191,7 @@ def triage(
     thresholds: Thresholds,
     progress: Callable[[str], None] = lambda line: None,
 ) -> TriageOutcome:
-    """Sweep ``releases`` with ``measure``, then confirm every step with ``confirm_pairs`` (all
-    pairs at once)."""
+    """Sweep ``releases`` with ``measure``, then confirm every step at once (``confirm_pairs``)."""
     progress(f"[triage] first round: {len(releases)} releases, measured together")
     screen = dataclasses.replace(
         thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False

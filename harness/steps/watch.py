@@ -150,8 +150,7 @@ class TargetWatch:
 
     @property
     def smallest_change(self) -> float | None:
-        """The median over its metrics of the smallest change it could have seen; None without a
-        spread."""
+        """The median over its metrics of the smallest change it could see; None with no spread."""
         finite = [ratio for ratio in self.judged.values() if math.isfinite(ratio)]
         return statistics.median(finite) if finite else None
 
@@ -178,8 +177,7 @@ class TargetWatch:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetWatch:
-        """A target's watch as ``to_json`` wrote it (memory); ValueError (or KeyError, TypeError) if
-        it is not."""
+        """The memory's watch as ``to_json`` wrote it; ValueError, KeyError, TypeError if not."""
         findings = tuple(
             Finding(str(f["kind"]), str(f["metric"]), str(f["text"]), _number(f.get("ratio")))
             for f in data["findings"]
@@ -269,8 +267,7 @@ def _cut_short(probe: Probe | None) -> list[tuple[int, int]]:
 
 
 def more_time(probes: Sequence[Probe | None]) -> str:
-    """What the time-out cost the sides, and the ``--timeout`` that gives it more; "" where no
-    process ran into it."""
+    """What the time-out cost the sides, and the ``--timeout`` giving more; "" if none hit it."""
     timed_out = sum(
         process.status is RunStatus.TIMEOUT
         for probe in probes
@@ -330,8 +327,7 @@ def _probes(found: TriageOutcome) -> dict[str, Probe]:
 
 
 def called_changes(found: TriageOutcome) -> list[Confirmation]:
-    """The confirmed steps a watch calls changes: those with no process under load in either
-    measurement."""
+    """The confirmed steps a watch calls changes: with no process under load in either round."""
     return [c for c in found.changes() if not _under_load(c, _probes(found))]
 
 
@@ -528,8 +524,7 @@ def benchmark_medians(found: TriageOutcome) -> dict[str, tuple[float, float]]:
 
 
 def side_loads(found: TriageOutcome) -> list[SideLoad]:
-    """Per release, its processes under load over the first round and every confirmation it took
-    part in."""
+    """Per release, its processes under load over the first round and each confirmation it had."""
     # release → [loaded, processes]
     counts: dict[str, list[int]] = {r: [0, 0] for r in found.first_round.releases}
     seen: set[int] = set()
@@ -581,8 +576,7 @@ def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> F
 
 
 def exit_status(watched: Sequence[TargetWatch]) -> int:
-    """1 when any target regressed (or broke, or measured nothing), else 3 when anything stayed
-    open, else 0."""
+    """1 when any target regressed (broke, measured nothing), else 3 if any stayed open, else 0."""
     outcomes = {target.outcome for target in watched}
     if outcomes & {"regression", "measured nothing"}:
         return 1
@@ -590,8 +584,7 @@ def exit_status(watched: Sequence[TargetWatch]) -> int:
 
 
 def first_regression(watched: TargetWatch) -> Finding | None:
-    """The regression an issue draft would be about: the first of a metric (the claim's need no
-    metric)."""
+    """The regression an issue draft would be about: the first of a metric (not the claim's)."""
     return next(
         (
             f
@@ -670,8 +663,7 @@ class Memory:
         return child(self.folder, f"{target}-{key[:32]}{ending}")
 
     def recall(self, target: str, key: str) -> TargetWatch | None:
-        """The watch filed under ``key``, or None: none, or a file that is not one (measured again,
-        then)."""
+        """The watch filed under ``key``, or None: none, or a file that is not one (remeasured)."""
         try:
             data = parse_document(
                 read_bounded(self._file(target, key), limit=4 * 2**20, follow_links=False)
@@ -712,8 +704,7 @@ class Memory:
     def remember(
         self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str
     ) -> None:
-        """File a settled watch under ``key``, with what the key is made of (for a reader of the
-        folder)."""
+        """File a settled watch under ``key``, with what the key is made of (for a reader)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         document = {
             "key": key,

@@ -390,8 +390,7 @@ DUMPS_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-compiled/$")
 
 
 def _dumps_folder(compiled: Any, ends: tuple[str, str]) -> str:
-    """The folder of XLA's dumps of the change's two releases that the answer names, if it is a
-    plain name."""
+    """The folder of XLA's dumps of the change's two releases the answer names, if a plain name."""
     for entry in compiled if isinstance(compiled, list) else []:
         if (
             isinstance(entry, dict)
@@ -442,8 +441,7 @@ def _with_stored_figures(
     profile: str,
     rule: Thresholds,
 ) -> Change:
-    """The figures of the stored results of both releases; the metric that changed most when none is
-    named."""
+    """Both releases' stored results' figures; the metric that changed most when none is named."""
     mine = [r for r in results if r.result.case == case]
     before, after = (
         newest_result(mine, v, sizes, profile) for v in (change.last_good, change.first_bad)
@@ -566,8 +564,7 @@ class StatusAnswer:
 
 @dataclass(frozen=True)
 class Crash:
-    """A status step as the draft says it: ``runs`` ok in every process, ``crashes`` dead alike in
-    every one."""
+    """A status step as the draft says it: ``runs`` ok in each process, ``crashes`` dead alike."""
 
     runs: str
     crashes: str

@@ -57,8 +57,7 @@ def minimal_script(
     repeats: int,
     warmup: int,
 ) -> str:
-    """The short script timing ``programs`` of ``case`` at ``sizes``; UsageError when it cannot be
-    built."""
+    """The short script timing ``programs`` of ``case`` at ``sizes``; UsageError if it can't be."""
     if not programs:
         raise UsageError(f"cannot write a short script for case {case.name}: no program to time")
     source = prune_programs(case.path.read_text(encoding=SOURCE_ENCODING), set(programs))
@@ -167,8 +166,7 @@ def _lines_to_drop(tree: ast.Module, lines: list[str], keep: set[str]) -> set[in
 
 
 def _without_effect(block: ast.stmt, function: ast.FunctionDef) -> bool:
-    """Whether nothing outside ``block`` sees what it does: it binds only names read nowhere else,
-    returns nothing."""
+    """Whether nothing outside ``block`` sees it: no return, it binds only names read nowhere."""
     inside = set(map(id, ast.walk(block)))
     stored, outer_stores = set(), False
     for node in ast.walk(block):
