@@ -93,8 +93,7 @@ PROCESS = "process"  # the program of a plain script's whole process and its pha
 JSON = "json"  # the program of a plain script's own numbers
 # A script's own number named for a unit of time (``solve_ms``): nanoseconds in one of that unit.
 TIME_SUFFIXES = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-# The phase that is JAX's cost whatever the script does: a change there is JAX's import, not the
-# user's code.
+# The phase that is JAX's cost whatever the script does: a change there is JAX's, not the user's.
 JAX_IMPORT = "import"
 FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 

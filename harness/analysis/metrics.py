@@ -214,8 +214,7 @@ def compare_metric(
     found = replace(found, metric=key)
     if key is not None and key.metric_name in thresholds.higher_is_better:
         found = replace(found, verdict=OPPOSITE.get(found.verdict, found.verdict))
-    # A number that did not vary is what it is whatever loaded the machine: only a spread can be
-    # hidden by load.
+    # A number that did not vary is what it is whatever the load: load hides only a spread.
     if found.constant or not (separate and (a.loaded or b.loaded)):
         return found
     verdict = Verdict.UNDECIDED if found.verdict in MOVED else found.verdict

@@ -50,8 +50,7 @@ class Shape(StrEnum):
     ENDING = "ending"  # how the processes end: ok, an exit, a signal, a time-out
 
 
-# The verdicts that say a metric moved: the two directions of a cost's change, and a change of any
-# other shape.
+# The verdicts that say a metric moved: a cost's change either way, a change of any other shape.
 MOVED = (Verdict.FASTER, Verdict.SLOWER, Verdict.CHANGED)
 # Each change the other way round: a higher-is-better metric's verdict, a step undone, a trial that
 # reverses; a value changed back is changed again.
@@ -83,8 +82,7 @@ class Thresholds:
     # day and 0.10–0.12 the next.
     invocation_spread: float = 0.10
     confidence: float = 0.99  # of the bootstrap interval of the ratio
-    # Metric names (a script's own numbers, ``json.items_per_s``) where a higher figure is the
-    # better one.
+    # Metric names (a script's own numbers, ``json.items_per_s``) where a higher figure is better.
     higher_is_better: tuple[str, ...] = ()
     # Metric names declared a value (judged by equality per process) or a cost (by its ratio), where
     # inference from the figures cannot know (``harness.analysis.shapes``).
@@ -137,24 +135,21 @@ class Comparison:
     # The level the test was held to: the thresholds' alpha, or a look's share of it where the sides
     # were measured until decided (``harness.analysis.spending``).
     level: float = math.nan
-    # What is compared, whose unit every page shows its figures in (None: a duration in
-    # nanoseconds).
+    # What is compared, whose unit every page shows its figures in (None: a duration in ns).
     metric: MetricKey | None = None
     # The change the data still allow, either way, as a factor: the far end of Welch's
     # ``confidence`` interval of the shift of log process medians (the change test's own estimator),
     # so 1.09 reads "within ±9 %"; *unchanged* is a margin inside the factor.  nan without a test
     # (fewer than two processes a side).
     margin: float = math.nan
-    # Mann–Whitney's exact p on the process medians where the sides were measured together (the
-    # guard), else nan.
+    # Mann–Whitney's exact p on the process medians if measured together (the guard), else nan.
     rank_p: float = math.nan
     # Every sample of every process gave one value on each side (a count, a size, a number printed
     # rounded): judged as such, since no spread can be estimated from numbers that do not vary
     # (``processes``).
     constant: bool = False
     shape: Shape = Shape.COST
-    # A presence's or an ending's counts: (processes that printed it, or died; processes) on A and
-    # on B.
+    # A presence's or an ending's counts: (processes that printed it, or died; processes) on A, B.
     counts: tuple[tuple[int, int], tuple[int, int]] | None = None
     # An ending's sides in words where every process of each ended alike (``ok``, ``SIGSEGV (exit
     # 139)``): what a page shows of it (``statuses.compare_endings``).

@@ -62,8 +62,7 @@ def end_words(end: ProcessEnd) -> str:
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b")
 
 
-# Lines that are never the error itself: JAX's trailer and its rule (a script's own JSON line is
-# ``_printed``).
+# Lines never the error itself: JAX's trailer and its rule (a script's own JSON line: ``_printed``).
 NOT_THE_ERROR = re.compile(r"^(?:For simplicity, JAX has removed|JAX_TRACEBACK_FILTERING=|-{4,}$)")
 
 

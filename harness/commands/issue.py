@@ -143,8 +143,7 @@ def _text(output: str | bytes | None) -> str:
 def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
     """``jax.print_environment_info()`` of an interpreter's environment, or why it is missing."""
     try:
-        # The harness on the path: a script's venv holds jax and what the script declares, not the
-        # harness.
+        # The harness on the path: a script's venv holds jax and what the script declares, not it.
         environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
         done = subprocess.run(
             [python or sys.executable, "-c", _JAX_FACTS],
@@ -165,8 +164,7 @@ def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_T
 
 def installed_packages(python: str) -> list[str]:
     """``name==version`` of every distribution an interpreter's environment holds."""
-    # -I: isolated, so the folder it runs in (the checkout, with the harness's egg-info) is not on
-    # its path.
+    # -I: isolated, so its folder (the checkout, with the harness's egg-info) is not on its path.
     done = subprocess.run(
         [python, "-I", "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False
     )
@@ -230,8 +228,7 @@ def write_issue(request: IssueRequest) -> Written:
             change = measured.applied(change_again(request, mine, change))
     folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
 
-    # The full instrumented script (every figure, the case's verdict) on --jax, default the first
-    # bad release.
+    # The full instrumented script (every figure, the case's verdict) on --jax, default first bad.
     full_path = folder / f"{case.name}-full.py"
     # A plain script (--script) has no programs() to cut down: it is both the full and the short
     # script. Its bytes are copied as they are (a coding cookie's Latin-1 stays Latin-1); the draft
@@ -430,8 +427,7 @@ def copy_beside(source: Path, target: Path, wanted: re.Pattern[str]) -> set[str]
     return copied
 
 
-# What a reproducer's folder holds that the draft needs: the script, the listing, each program and
-# its inputs.
+# What of a reproducer's folder the draft needs: the script, the listing, each program, its inputs.
 REPRODUCER_FILE = re.compile(
     r"^(repro_[0-9a-f]{10}\.py|programs\.json|program_\d{2}\.(jaxexport|npz))$"
 )

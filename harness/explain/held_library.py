@@ -188,8 +188,7 @@ class HeldLibrary:
         )
         if step.by_status:
             return by_status(step, sides, middle, answer)
-        # The step as the triage confirmed it, read before this kind stores newer results of its two
-        # releases.
+        # The step as triage confirmed it, read before this kind stores newer results of it.
         confirmed = {
             key: compare_results(
                 sides.stored(step.before), sides.stored(step.after), key, step.thresholds
@@ -292,8 +291,7 @@ def _middle(step: Step, sides: StepSides) -> tuple[Side, str, dict[str, tuple[st
     declared = {name: every[name] for name in step.declared if name in every}
     problems = []
     for moved in [every, *([declared] if declared and declared != every else [])]:
-        # The newer jax with the older libraries first; where those cannot be had with it, the other
-        # way.
+        # The newer jax with the older libraries first; where impossible with it, the other way.
         for release, which in ((step.after, 0), (step.before, 1)):
             pins = tuple(f"{name}=={versions[which]}" for name, versions in moved.items())
             sides.progress(f"  library or jax: jax {release} with {', '.join(pins)} held")
@@ -316,8 +314,7 @@ def _parts(
     thresholds = step.thresholds
     first = compare_results(before, middle, key, thresholds)
     second = compare_results(middle, after, key, thresholds)
-    # The middle side runs the newer jax: the first part is jax's; else the first part is the
-    # libraries'.
+    # The middle side runs the newer jax: the first part is jax's; else the first is the libraries'.
     jax, libraries = (first, second) if jax_of_middle == step.after else (second, first)
     if confirmed is None:  # the step as this run measured it
         return Parts(compare_results(before, after, key, thresholds), jax, libraries)

@@ -75,16 +75,14 @@ class ReproducerAnswer:
     lines: int = 0
     programs: tuple[Mapping[str, Any], ...] = ()  # the listing: name, calls, inputs, or a problem
     note: str = ""  # the capture's own (a cap reached)
-    # Each metric the step moved → the reproducer's counterpart and its comparison (None: not
-    # measured).
+    # Each metric the step moved → the reproducer's counterpart and comparison (None: not measured).
     measured: Mapping[str, tuple[str, Comparison | None]] = field(default_factory=dict)
     refused: tuple[str, ...] = ()  # one line per release that refused the other's artifact
     # the older side's programs the newer compiled too, of how many
     matched: tuple[int, int] = (0, 0)
     problem: str = ""  # why there is no reproducer
     left_out: int = 0  # programs whose own time and memory did not move, left out of the reproducer
-    # A status step's: the reproducer's processes on each release, and whether they flip as the
-    # script's did.
+    # A status step's: the reproducer's processes per release, whether they flip as the script's.
     status: StatusReproduced | None = None
     kind: str = "reproducer"
     settles: bool = False
@@ -271,8 +269,7 @@ def capture(
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     sides.progress(f"  the programs {label} compiles: one process, each jitted call exported")
-    # Absolute: the script runs in its own folder, where a relative folder (``--out reports``) is
-    # another.
+    # Absolute: the script runs in its folder, where a relative one (``--out reports``) is another.
     wanted = {**(env or {}), EXPORT_DIR: str(folder.absolute()), EXPORT_TOOLS: str(tools)}
     ended = sides.one_more_process(side, env=wanted)
     try:
@@ -384,8 +381,7 @@ def keep_what_moved(
     exported = [p for p in listing.get("programs", []) if "problem" not in p]
     if not shown or not moved or len(moved) == len(exported):
         return answer
-    # Those jax.export could not take stay listed, each with its problem: a maintainer still sees
-    # them named.
+    # Those jax.export could not take stay listed, each with its problem: a maintainer sees them.
     kept = [p for p in listing.get("programs", []) if "problem" in p or p.get("file") in moved]
     fewer = {**listing, "programs": kept}
     captured = folder / "captured" / exported_on

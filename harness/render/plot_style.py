@@ -29,8 +29,7 @@ LABEL_WIDTH = 34  # characters per line of a y-label at the plots' font size
 TITLE_WIDTH = 70
 SEPARATOR = " · "
 SPREAD = "points: median of the process medians · bars: IQR between processes"
-# Two releases are two categories, not two ends of a trend: the points of each release are drawn
-# side by side.
+# Two releases are two categories, not a trend's two ends: each release's points side by side.
 MOST_FOR_POINTS = 2
 DODGE = 0.5  # the share of a category's width the side-by-side points take
 

@@ -66,8 +66,7 @@ def matplotlib_missing() -> str | None:
 def save_figure(figure: Figure, path: Path) -> None:
     """The figure as a PNG at ``path``, replaced atomically: never through a planted link."""
     buffer = io.BytesIO()
-    # "tight" as well as the constrained layout: whatever still reaches past the canvas is kept, not
-    # cut.
+    # "tight" besides the constrained layout: what still reaches past the canvas is kept, not cut.
     figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", pad_inches=0.1)
     replace_file(path, buffer.getvalue())
 

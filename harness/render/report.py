@@ -38,8 +38,7 @@ INDEX = "index.md"
 # Other commands write their reports into the same folder under these prefixes
 # (``bisect-<case>-….md``): a case page never takes such a name.
 OTHER_REPORTS = ("bisect-", "sweep-", "triage-", "search-")
-# What changed is a short list: past this many timing changes the rest are counted, the case pages
-# list them.
+# Past this many timing changes the rest are counted (the case pages list them): a short list.
 MOST_CHANGES_LISTED = 12
 
 

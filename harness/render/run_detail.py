@@ -168,8 +168,7 @@ def run_section(run: RunView, level: str = "###") -> str:
     several = processes_line(result)
     if several:
         lines += ["", several]
-    # What was left out of what the script printed, so that the file reads back: said where its
-    # figures are shown.
+    # What was left out of what the script printed, so the file reads back: said where figures show.
     notes = result.result.all_notes()
     lines += (
         ["", "Left out of what was measured:", "", *(f"- {inline(note)}" for note in notes)]

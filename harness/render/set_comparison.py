@@ -31,8 +31,7 @@ from harness.units import format_ratio, sizes_text
 SHORT_HEADERS = ["metric", "A", "B", "B/A", "verdict", "caveats"]
 # Changed first (the worse way first), then what more measurement could decide, then no change.
 _VERDICT_ORDER = {Verdict.SLOWER: 0, Verdict.FASTER: 1, Verdict.UNDECIDED: 2, Verdict.UNCHANGED: 3}
-# A screen's lines outside the pairs: the summary, A and B, the legend, the rule, the verdict, the
-# report.
+# A screen's lines beside the pairs: summary, A and B, the legend, the rule, verdict, report.
 _FRAME_LINES = 12
 
 

@@ -18,8 +18,7 @@ from typing import Any
 _SPECIAL = re.compile(r"[\\`*\[\]~$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 _HTML = re.compile(r"[<>&]")
-# What starts a block at the beginning of a line (heading, list item, rule, numbered item); ``>`` is
-# an entity.
+# What starts a block at a line's start (heading, list item, rule, numbered item); ``>`` an entity.
 _BLOCK_START = re.compile(r"(?:#{1,6}|[-+=]+|\d{1,9}[.)])(?=\s|$)")
 # Control characters (ESC starts a terminal's escape sequences: colour, clear-screen, a window
 # title) and the invisible marks that reorder text (U+202E shows ``exe.txt`` as ``txt.exe``).

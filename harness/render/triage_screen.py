@@ -67,8 +67,7 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         lead = next((c for _, c in ordered if c.step.criterion.metric is not None), ordered[0][1])
         between = found.skipped_between(lead.step)
         libs = (setting.jaxlib.get(before), setting.jaxlib.get(after))
-        # jaxlib named where it is not the jax release's own version (jax 0.4.33 with jaxlib 0.4.33
-        # says it all)
+        # jaxlib named if not the jax release's own version (jax 0.4.33, jaxlib 0.4.33 says it all)
         shown = all(libs) and libs[0] != libs[1] and libs != (before, after)
         jaxlib = f" (jaxlib {libs[0]} → {libs[1]})" if shown else ""
         skipped = f"; {', '.join(between)} between did not run" if between else ""

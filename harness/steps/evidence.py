@@ -178,8 +178,7 @@ class StepSides:
     """What a kind gathers with: the sides of a step's prober, made ready and measured as any is."""
 
     prober: ReleaseProber
-    # Facts a kind reads once per run and reuses on every step (an interpreter's XLA flag listing,
-    # say).
+    # Facts a kind reads once per run and reuses on every step (an interpreter's XLA flag list).
     memo: dict[str, Any] = field(default_factory=dict)
     # The why's budget (``WhyBudget``): a kind's measuring until decided stops when it runs out, as
     # the prober's own time budget stops a probe's; None: no bound.
@@ -251,8 +250,7 @@ class StepSides:
             label = f"{release}+{first}.and.{len(pins) - 1}.more.{digest}"
         prober = self.prober
         assert prober.environments is not None
-        # A prober of its own that knows the label: the step's prober stays as every other kind has
-        # it.
+        # A prober of its own that knows the label: the step's prober stays as other kinds have it.
         holding = dataclasses.replace(
             prober,
             envs={**prober.envs, label: prober.envs.get(label, prober.envs[release])},

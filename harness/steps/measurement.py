@@ -43,8 +43,7 @@ class SideMeasurement:
     case: CaseInfo  # or a plain script in its place (``--script``)
     sizes: dict[str, int]
     results_dir: Path
-    # How each case process samples, and ``processes`` of them per measurement: the statistics'
-    # unit.
+    # How each case process samples, and ``processes`` of them a measurement: the statistics' unit.
     settings: Settings
     progress: Callable[[str], None]
     # Sides compared get looks while a comparison is open (measured until decided), up to
@@ -66,8 +65,7 @@ class SideMeasurement:
         return dataclasses.replace(
             self.settings,
             processes=processes,
-            # With several processes the spread of cold compiles shows between them; one each is
-            # enough.
+            # With several processes the spread of cold compiles shows between them; one each does.
             compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
             decide=decide if deciding else None,
             max_processes=max(processes, self.max_processes or 0) if deciding else None,

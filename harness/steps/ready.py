@@ -100,8 +100,7 @@ class Readiness:
         return sides
 
     def _store_not_installable(self, release: str, unavailable: Unavailable) -> StoredResult:
-        # What was asked of the release (its libraries, holding nothing): a later probe finds this
-        # result.
+        # What was asked of the release (its libraries, holding nothing): a later probe finds it.
         side = Side(release, self.profile, sys.executable, libraries=unavailable.libraries)
         context = RunContext(
             self.results_dir, self.settings, DEFAULT_SEED, Budget.for_this_machine(), ""

@@ -50,8 +50,7 @@ class Confirmation:
     comparison: Comparison | None  # of the metric, on the second measurement
     confirmed: bool
     reason: str
-    # A claim's flip: at most the chance that it is confirmed where the releases behave alike
-    # (``flip_chance``).
+    # A claim's flip: at most the chance it's confirmed where releases act alike (``flip_chance``).
     flip_error: float | None = None
 
     @property

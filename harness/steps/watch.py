@@ -278,8 +278,7 @@ def more_time(probes: Sequence[Probe | None]) -> str:
     limits = [p.result.result.settings.timeout_s for p in probes if p and p.result is not None]
     if not (timed_out or cut) or not limits:
         return ""
-    # The time the whole selection needs, from where a cut-short run stopped; twice the limit at
-    # least.
+    # The time the selection needs, from where a cut-short run stopped; at least twice the limit.
     shares = [planned / max(1, ran) for ran, planned in cut]
     needed = max(limits) * max(2.0, 1.2 * max(shares, default=0.0))
     said = [f"{timed_out} process(es) timed out"] if timed_out else []
@@ -658,8 +657,7 @@ class Memory:
     folder: Path
 
     def _file(self, target: str, key: str, ending: str = ".json") -> Path:
-        # Never followed: a link planted at the file is not read, and is replaced when the watch is
-        # filed.
+        # Never followed: a link planted at the file is not read, and is replaced when it is filed.
         return child(self.folder, f"{target}-{key[:32]}{ending}")
 
     def recall(self, target: str, key: str) -> TargetWatch | None:

@@ -50,8 +50,7 @@ from harness.units import version_key
 PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
 MOVED_WORDS = {Verdict.SLOWER: "slower", Verdict.FASTER: "faster"}
 
-# A bisect answer is a few kB of JSON; a larger file is no answer, and reading it whole could
-# exhaust memory.
+# A bisect answer is a few kB of JSON; a larger one is none, and whole could exhaust memory.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 STATUS = Judged.STATUS.stem  # how an answer's data names a step of how the processes end
 
@@ -123,8 +122,7 @@ def _read_answers(reports_dir: Path, command: str, case: str) -> list[BisectAnsw
         if not path.exists() and not path.is_symlink():
             continue
         try:
-            # Bounded as results are: a FIFO, a link, a huge or deeply nested file is named, never
-            # read whole.
+            # Bounded as results are: a FIFO, a link, a huge or deep file is named, never read.
             data = parse_document(read_bounded(path, limit=MAX_ANSWER_BYTES, follow_links=False))
             found.append(BisectAnswer(path.name, data))
         except DocumentProblem as exc:
@@ -184,8 +182,7 @@ class Change:
     why: tuple[Finding, ...] = ()
     dumps: str = ""  # the folder, beside the bisect answer, holding XLA's dumps of both releases
     reproducer: Reproduced | None = None  # the reproducer with jax alone the bisect's why measured
-    # What the figures are judged by: the run's thresholds (a bisect answer's own), else the
-    # defaults.
+    # What the figures are judged by: the run's thresholds (a bisect answer's own), else defaults.
     thresholds: Thresholds = field(default_factory=Thresholds)
     # The two releases' stored results compared, every metric by its own rule: its shape and both
     # sides' facts (a cost's process medians, a value's two values, a presence's counts), so that a
@@ -384,8 +381,7 @@ def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
     return None
 
 
-# What a bisect answer may name as its dumps' folder: one plain name beside it, never a path
-# elsewhere.
+# What a bisect answer may name as its dumps' folder: one plain name beside it, never a path.
 DUMPS_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-compiled/$")
 
 
@@ -521,8 +517,7 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
     metric = change.metric if change is not None else None
     if change is None or metric is None:
         return f"{case_headline} (jax, {where})"
-    # A script's own number or phase by its full name (`json.reg_ms`); a case's program and kind as
-    # before.
+    # A script's number or phase by full name (`json.reg_ms`); a case's program and kind.
     named = (
         f"`{metric.metric_name}`"
         if metric.name in (JSON, PROCESS)
