@@ -154,8 +154,7 @@ class MetricKey:
 
     def format(self, value: float) -> str:
         """A figure of this metric as a page shows it, in its unit: a duration, a size, or a number
-        as printed (one whose name ends in a unit of time, ``json.solve_ms``, as the duration it
-        is)."""
+        as printed (one whose name ends in a unit of time, ``json.solve_ms``, as a duration)."""
         if self.unit == BYTES:
             return format_bytes(value)
         if self.in_ns:

@@ -380,10 +380,9 @@ def _progress(line: str) -> None:
 
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
-    """XLA's dumps of the change's two releases, which its bisect kept beside its answer, copied
-    beside the draft (``<case>-compiled/<release>/``, HLO text files only; a link, an oversized file
-    or a name that is not XLA's is skipped); the folder's name, or "" when there is nothing to
-    copy."""
+    """XLA's dumps of the change's two releases, which its bisect kept by its answer, copied beside
+    the draft (``<case>-compiled/<release>/``, HLO text files only; a link, an oversized file or a
+    name that is not XLA's is skipped); the folder's name, or "" when there is nothing to copy."""
     if change is None or not change.dumps:
         return ""
     releases = [

@@ -255,8 +255,7 @@ def _shares_settled(
 
 def by_status(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) -> HeldAnswer:
     """A status step split at the middle side, run alone at a few processes: where it dies as the
-    crashing release does, the crash comes with the jax it runs; where it runs ok, with the other
-    part."""
+    crashing release does, the crash comes with the jax it runs; where it runs ok, with the rest."""
     told = ends_of(step, sides.prober.reuse.stored)
     if isinstance(told, str):
         return dataclasses.replace(answer, problem=told)

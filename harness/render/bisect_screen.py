@@ -1,7 +1,6 @@
-"""A bisect's first screen, of one metric or of every metric that moved: the range in one line, the
-probes, one block per step found (the metrics that moved in it together, the why, the commit bisect
-and the issue draft to run next), what found nothing and what to run then, the reports' paths
-last."""
+"""A bisect's first screen, of one metric or every metric that moved: the range in one line, the
+probes, a block per step found (the metrics that moved in it together, the why, the commit bisect
+and the issue draft to run next), what found nothing and what to run then, last the reports'."""
 
 from __future__ import annotations
 

@@ -306,8 +306,7 @@ def render_pages(
     model: ReportModel, generated_at: datetime, plots: DrawnPlots | None = None
 ) -> dict[str, str]:
     """Every page, by file name: ``index.md`` and each case's (``page_names``: ``<case>.md`` for any
-    case of the catalogue); each redacted whole, since stored results, merged or edited, are
-    input."""
+    case of the catalogue); each redacted whole: stored results, merged or edited, are input."""
     plots = plots or DrawnPlots()
     names = page_names([case.case for case in model.cases])
     pages = {INDEX: render_index(model, generated_at, plots, names)}

@@ -87,8 +87,7 @@ class RangeLibraries:
 
     def moved_with_jax(self, before: str, after: str) -> dict[str, tuple[str, str]]:
         """Every package whose installed version differs between two releases, declared or not (a
-        library's own dependency, one of jax's such as numpy), the declared first: name → (before's,
-        after's)."""
+        library's own dependency, jax's such as numpy), declared first: name → (before, after)."""
         old, new = self.installed.get(before, {}), self.installed.get(after, {})
         undeclared = {
             name: (old[name], new[name])

@@ -121,9 +121,8 @@ class CommitBisect:
         return name if name in self.jaxlibs else commit_label(name, self.jaxlib_of(name))
 
     def step(self) -> tuple[str, str] | None:
-        """The two sides of the change found, older first, by label: a commit with its two jaxlibs
-        where jaxlib takes part, else the last good and first bad commit (or release); None: none
-        found."""
+        """The change's two sides, older first, by label: a commit with its two jaxlibs where jaxlib
+        takes part, else the last good and first bad commit (or release); None: none found."""
         attributed = self.attribution
         if attributed.cause == JAXLIB and attributed.commit is not None:
             sha = attributed.commit.sha

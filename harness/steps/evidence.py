@@ -270,8 +270,7 @@ class StepSides:
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
     ) -> StoredResult | None:
         """``one_more_process``, its result as stored (in a folder since removed): what a kind reads
-        of how the process ran (a script that replaced ``XLA_FLAGS``, say); None where it stored
-        none."""
+        of how the process ran (a script that replaced ``XLA_FLAGS``, say); None if none stored."""
         extra = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *flags) if part)
         changed = dataclasses.replace(
             side, env={**side.env, **(env or {}), "XLA_FLAGS": extra}, compare_next=False
@@ -329,9 +328,8 @@ class Spent:
 
 @dataclass
 class WhyBudget:
-    """How long the why of a run may take (None: no bound, or ``at_most``), counted from its first
-    question; ``again``: the command that asks the why with more (said beside each kind it left
-    out)."""
+    """How long the why of a run may take (None: no bound, or ``at_most``), from its first question;
+    ``again``: the command that asks the why with more (said beside each kind it left out)."""
 
     seconds: float | None = None
     started: float | None = None

@@ -86,8 +86,7 @@ class TriageOutcome:
 
     def faults(self) -> list[tuple[str, str]]:
         """Each release of the first round some of whose processes were killed from outside, and the
-        sentence that says so (``StatusSummary.fault``): never a change, never "no change"
-        either."""
+        sentence saying so (``StatusSummary.fault``): never a change, never "no change" either."""
         found = []
         for probe in self.first_round.measurements:
             if probe.result is not None and ran(probe.result):

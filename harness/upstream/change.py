@@ -88,9 +88,8 @@ def read_steps(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
 
 def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
-    """A triage answer's confirmed steps, each as a bisect answer of its metric (its ends, the
-    findings of its why, the run's thresholds, compiled programs and reproducers); the lead
-    first."""
+    """A triage answer's confirmed steps, each as a bisect answer of its metric (its ends, its why's
+    findings, the run's thresholds, compiled programs and reproducers); the lead first."""
     data = answer.data
     first = data.get("first_round") if isinstance(data, dict) else None
     if not isinstance(first, dict):
@@ -146,8 +145,7 @@ class ProbeRow:
 @dataclass(frozen=True)
 class Reproduced:
     """A reproducer with jax alone as a bisect answer names it: its folder and script beside the
-    answer, the release that exported its programs, and per metric of the script its counterpart's
-    verdict."""
+    answer, the release that exported its programs, per script metric its counterpart's verdict."""
 
     folder: str  # ``<stem>-reproducer/``
     script: str  # ``repro_<digest>.py``
@@ -254,8 +252,7 @@ def change_from(
 
 def answer_ends(data: Any) -> tuple[str, str] | None:
     """The last release before the change and the first after it: a regression bisect's last good
-    and first bad release, a fix bisect's (``--broken``/``--fixed``) last broken and first fixed
-    one."""
+    and first bad, a fix bisect's (``--broken``/``--fixed``) last broken and first fixed release."""
     if not isinstance(data, dict):
         return None
     for before, after in (("last_good", "first_bad"), ("last_broken", "first_fixed")):
@@ -658,9 +655,8 @@ def _reproducing(found: Any) -> list[Any]:
 
 
 def workaround_of(data: Any, ends: tuple[str, str] | None = None) -> str:
-    """The workaround a stored why found (a setting that makes the crashing release run), in one
-    line; "" where it found none or the answer does not say.  ``ends``: the step whose ``crash`` why
-    is read."""
+    """The workaround a stored why found (a setting that makes the crashing release run), in a line;
+    "" if it found none or the answer does not say.  ``ends``: the step whose ``crash`` is read."""
     if not isinstance(data, dict):
         return ""
     steps = data.get("crash")
