@@ -135,9 +135,7 @@ def run_script(
 
 
 def _text(output: str | bytes | None) -> str:
-    if isinstance(output, bytes):
-        return output.decode(errors="replace")
-    return output or ""
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
 def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:

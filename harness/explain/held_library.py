@@ -42,8 +42,7 @@ JAX, LIBRARIES, BOTH, APART = "jax", "libraries", "both", "not told apart"
 @dataclass(frozen=True)
 class Parts:
     """One metric of the step split at the middle side: the whole step, the part jax's change made
-    (the libraries held) and the part the libraries' change made (jax held), each as measured
-    together."""
+    (libraries held) and the part the libraries' change made (jax held), each measured together."""
 
     whole: Comparison | None
     jax: Comparison | None

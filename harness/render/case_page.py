@@ -1,6 +1,5 @@
-"""One case's page: claim by release and backend, timings by release within each
-comparison group (one machine each), exact compiled facts across machines, plots, and
-every run in detail.  Pure."""
+"""One case's page: claim by release and backend, timings by release within each comparison group
+(one machine each), exact compiled facts across machines, plots, and every run in detail.  Pure."""
 
 from __future__ import annotations
 

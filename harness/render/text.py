@@ -52,9 +52,8 @@ def code_span(value: Any) -> str:
 
 
 def fenced(text: str, info: str = "") -> str:
-    """``text`` in a fenced code block with a fence longer than any run of backticks inside it; its
-    lines kept, the control characters in them as U+FFFD (the page may be read with ``cat`` in a
-    terminal)."""
+    """``text`` in a fenced code block, its fence longer than any run of backticks inside; its lines
+    kept, control characters in them as U+FFFD (the page may be read with ``cat`` in a terminal)."""
     text = "\n".join(_CONTROL.sub("\ufffd", line) for line in text.splitlines())
     fence = "`" * max(3, max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
     return f"{fence}{info}\n{text}\n{fence}"

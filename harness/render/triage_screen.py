@@ -1,6 +1,5 @@
 """A triage's first screen: the range in one line, how much ran, one block per confirmed step (its
-changes, the why of its first metric, the bisect below the releases), the undecided ones, the
-report's path last."""
+changes, the why of its first metric, the bisect below the releases), the undecided, the report."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ from harness.steps.triage import Confirmation, TriageOutcome
 
 def follow_ups(setting: Setting, change: Confirmation) -> list[FollowUp]:
     """What a triage answer offers for a confirmed change: what narrows what its why found (a
-    library's own releases, jax's commits, a workaround's setting), in the change's terms (a fix's
-    ``--broken``/``--fixed``)."""
+    library's releases, jax's commits, a workaround's setting), in its terms (--broken/--fixed)."""
     step = change.step
     terms = REGRESSION if change.regression else FIX
     return next_steps(setting, step.before, step.after, step.criterion, change.comparison, terms)

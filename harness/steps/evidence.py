@@ -303,9 +303,8 @@ class StepSides:
         return {side.label: stored for side, stored in measured}
 
     def screened(self, sides: Sequence[Side], processes: int) -> dict[str, StoredResult | None]:
-        """``sides`` measured in one interleaved run of ``processes`` processes each, never more: a
-        screen of which sides are worth measuring until decided; each side's stored result by
-        label."""
+        """``sides`` measured in one interleaved run, ``processes`` each, never more: a screen of
+        which sides are worth measuring until decided; each side's stored result by label."""
         measurement = self.prober.measurement
         settings = measurement.settings_for(processes, "off", len(sides))
         return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}

@@ -298,8 +298,7 @@ class Judge:
 
 def by_status(judge: Judge, release: str) -> Judgement:
     """``judge``'s verdict on ``release`` with ``--status``: good or bad by how its processes ended,
-    like the good endpoint (ok in every process, or dead alike in every one) or like the bad one;
-    the endpoints must be one of each."""
+    like the good endpoint (ok in each process, or dead alike in each) or the bad (one of each)."""
     measurement = judge.measure(release, False)
     result = measurement.result
     if result is None or not ran(result):

@@ -101,8 +101,7 @@ class ReleaseProber:
 
     def add_commit(self, label: str, env: ReleaseEnv, held: Libraries) -> None:
         """jax at a commit, its venv ``env`` made by ``bisect --commits``, one more side of this
-        prober (which that run's search and why alone hold); a script's runs there with its
-        libraries ``held``."""
+        prober (only that run's search and why hold it); a script runs there with ``held`` pins."""
         assert self.environments is not None
         self.envs[label] = env
         self.environments.use_commit(label, env.interpreter, held)

@@ -305,11 +305,8 @@ def _ends(probe: Probe) -> str:
 def _measured_nothing(probes: Sequence[Probe | None]) -> Finding:
     sides = [f"jax {p.release}: {_ends(p)}" for p in probes if p is not None]
     hint = more_time(probes)
-    return Finding(
-        MEASURED_NOTHING,
-        "",
-        "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else ""),
-    )
+    said = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
+    return Finding(MEASURED_NOTHING, "", said)
 
 
 def _skipped_on_both(base: Probe, new: Probe | None) -> bool:
@@ -336,8 +333,7 @@ def findings(
     again: Mapping[str, Comparison] = MappingProxyType({}),
 ) -> list[Finding]:
     """The findings of a triage over (baseline, release): its sides that did not run, then each
-    confirmed step (in its triage answer's words, ``answered``: each change with its sentence), each
-    undecided one."""
+    confirmed step (``answered``: each change with its triage answer's sentence), each undecided."""
     answers = {id(confirmation): text for text, confirmation in answered}
     first = found.first_round
     probes = _probes(found)
@@ -363,14 +359,8 @@ def findings(
         kind = BROKEN if failed else NOT_MEASURED
         what = "fails" if failed else "could not be measured"
         hint = more_time([new])
-        said.append(
-            Finding(
-                kind,
-                "",
-                f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}"
-                + (f"; {hint}" if hint else ""),
-            )
-        )
+        text = f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}"
+        said.append(Finding(kind, "", text + (f"; {hint}" if hint else "")))
     elif baseline not in ran and base is not None and _skipped_on_both(base, new):
         said.append(Finding(NOT_APPLICABLE, "", f"skipped on both releases: {_not_run(base)}"))
     elif baseline not in ran and base is not None and ran_at_all(base.result):
@@ -397,30 +387,16 @@ def findings(
             loaded = [] if exact else _under_load(confirmation, _probes(found))
             text = answers.get(id(confirmation), f"{step.metric}: {step.change}")
             if loaded:
-                said.append(
-                    Finding(
-                        UNDER_LOAD,
-                        step.metric,
-                        f"{text}; not called a change: measured under load on {', '.join(loaded)}",
-                        ratio,
-                    )
-                )
-            else:
-                kind = REGRESSION if confirmation.regression else IMPROVEMENT
-                said.append(Finding(kind, step.metric, text, ratio))
+                text += f"; not called a change: measured under load on {', '.join(loaded)}"
+            kind = UNDER_LOAD if loaded else REGRESSION if confirmation.regression else IMPROVEMENT
+            said.append(Finding(kind, step.metric, text, ratio))
         elif confirmation.undecided:
             # A new ending in some processes is red until the counts say it is no change.
             compared = confirmation.comparison
             leans_worse = compared is not None and compared.leans_worse
-            said.append(
-                Finding(
-                    BROKEN if leans_worse else UNDECIDED,
-                    step.metric,
-                    f"{step.metric} {step.before} → {step.after}: undecided "
-                    f"({confirmation.reason})",
-                    ratio,
-                )
-            )
+            kind = BROKEN if leans_worse else UNDECIDED
+            text = f"{step.metric} {step.before} → {step.after}: undecided ({confirmation.reason})"
+            said.append(Finding(kind, step.metric, text, ratio))
     return said
 
 
@@ -446,8 +422,7 @@ def measured_again(
     thresholds: Thresholds,
 ) -> tuple[dict[str, Comparison], set[str]]:
     """Each metric of ``keys`` on the two releases measured again together, until decided as a
-    candidate step's are (a confirmation of the pair the triage stored is read, not repeated), and
-    the results it read."""
+    candidate step's are (a stored confirmation of the pair is read, not redone); results read."""
     first = found.first_round
     pair = (first.releases[0], first.releases[-1])
     before, after = confirm_pairs({pair: tuple(key.metric_name for key in keys)})[pair]
@@ -498,16 +473,12 @@ def first_round_undecided(
             if later is not None
             else "not measured again"
         )
-        said.append(
-            Finding(
-                UNDECIDED,
-                metric,
-                f"{metric} {baseline} → {release}: ×{comparison.ratio:.3g}, "
-                f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
-                f"in the first round; {how}: undecided (the next watch measures it again)",
-                (later or comparison).ratio,
-            )
+        text = (
+            f"{metric} {baseline} → {release}: ×{comparison.ratio:.3g}, "
+            f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
+            f"in the first round; {how}: undecided (the next watch measures it again)"
         )
+        said.append(Finding(UNDECIDED, metric, text, (later or comparison).ratio))
     return said
 
 
@@ -561,8 +532,7 @@ def detectable(
 
 def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> Finding | None:
     """A finding where no change of any size could have been seen (every metric's ratio infinite):
-    too few processes a side for the rank guard at the level, so "nothing found" would claim what
-    was never tested."""
+    too few processes a side for the rank guard at the level: "nothing found" would be untested."""
     if not detected or any(math.isfinite(ratio) for ratio in detected.values()):
         return None
     enough = next(k for k in range(2, 200) if smallest_p(k, k) < thresholds.alpha)

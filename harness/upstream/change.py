@@ -210,9 +210,7 @@ class Change:
 
     @property
     def ratio(self) -> float | None:
-        if self.before_ns and self.after_ns:
-            return self.after_ns / self.before_ns
-        return None
+        return self.after_ns / self.before_ns if self.before_ns and self.after_ns else None
 
 
 def change_from(
