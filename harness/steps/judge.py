@@ -215,21 +215,10 @@ class Judge:
             self.samples(result)  # an unknown metric is refused before anything else is measured
         claim = outcome(result) if self.metric is None else None
         if claim is not None and claim not in (HOLDS, DOES_NOT_HOLD):
-            return Judgement(
-                self.good,
-                ReleaseVerdict.SKIPPED,
-                f"no claim verdict ({claim})",
-                measurement.note,
-                result,
-            )
-        return Judgement(
-            self.good,
-            ReleaseVerdict.GOOD,
-            f"the {self.terms.old} endpoint",
-            measurement.note,
-            result,
-            claim=claim,
-        )
+            why = f"no claim verdict ({claim})"
+            return Judgement(self.good, ReleaseVerdict.SKIPPED, why, measurement.note, result)
+        why = f"the {self.terms.old} endpoint"
+        return Judgement(self.good, ReleaseVerdict.GOOD, why, measurement.note, result, claim=claim)
 
     def _bad_endpoint(self, measurement: Probe) -> Judgement:
         result = measurement.result
@@ -263,13 +252,9 @@ class Judge:
                 self.bad, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result, vs_good=change
             )
         self.direction = change.verdict
+        why = f"{change.said} than the {self.terms.old} endpoint ({_describe(change)})"
         return Judgement(
-            self.bad,
-            ReleaseVerdict.BAD,
-            f"{change.said} than the {self.terms.old} endpoint ({_describe(change)})",
-            measurement.note,
-            result,
-            vs_good=change,
+            self.bad, ReleaseVerdict.BAD, why, measurement.note, result, vs_good=change
         )
 
     def _together_again(
@@ -309,13 +294,8 @@ def by_status(judge: Judge, release: str) -> Judgement:
     if kind is None:
         fault = summary.fault()
         why = f"{words}: neither ok in every process nor dead alike in every one"
-        return Judgement(
-            release,
-            ReleaseVerdict.AMBIGUOUS,
-            f"{why}{'; ' + fault if fault else ''}",
-            measurement.note,
-            result,
-        )
+        why += f"; {fault}" if fault else ""
+        return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
     if release == judge.good:
         judge.good_result, judge.good_status = result, kind
         why = f"the {judge.terms.old} endpoint: {words}"
@@ -388,13 +368,9 @@ def by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
         why = f"no claim verdict ({found})"
         return Judgement(measurement.release, ReleaseVerdict.SKIPPED, why, measurement.note)
     verdict = ReleaseVerdict.GOOD if found == outcome(good) else ReleaseVerdict.BAD
+    why = f"the claim {found}, as on the {terms.word(verdict)} endpoint"
     return Judgement(
-        measurement.release,
-        verdict,
-        f"the claim {found}, as on the {terms.word(verdict)} endpoint",
-        measurement.note,
-        measurement.result,
-        claim=found,
+        measurement.release, verdict, why, measurement.note, measurement.result, claim=found
     )
 
 
