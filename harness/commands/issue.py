@@ -204,16 +204,7 @@ def write_issue(request: IssueRequest) -> Written:
         load_results(request.results_dir) if request.results_dir.is_dir() else ([], [])
     )
     mine: list[StoredResult] = [r for r in results if r.result.case == case.name]
-    change = change_from(
-        read_steps(request.out_dir, case.name),
-        mine,
-        case=case.name,
-        sizes=sizes,
-        profile=request.profile,
-        good=request.good,
-        bad=request.bad,
-        metric=request.metric,
-    )
+    change = stored_change(request, mine, request.good, request.bad, request.metric)
     # nox: a draft needs a change between two releases to show
     if change is None and request.plan is not None:
         raise nothing_to_draft(request, "bisect or triage answer", [])
@@ -286,19 +277,30 @@ def write_issue(request: IssueRequest) -> Written:
     return Written(draft_path, short_path, full_path, full_run, short_runs, problems, shown, said)
 
 
-def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Change) -> Change:
-    """The change read again once its releases were measured here: stored figures now give it."""
-    again = change_from(
+def stored_change(
+    request: IssueRequest,
+    mine: Sequence[StoredResult],
+    good: str | None = None,
+    bad: str | None = None,
+    metric: MetricKey | None = None,
+) -> Change | None:
+    """The change the stored answers and ``mine`` give at the request's case, sizes and profile."""
+    return change_from(
         read_steps(request.out_dir, request.case.name),
         mine,
         case=request.case.name,
         sizes=request.sizes,
         profile=request.profile,
-        good=before.last_good,
-        bad=before.first_bad,
-        metric=request.metric or before.metric,
+        good=good,
+        bad=bad,
+        metric=metric,
     )
-    return again or before
+
+
+def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Change) -> Change:
+    """The change read again once its releases were measured here: stored figures now give it."""
+    metric = request.metric or before.metric
+    return stored_change(request, mine, before.last_good, before.first_bad, metric) or before
 
 
 @dataclass(frozen=True)
@@ -589,9 +591,7 @@ def drafts_an_ending(request: IssueRequest) -> bool:
 
 def stored_metric_step(request: IssueRequest) -> bool:
     """Whether a stored bisect or triage answer names a metric's step at these sizes and profile."""
-    case, answers = request.case.name, read_steps(request.out_dir, request.case.name)
-    step = change_from(answers, [], case=case, sizes=request.sizes, profile=request.profile)
-    return step is not None
+    return stored_change(request, []) is not None
 
 
 def has_a_change(request: IssueRequest) -> bool:
