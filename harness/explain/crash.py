@@ -219,11 +219,9 @@ class CrashWorkaround:
         if len(made) < len(ready):
             return dataclasses.replace(answer, problem="the two sides could not both be made ready")
         listing = step.defaults_between or step.pair
-        old, problem = options_of(
-            Path(made[listing[0]].interpreter), xla_flags(sides, made[listing[0]])
-        )
-        new, later = options_of(
-            Path(made[listing[1]].interpreter), xla_flags(sides, made[listing[1]])
+        (old, problem), (new, later) = (
+            options_of(Path(made[label].interpreter), xla_flags(sides, made[label]))
+            for label in listing
         )
         compiled = of_kind(found, CompiledAnswer)
         names = tuple(one_sided_names(compiled)) if compiled is not None else ()

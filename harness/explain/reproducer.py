@@ -176,14 +176,7 @@ def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> 
     if isinstance(listing, str):
         return dataclasses.replace(answer, problem=listing)
     script = write_reproducer(folder, captured, step, listing)
-    base = dataclasses.replace(
-        answer,
-        script=script.name,
-        exported_on=runs,
-        lines=len(script.read_text().splitlines()),
-        programs=tuple(listing.get("programs", ())),
-        note=str(listing.get("note", "")),
-    )
+    base = _written(step, kept, script, runs, listing)
     try:
         case = read_script(script)
     except UsageError as exc:
@@ -195,6 +188,15 @@ def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> 
     measuring.measure_together(list(step.pair), decide="off")
     results = {label: measuring(label).result for label in step.pair}
     return dataclasses.replace(base, status=status_reproduced(step, results, change))
+
+
+def _written(
+    step: Step, kept: str, script: Path, exported_on: str, listing: Mapping[str, Any]
+) -> ReproducerAnswer:
+    """A reproducer as written, before it is measured: where it is and what it holds."""
+    lines = len(script.read_text().splitlines())
+    programs, note = tuple(listing.get("programs", ())), str(listing.get("note", ""))
+    return ReproducerAnswer(*step.pair, f"{kept}/", script.name, exported_on, lines, programs, note)
 
 
 def reproducer_prober(sides: StepSides, case: CaseInfo, decide: tuple[str, ...]) -> ReleaseProber:
@@ -438,16 +440,7 @@ def measure_reproducer(
     step's metrics are decided, once it ran on the release it was exported from (``proof``: on
     each of those); each counterpart compared, and each side's result."""
     counterparts = {m.metric_name: key for m in step.metrics if (key := counterpart(m)) is not None}
-    base = ReproducerAnswer(
-        step.before,
-        step.after,
-        f"{kept}/",
-        script.name,
-        exported_on,
-        len(script.read_text().splitlines()),
-        tuple(listing.get("programs", ())),
-        str(listing.get("note", "")),
-    )
+    base = _written(step, kept, script, exported_on, listing)
     if not counterparts:
         return base, {}
     try:
