@@ -19,15 +19,8 @@ def _summary_row(
 ) -> list[object]:
     s = summarize(values)
     iqr = format_ns(s.iqr) if spread else ""
-    return [
-        program,
-        label,
-        format_ns(s.median),
-        iqr,
-        format_ns(s.minimum),
-        format_ns(s.maximum),
-        s.n,
-    ]
+    low, high = format_ns(s.minimum), format_ns(s.maximum)
+    return [program, label, format_ns(s.median), iqr, low, high, s.n]
 
 
 def metrics_table(result: StoredResult) -> str:
@@ -50,27 +43,15 @@ def metrics_table(result: StoredResult) -> str:
         if not samples:
             continue
         if "dispatch" in records[0].kinds:
-            rows.append(
-                _summary_row(
-                    name, "dispatch (Python regains control)", [s.dispatch_ns for s in samples]
-                )
-            )
+            dispatch = [s.dispatch_ns for s in samples]
+            rows.append(_summary_row(name, "dispatch (Python regains control)", dispatch))
         rows.append(_summary_row(name, "wall (until ready)", [s.wall_ns for s in samples]))
         steps = records[0].steps
         for i, step in enumerate(steps[:-1] if len(steps) > 1 else []):
             marks = [s.marks_ns[i] for s in samples if len(s.marks_ns) > i]
             if marks:
-                rows.append(
-                    [
-                        name,
-                        f"returned from {step}",
-                        format_ns(summarize(marks).median),
-                        "",
-                        "",
-                        "",
-                        len(marks),
-                    ]
-                )
+                median = format_ns(summarize(marks).median)
+                rows.append([name, f"returned from {step}", median, "", "", "", len(marks)])
     functions = list(dict.fromkeys(name for p in processes for name in p.compiled))
     for name in functions:
         compiled = [p.compiled[name] for p in processes if name in p.compiled]
