@@ -200,18 +200,9 @@ def method_section(model: ReportModel) -> list[str]:
 
 
 def run_row(run: RunView) -> list[object]:
-    r = run.stored
-    return [
-        r.result.case,
-        r.result.release,
-        r.result.profile,
-        r.result.backend,
-        sizes_text(r.result.sizes),
-        short_machine(r.result.machine),
-        r.result.status,
-        run.mark,
-        run.older,
-    ]
+    r = run.stored.result
+    cell = [r.case, r.release, r.profile, r.backend, sizes_text(r.sizes), short_machine(r.machine)]
+    return [*cell, r.status, run.mark, run.older]
 
 
 def runs_overview(runs: Sequence[RunView]) -> str:

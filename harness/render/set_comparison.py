@@ -48,14 +48,9 @@ def _rows(pair: Pair, markdown: bool, comparison: SetComparison) -> list[list[st
 
 def _short_row(m: MetricComparison, comparison: SetComparison) -> list[str]:
     found = m.comparison
-    return [
-        m.key.metric_name,
-        found.format(found.baseline.median),
-        found.format(found.candidate.median),
-        format_ratio(found.ratio),
-        found.said,
-        marks_text(found, comparison.thresholds),
-    ]
+    a, b = (found.format(side.median) for side in (found.baseline, found.candidate))
+    marks = marks_text(found, comparison.thresholds)
+    return [m.key.metric_name, a, b, format_ratio(found.ratio), found.said, marks]
 
 
 def _counts(metrics: list[MetricComparison]) -> str:

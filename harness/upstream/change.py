@@ -284,15 +284,9 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
     probes = []
     for probe in data.get("probes") or []:
         if isinstance(probe, dict) and isinstance(probe.get("release"), str):
-            probes.append(
-                ProbeRow(
-                    probe["release"],
-                    _number(probe.get("median_ns")),
-                    str(probe.get("verdict", "–")),
-                    _comparison_text(probe.get("vs_good")),
-                    _comparison_text(probe.get("vs_bad")),
-                )
-            )
+            median, verdict = _number(probe.get("median_ns")), str(probe.get("verdict", "–"))
+            vs_good, vs_bad = (_comparison_text(probe.get(k)) for k in ("vs_good", "vs_bad"))
+            probes.append(ProbeRow(probe["release"], median, verdict, vs_good, vs_bad))
     probes.sort(key=lambda p: version_key(p.release))
     figures = (
         {p.release: p.median_ns for p in probes}
@@ -363,16 +357,10 @@ def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
                     _number(said.get("ratio")),
                 )
                 counterparts[metric] = str(said.get("counterpart", ""))[:64]
-        lines = entry.get("lines")
-        return Reproduced(
-            folder,
-            script,
-            str(entry.get("exported_on", ""))[:64],
-            lines if isinstance(lines, int) else 0,
-            measured,
-            counterparts,
-            " ".join(str(entry.get("note", "")).split())[:300],
-        )
+        lines = entry["lines"] if isinstance(entry.get("lines"), int) else 0
+        exported_on = str(entry.get("exported_on", ""))[:64]
+        note = " ".join(str(entry.get("note", "")).split())[:300]
+        return Reproduced(folder, script, exported_on, lines, measured, counterparts, note)
     return None
 
 
