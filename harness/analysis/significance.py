@@ -68,8 +68,7 @@ WELCH_LOG_MEDIANS = "Welch's t on log process medians"
 class Thresholds:
     # Minimum effect size: half asv's ×1.10.  The test over processes (with the spread between
     # invocations where the sides were measured apart) carries the burden of proof; a true ×1.10
-    # change measures below ×1.10 about half the time, so a gate at ×1.10 could never flag it
-    # reliably.
+    # change measures below ×1.10 about half the time: a gate at ×1.10 could not flag it reliably.
     factor: float = 1.05
     alpha: float = 0.002  # significance level of the test (as asv's for Mann–Whitney U)
     max_relative_iqr: float = 0.2  # above it a side is flagged noisy (within its processes)
@@ -145,8 +144,7 @@ class Comparison:
     # Mann–Whitney's exact p on the process medians if measured together (the guard), else nan.
     rank_p: float = math.nan
     # Every sample of every process gave one value on each side (a count, a size, a number printed
-    # rounded): judged as such, since no spread can be estimated from numbers that do not vary
-    # (``processes``).
+    # rounded): judged so, no spread being estimable from numbers that do not vary (``processes``).
     constant: bool = False
     shape: Shape = Shape.COST
     # A presence's or an ending's counts: (processes that printed it, or died; processes) on A, B.

@@ -219,9 +219,8 @@ def write_issue(request: IssueRequest) -> Written:
 
     # The full instrumented script (every figure, the case's verdict) on --jax, default first bad.
     full_path = folder / f"{case.name}-full.py"
-    # A plain script (--script) has no programs() to cut down: it is both the full and the short
-    # script. Its bytes are copied as they are (a coding cookie's Latin-1 stays Latin-1); the draft
-    # quotes its text.
+    # A plain script (--script) has no programs() to cut down: it is the full and the short script.
+    # Its bytes are copied as they are (a coding cookie's Latin-1 stays); the draft quotes its text.
     content = case.subject.own_text(case.path)
     plain = None if content is None else source_text(case.path, content)
     replace_file(

@@ -81,8 +81,7 @@ class RangeLibraries:
     jax: str | None = None  # with --vary: the jax release held
     policy: str = ""
     # release → every distribution its script venv installed besides jax's own (``JAX_OWN``) →
-    # version: the declared libraries, their own dependencies and jax's (numpy), as the stored
-    # result records them.
+    # version: declared libraries, their dependencies and jax's (numpy), as the stored result says.
     installed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def moved_with_jax(self, before: str, after: str) -> dict[str, tuple[str, str]]:

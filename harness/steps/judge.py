@@ -230,8 +230,7 @@ class Judge:
             self.samples(self.good_result), self.samples(result), self.thresholds, self.metric
         )
         if change.verdict == Verdict.UNDECIDED and change.invocation_spread:
-            # Results of separate runs (stored before, say): the two are measured again together,
-            # until decided.
+            # Separate runs' results (stored before, say): measured together again, until decided.
             self.good_result, self.bad_result = self._together_again(self.good_result, result)
             result = self.bad_result
             change = compare_metric(

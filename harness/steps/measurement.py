@@ -46,9 +46,8 @@ class SideMeasurement:
     # How each case process samples, and ``processes`` of them a measurement: the statistics' unit.
     settings: Settings
     progress: Callable[[str], None]
-    # Sides compared get looks while a comparison is open (measured until decided), up to
-    # ``max_processes`` each and within ``time_budget`` seconds a measurement, on ``decide_metrics``
-    # (empty: every metric).
+    # Sides compared get looks while a comparison is open (until decided), up to ``max_processes``
+    # each and ``time_budget`` seconds a measurement, on ``decide_metrics`` (empty: every metric).
     max_processes: int | None = None  # None: ``processes`` only
     time_budget: float | None = None
     decide_metrics: tuple[str, ...] = ()
