@@ -1,15 +1,14 @@
 """``issue``: draft an upstream issue: find the change, write both scripts, run them for real,
 render.
 
-Through ``nox -s issue`` a release plan lists every release on the package index (what
-each installs, and its cached venv, as bisect and sweep use them): the full instrumented
-script and ``jax.print_environment_info`` run in the venv of ``--jax`` (default: the
-change's first bad release), and the short script runs on the change's last good and
-first bad release, each in a venv that holds only jax and jaxlib (``plain_env``, built
-once and kept, ``.nox/plain-jax-VERSION``).  Without a plan (``python -m harness issue``
-run directly) both scripts run on the JAX installed here.  Every script run holds the
-machine-wide measurement lock, as every case process does.  The harness process itself
-never imports JAX.
+Through ``nox -s issue`` a release plan lists every release on the package index (what each
+installs, and its cached venv, as bisect and sweep use them): the full instrumented script and
+``jax.print_environment_info`` run in the venv of ``--jax`` (default: the change's first bad
+release), and the short script runs on the change's last good and first bad release, each in a venv
+that holds only jax and jaxlib (``plain_env``, built once and kept, ``.nox/plain-jax-VERSION``).
+Without a plan (``python -m harness issue`` run directly) both scripts run on the JAX installed
+here.  Every script run holds the machine-wide measurement lock, as every case process does.  The
+harness process itself never imports JAX.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""PNG plots for the report: per comparison group, median wall time by release, and
-time per call against device count for programs named ``<method>_d<devices>``.
+"""PNG plots for the report: per comparison group, median wall time by release, and time per call
+against device count for programs named ``<method>_d<devices>``.
 
-The points are the model's (``analysis.plot_points``, held by each ``TimingGroup``);
-drawing them needs matplotlib (the ``report`` extra).  Without it no plot is drawn and
-the report says why.
+The points are the model's (``analysis.plot_points``, held by each ``TimingGroup``); drawing them
+needs matplotlib (the ``report`` extra).  Without it no plot is drawn and the report says why.
 """
 
 from __future__ import annotations

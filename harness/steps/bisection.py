@@ -1,17 +1,15 @@
 """Find the release that changed it: bisection over an ordered run of releases, and a full sweep.
 
-``bisect`` judges the two endpoints first (the good one must be good, the bad one
-bad), then halves the range between the last good and the first bad release until
-they are neighbours, as ``git bisect`` does.  A release that cannot be judged
-(skipped or inconclusive) is set aside like ``git bisect skip``: the release nearest
-the middle among the rest is probed instead, and if only set-aside releases remain
-between the two, the answer names them as where the change may lie.  For n
+``bisect`` judges the two endpoints first (the good one must be good, the bad one bad), then halves
+the range between the last good and the first bad release until they are neighbours, as ``git
+bisect`` does.  A release that cannot be judged (skipped or inconclusive) is set aside like ``git
+bisect skip``: the release nearest the middle among the rest is probed instead, and if only
+set-aside releases remain between the two, the answer names them as where the change may lie.  For n
 releases that is about ⌈log2 n⌉ + 2 probes.
 
-Bisection assumes one change.  ``sweep`` measures every release and reports each
-step between consecutive releases, so a second change (or one that was undone)
-shows up.  Both take their measurements through callables, so the search logic is
-tested with fake ones.
+Bisection assumes one change.  ``sweep`` measures every release and reports each step between
+consecutive releases, so a second change (or one that was undone) shows up.  Both take their
+measurements through callables, so the search logic is tested with fake ones.
 """
 
 from __future__ import annotations

@@ -1,14 +1,13 @@
 """Triage: every release of a range measured, every step found, each step confirmed, one answer per
 change.
 
-A first round is a sweep (``bisection.sweep``): every release measured in one interleaved
-run, each step between consecutive releases that ran ok listed, regressions and fixes
-alike.  A step can be the noise of one run, so each is measured again: the two releases
-around it, interleaved, with looks of more processes until the step's metrics are decided
-(``ConfirmPairs``), and a step stands only when the second measurement shows the same change
-on its own.  Each confirmed step is one
-answer (its sentence: ``harness.render.triage_words``).  The measuring comes through callables, so
-the logic is tested with fake ones.
+A first round is a sweep (``bisection.sweep``): every release measured in one interleaved run, each
+step between consecutive releases that ran ok listed, regressions and fixes alike.  A step can be
+the noise of one run, so each is measured again: the two releases around it, interleaved, with looks
+of more processes until the step's metrics are decided (``ConfirmPairs``), and a step stands only
+when the second measurement shows the same change on its own.  Each confirmed step is one answer
+(its sentence: ``harness.render.triage_words``).  The measuring comes through callables, so the
+logic is tested with fake ones.
 """
 
 from __future__ import annotations
