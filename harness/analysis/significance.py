@@ -264,8 +264,7 @@ def resampled_median(values: Sequence[float], rng: random.Random) -> float:
 
 
 def for_resampling(values: Sequence[float]) -> Sequence[float]:
-    """``values`` as ``resampled_median`` takes them: sorted once where it draws medians directly,
-    else as they are."""
+    """``values`` as ``resampled_median`` takes them: sorted once if it draws medians directly."""
     return sorted(values) if len(values) > DIRECT_MEDIAN_ABOVE else values
 
 
@@ -283,8 +282,7 @@ def percentile_ratio_interval(
 
 
 def two_sided_z(p_value: float) -> float:
-    """The normal z whose two-sided p is ``p_value`` (at most about 8: below 1e-15, 1 − p/2 is 1 in
-    floating point)."""
+    """The normal z of two-sided p ``p_value`` (at most ~8: below 1e-15, 1 − p/2 is 1 in floats)."""
     return statistics.NormalDist().inv_cdf(1 - min(max(p_value, 1e-15), 1.0) / 2)
 
 

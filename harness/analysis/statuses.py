@@ -171,8 +171,7 @@ class StatusSummary:
         )
 
     def fault(self) -> str:
-        """A fault outside the script to say, where some of its processes were killed from outside;
-        "" if not."""
+        """A fault to say where some of its processes were killed from outside; "" if none was."""
         if not self.outside:
             return ""
         return (

@@ -501,8 +501,7 @@ def _installed(
 
 @dataclass(frozen=True)
 class Place:
-    """Where a release's script runs: its interpreter, what ``pip install`` takes to make the same,
-    in words."""
+    """Where a release's script runs: its interpreter, the ``pip install`` of the same, in words."""
 
     python: str
     install: list[str]

@@ -23,8 +23,7 @@ def format_interval(comparison: Comparison) -> str:
 
 
 def said_text(comparison: Comparison, markdown: bool = True) -> str:
-    """The verdict in the metric's words; in markdown, bold where it went the worse way (slower, or
-    higher)."""
+    """The verdict in the metric's words; in markdown, bold if worse (slower, or higher)."""
     said = comparison.said
     return f"**{said}**" if markdown and comparison.verdict is Verdict.SLOWER else said
 

@@ -107,8 +107,7 @@ class RangeLibraries:
 
 
 def varied_version(label: str, library: str) -> str:
-    """With --vary: the library version a release label carries (``0.4.33+equinox.0.11.4`` →
-    ``0.11.4``)."""
+    """With --vary: a release label's library version (``0.4.33+equinox.0.11.4`` → ``0.11.4``)."""
     return label.partition("+")[2].removeprefix(f"{library}.")
 
 
