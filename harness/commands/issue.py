@@ -454,9 +454,8 @@ def _short_runs(
     variables: dict[str, str],
     stored: Sequence[StoredResult] = (),
 ) -> list[ReleaseRun]:
-    """The short script on the change's two releases in plain venvs, or here when there is no plan
-    or no change; a plain script's install lines pin every package whose version differs between the
-    two sides."""
+    """The short script on the change's two releases in plain venvs, or here without plan or change;
+    a plain script's install lines pin each package whose version differs between the two sides."""
     timeout = request.settings.timeout_s
     args = request.case.subject.args
     if request.plan is None or change is None:

@@ -97,8 +97,7 @@ def error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], li
 
 def wall_figure(timing: TimingGroup) -> Figure | None:
     """Each program's wall time by release, a look of its own per program; two releases as points
-    side by side (two categories), more joined by lines (a trend over releases).  None when no
-    program has one."""
+    side by side (two categories), more joined by lines (a trend).  None when no program has one."""
     from matplotlib.figure import Figure
 
     lines = timing.wall

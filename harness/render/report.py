@@ -162,9 +162,8 @@ def headline_changes(changes: Sequence[TimingChange]) -> list[TimingChange]:
 
 
 def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
-    """The changes by name, before any count: each claim that holds on some releases and not on
-    others first, then each cell's largest timing change (slowdowns first), the rest counted (the
-    case pages list them)."""
+    """The changes by name, before any count: each claim holding on some releases only first, then
+    each cell's largest timing change (slowdowns first), the rest counted (case pages list them)."""
     lines = ["## What changed", ""]
     flipped = [line for line in model.claims.lines if {"✓", "✗"} <= set(line.marks)]
     lines += [claim_item(line, pages) for line in flipped]

@@ -168,8 +168,7 @@ def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey)
 
 def _newly_missing(a: ProcessSamples, b: ProcessSamples) -> bool:
     """A metric one side printed in every process that ran ok and the other in only some (as a new
-    ending in some processes, ``statuses.status_change``): a candidate to measure again, its counts
-    undecided so far."""
+    ending in some, ``statuses.status_change``): a candidate to measure again, counts undecided."""
     return a.missing != b.missing and min(len(a.processes), len(b.processes)) > 0
 
 

@@ -101,8 +101,7 @@ class TriageOutcome:
 
     def ordered(self) -> list[tuple[Confirmation, bool]]:
         """Each confirmed change and whether it undoes an earlier regression of its metric (a fix),
-        oldest first; a change in the import of jax (JAX's own cost) after the changes in what the
-        script does."""
+        oldest first; a change in jax's import (JAX's cost) after those in what the script does."""
         found = []
         undone: set[str] = set()  # metrics (or the claim) with a confirmed regression so far
         for change in self.changes():

@@ -455,9 +455,8 @@ def _every_probe(found: TriageOutcome) -> list[Probe]:
 def first_round_undecided(
     found: TriageOutcome, again: Mapping[str, Comparison] = MappingProxyType({})
 ) -> list[Finding]:
-    """A finding for each metric the first round left undecided (``first_round_open``) that
-    measuring it again (``again``) did not show unchanged: "no change found" would claim what was
-    not shown."""
+    """A finding per metric the first round left undecided (``first_round_open``) that measuring
+    again (``again``) did not show unchanged: "no change found" would claim the unshown."""
     first = found.first_round
     baseline, release = first.releases[0], first.releases[-1]
     said = []
