@@ -564,16 +564,7 @@ def first_regression(watched: TargetWatch) -> Finding | None:
 
 
 TARGET_KINDS = ("case", "script", "pytest-benchmark")
-FINDING_KINDS = (
-    REGRESSION,
-    IMPROVEMENT,
-    UNDER_LOAD,
-    UNDECIDED,
-    BROKEN,
-    NOT_MEASURED,
-    NOT_APPLICABLE,
-    MEASURED_NOTHING,
-)
+FINDING_KINDS = frozenset({*FAILING, *OPEN, IMPROVEMENT, NOT_APPLICABLE, MEASURED_NOTHING})
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")  # docs/watch.schema.json's names
 # A page in the output folder, by its name.
 PAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.md")
