@@ -198,18 +198,11 @@ class TargetWatch:
             str(name): (float(pair[0]), float(pair[1]))
             for name, pair in dict(data.get("medians") or {}).items()
         }
+        target, kind, page = str(data["target"]), str(data["kind"]), str(data["page"])
+        why, issue = tuple(map(str, data["why"])), tuple(map(str, data["issue"]))
+        when = str(data.get("remembered") or "")
         return cls(
-            str(data["target"]),
-            str(data["kind"]),
-            findings,
-            loads,
-            detectable,
-            str(data["page"]),
-            tuple(map(str, data["why"])),
-            tuple(map(str, data["issue"])),
-            libraries,
-            str(data.get("remembered") or ""),
-            medians,
+            target, kind, findings, loads, detectable, page, why, issue, libraries, when, medians
         )
 
 
