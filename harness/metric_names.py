@@ -93,8 +93,7 @@ PROCESS = "process"  # the program of a plain script's whole process and its pha
 JSON = "json"  # the program of a plain script's own numbers
 # A script's own number named for a unit of time (``solve_ms``): nanoseconds in one of that unit.
 TIME_SUFFIXES = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-# The phase that is JAX's cost whatever the script does: a change there is JAX's import, not the
-# user's code.
+# The phase that is JAX's cost whatever the script does: a change there is JAX's, not the user's.
 JAX_IMPORT = "import"
 FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
@@ -106,8 +105,7 @@ class MetricKey:
 
     @property
     def measured(self) -> Measured | None:
-        """Its row of ``KINDS`` or ``PHASES``; None for a script's own number or a kind no table
-        knows."""
+        """Its row of ``KINDS`` or ``PHASES``; None for a script's own number or an unknown kind."""
         if self.name == JSON:
             return None
         return (PHASES if self.name == PROCESS else KINDS).get(self.kind)
@@ -136,31 +134,27 @@ class MetricKey:
 
     @property
     def unit(self) -> str:
-        """What its figures count: ``ns``, ``bytes``, or "" for a script's own numbers (in the
-        script's unit)."""
+        """What its figures count: ``ns``, ``bytes``, or "" for a script's own (in its unit)."""
         if self.name == JSON:
             return ""
         return self.measured.unit if self.measured is not None else "ns"
 
     @property
     def metric_name(self) -> str:
-        """The name on the command line and in the exported script's output, e.g.
-        ``two_scans.wall_ns``."""
+        """Its name on the command line and in the exported script's output: ``scan.wall_ns``."""
         return (
             f"{JSON}.{self.kind}" if self.name == JSON else f"{self.name}.{self.kind}_{self.unit}"
         )
 
     def quoted(self) -> str:
-        """As prose names it: ``two_scans`` wall (until ready), ``process.trace_ns`` (tracing
-        ...)."""
+        """As prose names it: ``two_scans`` wall (until ready), ``process.trace_ns`` (tracing …)."""
         if self.name in (JSON, PROCESS):
             return f"`{self.metric_name}` ({self._what()})"
         return f"`{self.name}` {self._what()}"
 
     def format(self, value: float) -> str:
         """A figure of this metric as a page shows it, in its unit: a duration, a size, or a number
-        as printed (one whose name ends in a unit of time, ``json.solve_ms``, as the duration it
-        is)."""
+        as printed (one whose name ends in a unit of time, ``json.solve_ms``, as a duration)."""
         if self.unit == BYTES:
             return format_bytes(value)
         if self.in_ns:
@@ -239,8 +233,7 @@ class Judged(Enum):
 
     @classmethod
     def named(cls, stem: str) -> Judged | None:
-        """The member a record names by its stem (``claim``, ``status``, ``all``); None for a
-        metric's name."""
+        """The member a record names by stem (``claim``, ``status``, ``all``); None for a metric."""
         return next((judged for judged in cls if judged.stem and judged.stem == stem), None)
 
 
@@ -274,8 +267,7 @@ class Criterion:
 
     @property
     def name(self) -> str:
-        """As a file name and a step's record say it: the metric's name, ``claim``, ``status``,
-        ``all``."""
+        """As a file name and a record say it: the metric's name, ``claim``, ``status``, ``all``."""
         return self.metric.metric_name if self.metric is not None else self.by.stem
 
     def words(self) -> list[str]:
@@ -284,13 +276,11 @@ class Criterion:
         return [self.by.flag, *named] if self.by.flag else []
 
     def said(self) -> str:
-        """As a page's header says it: ``metric scan.wall_ns (scan · wall ...)``, or the member's
-        words."""
+        """As a page's header says it: ``metric scan.wall_ns (scan · wall …)``, or its words."""
         if self.metric is not None:
             return f"metric {self.metric.metric_name} ({self.metric.label()})"
         return self.by.said
 
     def rank(self) -> int:
-        """Where it comes in an answer, lower first: whether it runs at all, the claim, its
-        metrics."""
+        """Where it comes in an answer, lower first: whether it runs at all, the claim, metrics."""
         return reading_rank(self.metric) if self.metric is not None else self.by.rank

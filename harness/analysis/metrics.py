@@ -60,8 +60,7 @@ class MetricComparison:
 
 @dataclass
 class ProcessSamples:
-    """One metric of one result: each finished process's raw samples, and how many of those ran
-    under load."""
+    """One metric of one result: each finished process's raw samples, how many ran under load."""
 
     processes: list[list[float]] = field(default_factory=list)
     loaded: int = 0
@@ -72,8 +71,7 @@ class ProcessSamples:
     ran: int = 0
 
     def first(self, count: int) -> ProcessSamples:
-        """The first ``count`` processes (in the order they ran); of those under load, at most as
-        many."""
+        """The first ``count`` processes (in order run); of those under load, at most as many."""
         return ProcessSamples(
             self.processes[:count], min(self.loaded, count), self.source, min(self.ran, count)
         )
@@ -85,14 +83,12 @@ class ProcessSamples:
 
     @property
     def summary(self) -> Summary:
-        """Its process medians summarised: the median is the figure, the quartiles the spread
-        between processes."""
+        """Its process medians summarised: the median is the figure, quartiles the spread."""
         return summarize(process_medians(self.processes))
 
     @property
     def figure(self) -> float:
-        """The result's figure for the metric: the median of its process medians (what comparisons
-        compare)."""
+        """The result's figure: the median of its process medians (what comparisons compare)."""
         return self.summary.median
 
 
@@ -117,8 +113,7 @@ def metric_samples(result: StoredResult) -> MetricSeries:
 
 
 def process_samples(processes: Sequence[ProcessRun], source: Result | None = None) -> MetricSeries:
-    """``metric_samples`` of these finished processes, before any result holds them (a cell still
-    measuring)."""
+    """``metric_samples`` of these finished processes, before a result holds them (measuring)."""
     series = MetricSeries(len(processes), source)
 
     def add(key: MetricKey, values: list[float], loaded: bool) -> None:
@@ -167,8 +162,7 @@ def peak_rss(process: ProcessRun) -> int | None:
 
 
 def _figure_key(metric: str) -> MetricKey | None:
-    """The key of a stored figure's name; None for a name no reader knows (a newer harness's,
-    say)."""
+    """The key of a stored figure's name; None for a name no reader knows (a newer harness's)."""
     try:
         return parse_metric_name(metric)
     except UsageError:
@@ -220,8 +214,7 @@ def compare_metric(
     found = replace(found, metric=key)
     if key is not None and key.metric_name in thresholds.higher_is_better:
         found = replace(found, verdict=OPPOSITE.get(found.verdict, found.verdict))
-    # A number that did not vary is what it is whatever loaded the machine: only a spread can be
-    # hidden by load.
+    # A number that did not vary is what it is whatever the load: load hides only a spread.
     if found.constant or not (separate and (a.loaded or b.loaded)):
         return found
     verdict = Verdict.UNDECIDED if found.verdict in MOVED else found.verdict

@@ -59,8 +59,7 @@ def shape_of(key: MetricKey, a: Processes, b: Processes, thresholds: Thresholds)
 
 
 def _values(processes: Processes) -> float | None:
-    """The one value every sample of every process shows; None where they differ or there are
-    none."""
+    """The one value every sample of every process shows; None where they differ or are none."""
     found = {value for samples in processes for value in samples}
     return next(iter(found)) if len(found) == 1 else None
 

@@ -50,8 +50,7 @@ class Shape(StrEnum):
     ENDING = "ending"  # how the processes end: ok, an exit, a signal, a time-out
 
 
-# The verdicts that say a metric moved: the two directions of a cost's change, and a change of any
-# other shape.
+# The verdicts that say a metric moved: a cost's change either way, a change of any other shape.
 MOVED = (Verdict.FASTER, Verdict.SLOWER, Verdict.CHANGED)
 # Each change the other way round: a higher-is-better metric's verdict, a step undone, a trial that
 # reverses; a value changed back is changed again.
@@ -69,8 +68,7 @@ WELCH_LOG_MEDIANS = "Welch's t on log process medians"
 class Thresholds:
     # Minimum effect size: half asv's ×1.10.  The test over processes (with the spread between
     # invocations where the sides were measured apart) carries the burden of proof; a true ×1.10
-    # change measures below ×1.10 about half the time, so a gate at ×1.10 could never flag it
-    # reliably.
+    # change measures below ×1.10 about half the time: a gate at ×1.10 could not flag it reliably.
     factor: float = 1.05
     alpha: float = 0.002  # significance level of the test (as asv's for Mann–Whitney U)
     max_relative_iqr: float = 0.2  # above it a side is flagged noisy (within its processes)
@@ -83,8 +81,7 @@ class Thresholds:
     # day and 0.10–0.12 the next.
     invocation_spread: float = 0.10
     confidence: float = 0.99  # of the bootstrap interval of the ratio
-    # Metric names (a script's own numbers, ``json.items_per_s``) where a higher figure is the
-    # better one.
+    # Metric names (a script's own numbers, ``json.items_per_s``) where a higher figure is better.
     higher_is_better: tuple[str, ...] = ()
     # Metric names declared a value (judged by equality per process) or a cost (by its ratio), where
     # inference from the figures cannot know (``harness.analysis.shapes``).
@@ -137,24 +134,20 @@ class Comparison:
     # The level the test was held to: the thresholds' alpha, or a look's share of it where the sides
     # were measured until decided (``harness.analysis.spending``).
     level: float = math.nan
-    # What is compared, whose unit every page shows its figures in (None: a duration in
-    # nanoseconds).
+    # What is compared, whose unit every page shows its figures in (None: a duration in ns).
     metric: MetricKey | None = None
     # The change the data still allow, either way, as a factor: the far end of Welch's
     # ``confidence`` interval of the shift of log process medians (the change test's own estimator),
     # so 1.09 reads "within ±9 %"; *unchanged* is a margin inside the factor.  nan without a test
     # (fewer than two processes a side).
     margin: float = math.nan
-    # Mann–Whitney's exact p on the process medians where the sides were measured together (the
-    # guard), else nan.
+    # Mann–Whitney's exact p on the process medians if measured together (the guard), else nan.
     rank_p: float = math.nan
     # Every sample of every process gave one value on each side (a count, a size, a number printed
-    # rounded): judged as such, since no spread can be estimated from numbers that do not vary
-    # (``processes``).
+    # rounded): judged so, no spread being estimable from numbers that do not vary (``processes``).
     constant: bool = False
     shape: Shape = Shape.COST
-    # A presence's or an ending's counts: (processes that printed it, or died; processes) on A and
-    # on B.
+    # A presence's or an ending's counts: (processes that printed it, or died; processes) on A, B.
     counts: tuple[tuple[int, int], tuple[int, int]] | None = None
     # An ending's sides in words where every process of each ended alike (``ok``, ``SIGSEGV (exit
     # 139)``): what a page shows of it (``statuses.compare_endings``).
@@ -178,8 +171,7 @@ class Comparison:
         return (k_b * n_a < k_a * n_b) if self.shape is Shape.PRESENCE else (k_b * n_a > k_a * n_b)
 
     def format(self, value: float) -> str:
-        """A figure of the compared metric, in its unit: a duration, a size, or a script's number as
-        printed."""
+        """A figure of the metric in its unit: a duration, a size, a script's number as printed."""
         return format_ns(value) if self.metric is None else self.metric.format(value)
 
     @property
@@ -208,8 +200,7 @@ class Comparison:
 
     @property
     def spreads(self) -> tuple[SideSpread, SideSpread]:
-        """How each side (A, B) was measured and scatters; a side not recorded counts as one
-        process."""
+        """How each side (A, B) was measured and scatters; a side not recorded is one process."""
         return (
             self.baseline_spread
             or SideSpread(1, self.baseline.n, math.nan, self.baseline.relative_iqr),
@@ -225,8 +216,7 @@ class Comparison:
 
 
 def constant_said(comparison: Comparison) -> str:
-    """A comparison of numbers that never varied, in words: the same, or the one change every
-    process saw."""
+    """Numbers that never varied, in words: the same, or the one change every process saw."""
     a, b = comparison.baseline.median, comparison.candidate.median
     if a == b:
         return f"the same in all {sum(comparison.processes)} processes"
@@ -274,16 +264,14 @@ def resampled_median(values: Sequence[float], rng: random.Random) -> float:
 
 
 def for_resampling(values: Sequence[float]) -> Sequence[float]:
-    """``values`` as ``resampled_median`` takes them: sorted once where it draws medians directly,
-    else as they are."""
+    """``values`` as ``resampled_median`` takes them: sorted once if it draws medians directly."""
     return sorted(values) if len(values) > DIRECT_MEDIAN_ABOVE else values
 
 
 def percentile_ratio_interval(
     base: Sequence[float], cand: Sequence[float], confidence: float
 ) -> tuple[float, float]:
-    """The central ``confidence`` share of the ratios of paired bootstrap figures; nan where a base
-    figure is 0."""
+    """The central ``confidence`` share of paired bootstrap figures' ratios; nan if a base is 0."""
     if min(base) <= 0:
         return math.nan, math.nan
     ratios = sorted(c / b for b, c in zip(base, cand, strict=True))
@@ -294,8 +282,7 @@ def percentile_ratio_interval(
 
 
 def two_sided_z(p_value: float) -> float:
-    """The normal z whose two-sided p is ``p_value`` (at most about 8: below 1e-15, 1 − p/2 is 1 in
-    floating point)."""
+    """The normal z of two-sided p ``p_value`` (at most ~8: below 1e-15, 1 − p/2 is 1 in floats)."""
     return statistics.NormalDist().inv_cdf(1 - min(max(p_value, 1e-15), 1.0) / 2)
 
 
@@ -308,8 +295,7 @@ def format_margin(margin: float) -> str:
 
 
 def past_factor(ratio: float, thresholds: Thresholds) -> Verdict | None:
-    """Which way a ratio points once it is past the factor (above 1 is slower), or None inside the
-    band (or NaN)."""
+    """Which way a ratio points past the factor (above 1 is slower), or None inside the band/NaN."""
     if ratio >= thresholds.factor:
         return Verdict.SLOWER
     if ratio <= 1 / thresholds.factor:

@@ -34,8 +34,7 @@ ARROW = " → "
 
 
 def end_of(process: ProcessRun) -> ProcessEnd | None:
-    """Where a process died; a version-3 record of one that did not finish ok always has it, an
-    older one may not."""
+    """Where a process died; a version-3 record of one not ok always has it, older may not."""
     if process.status is RunStatus.OK:
         return None
     if process.died is not None:
@@ -63,8 +62,7 @@ def end_words(end: ProcessEnd) -> str:
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b")
 
 
-# Lines that are never the error itself: JAX's trailer and its rule (a script's own JSON line is
-# ``_printed``).
+# Lines never the error itself: JAX's trailer and its rule (a script's own JSON line: ``_printed``).
 NOT_THE_ERROR = re.compile(r"^(?:For simplicity, JAX has removed|JAX_TRACEBACK_FILTERING=|-{4,}$)")
 
 
@@ -142,8 +140,7 @@ class StatusSummary:
 
     @property
     def all_dead_alike(self) -> str | None:
-        """How every process ended, where every one ended the same way, not ok, and not from
-        outside."""
+        """How every process ended, where each ended the same way, not ok, and not from outside."""
         if self.processes < MIN_STATUS_PROCESSES or self.ok or self.outside or len(self.ends) != 1:
             return None
         return next(iter(self.ends))
@@ -166,8 +163,7 @@ class StatusSummary:
         return max(self.ends, key=lambda how: self.ends[how]) if self.ends else ""
 
     def words(self) -> str:
-        """``SIGSEGV (exit 139) in 5 of 5 processes``, ``ok in 5 of 5``; a mix named part by
-        part."""
+        """``SIGSEGV (exit 139) in 5 of 5 processes``, ``ok in 5 of 5``; a mix named by part."""
         parts = [f"{OK} in {self.ok}"] if self.ok else []
         parts += [f"{how} in {count}" for how, count in self.ends.items()]
         return (
@@ -175,8 +171,7 @@ class StatusSummary:
         )
 
     def fault(self) -> str:
-        """A fault outside the script to say, where some of its processes were killed from outside;
-        "" if not."""
+        """A fault to say where some of its processes were killed from outside; "" if none was."""
         if not self.outside:
             return ""
         return (

@@ -1,15 +1,14 @@
 """``issue``: draft an upstream issue: find the change, write both scripts, run them for real,
 render.
 
-Through ``nox -s issue`` a release plan lists every release on the package index (what
-each installs, and its cached venv, as bisect and sweep use them): the full instrumented
-script and ``jax.print_environment_info`` run in the venv of ``--jax`` (default: the
-change's first bad release), and the short script runs on the change's last good and
-first bad release, each in a venv that holds only jax and jaxlib (``plain_env``, built
-once and kept, ``.nox/plain-jax-VERSION``).  Without a plan (``python -m harness issue``
-run directly) both scripts run on the JAX installed here.  Every script run holds the
-machine-wide measurement lock, as every case process does.  The harness process itself
-never imports JAX.
+Through ``nox -s issue`` a release plan lists every release on the package index (what each
+installs, and its cached venv, as bisect and sweep use them): the full instrumented script and
+``jax.print_environment_info`` run in the venv of ``--jax`` (default: the change's first bad
+release), and the short script runs on the change's last good and first bad release, each in a venv
+that holds only jax and jaxlib (``plain_env``, built once and kept, ``.nox/plain-jax-VERSION``).
+Without a plan (``python -m harness issue`` run directly) both scripts run on the JAX installed
+here.  Every script run holds the machine-wide measurement lock, as every case process does.  The
+harness process itself never imports JAX.
 """
 
 from __future__ import annotations
@@ -56,7 +55,7 @@ from harness.render.issue_draft import (
     render,
     render_crash,
 )
-from harness.render.issue_screen import issue_screen
+from harness.render.issue_screen import issue_screen, run_status
 from harness.render.why import reproduced_lines, reproducer_lines
 from harness.store.files import DocumentProblem, output_folder, read_bounded, replace_file
 from harness.store.results import LoadProblem, StoredResult, load_results
@@ -118,9 +117,8 @@ class Written:
 def run_script(
     path: Path, timeout_s: float, python: str | None = None, args: Sequence[str] = ()
 ) -> tuple[int | None, str, str]:
-    """Run a script by its file name from its own folder (tracebacks name no local path), holding
-    the timing lock."""
-    with timing_lock(lambda line: print(line, file=sys.stderr, flush=True)):
+    """Run a script by file name in its folder (tracebacks name no local path), under the lock."""
+    with timing_lock(_progress):
         try:
             done = subprocess.run(
                 [python or sys.executable, path.name, *args],
@@ -136,17 +134,13 @@ def run_script(
 
 
 def _text(output: str | bytes | None) -> str:
-    if isinstance(output, bytes):
-        return output.decode(errors="replace")
-    return output or ""
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
 def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
-    """``jax.print_environment_info()`` of an interpreter's environment, or why it is
-    unavailable."""
+    """``jax.print_environment_info()`` of an interpreter's environment, or why it is missing."""
     try:
-        # The harness on the path: a script's venv holds jax and what the script declares, not the
-        # harness.
+        # The harness on the path: a script's venv holds jax and what the script declares, not it.
         environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
         done = subprocess.run(
             [python or sys.executable, "-c", _JAX_FACTS],
@@ -167,8 +161,7 @@ def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_T
 
 def installed_packages(python: str) -> list[str]:
     """``name==version`` of every distribution an interpreter's environment holds."""
-    # -I: isolated, so the folder it runs in (the checkout, with the harness's egg-info) is not on
-    # its path.
+    # -I: isolated, so its folder (the checkout, with the harness's egg-info) is not on its path.
     done = subprocess.run(
         [python, "-I", "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False
     )
@@ -177,11 +170,7 @@ def installed_packages(python: str) -> list[str]:
 
 def ready(env: ReleaseEnv) -> ReleaseEnv:
     """``env`` installed (once; cached afterwards), or a HarnessError saying why it cannot be."""
-    print(
-        f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)",
-        file=sys.stderr,
-        flush=True,
-    )
+    _progress(f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)")
     problem = ensure(env)
     if problem:
         raise HarnessError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
@@ -214,16 +203,7 @@ def write_issue(request: IssueRequest) -> Written:
         load_results(request.results_dir) if request.results_dir.is_dir() else ([], [])
     )
     mine: list[StoredResult] = [r for r in results if r.result.case == case.name]
-    change = change_from(
-        read_steps(request.out_dir, case.name),
-        mine,
-        case=case.name,
-        sizes=sizes,
-        profile=request.profile,
-        good=request.good,
-        bad=request.bad,
-        metric=request.metric,
-    )
+    change = stored_change(request, mine, request.good, request.bad, request.metric)
     # nox: a draft needs a change between two releases to show
     if change is None and request.plan is not None:
         raise nothing_to_draft(request, "bisect or triage answer", [])
@@ -236,12 +216,10 @@ def write_issue(request: IssueRequest) -> Written:
             change = measured.applied(change_again(request, mine, change))
     folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
 
-    # The full instrumented script (every figure, the case's verdict) on --jax, default the first
-    # bad release.
+    # The full instrumented script (every figure, the case's verdict) on --jax, default first bad.
     full_path = folder / f"{case.name}-full.py"
-    # A plain script (--script) has no programs() to cut down: it is both the full and the short
-    # script. Its bytes are copied as they are (a coding cookie's Latin-1 stays Latin-1); the draft
-    # quotes its text.
+    # A plain script (--script) has no programs() to cut down: it is the full and the short script.
+    # Its bytes are copied as they are (a coding cookie's Latin-1 stays); the draft quotes its text.
     content = case.subject.own_text(case.path)
     plain = None if content is None else source_text(case.path, content)
     replace_file(
@@ -267,7 +245,7 @@ def write_issue(request: IssueRequest) -> Written:
     short_runs = _short_runs(request, change, short_path, variables, mine)
     if change is not None:
         change = with_script_figures(
-            change, {r.run.release: _medians(r.run.stdout) for r in short_runs}
+            change, {r.run.release: parse_output(r.run.stdout).medians for r in short_runs}
         )
     dumps = copy_dumps(change, request.out_dir, folder, case.name)
     reproducer = copy_reproducer(change, request.out_dir, folder, case.name)
@@ -297,20 +275,30 @@ def write_issue(request: IssueRequest) -> Written:
     return Written(draft_path, short_path, full_path, full_run, short_runs, problems, shown, said)
 
 
-def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Change) -> Change:
-    """The change read again once its releases were measured here: the stored figures now give
-    it."""
-    again = change_from(
+def stored_change(
+    request: IssueRequest,
+    mine: Sequence[StoredResult],
+    good: str | None = None,
+    bad: str | None = None,
+    metric: MetricKey | None = None,
+) -> Change | None:
+    """The change the stored answers and ``mine`` give at the request's case, sizes and profile."""
+    return change_from(
         read_steps(request.out_dir, request.case.name),
         mine,
         case=request.case.name,
         sizes=request.sizes,
         profile=request.profile,
-        good=before.last_good,
-        bad=before.first_bad,
-        metric=request.metric or before.metric,
+        good=good,
+        bad=bad,
+        metric=metric,
     )
-    return again or before
+
+
+def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Change) -> Change:
+    """The change read again once its releases were measured here: stored figures now give it."""
+    metric = request.metric or before.metric
+    return stored_change(request, mine, before.last_good, before.first_bad, metric) or before
 
 
 @dataclass(frozen=True)
@@ -326,8 +314,7 @@ class MeasuredHere:
     follow_up: str = ""  # the one command that goes on from the newest release's line (the screen)
 
     def applied(self, change: Change) -> Change:
-        """``change`` with the reproducer measured here and its lines, where no bisect answer gave
-        one."""
+        """``change`` with the reproducer measured here and its lines, where no bisect gave one."""
         if change.reproducer is not None or not (self.reproducer or self.why):
             return change
         return dataclasses.replace(change, reproducer=self.reproducer, why=(*self.why, *change.why))
@@ -341,8 +328,7 @@ def issue_command(request: IssueRequest, good: str, bad: str, metric: MetricKey 
 
 
 def not_measured_here(request: IssueRequest, change: Change) -> str:
-    """Without nox's plan (one JAX installed here): what the draft lacks, and the command that adds
-    it."""
+    """Without nox's plan (one JAX installed here): what the draft lacks, and the command for it."""
     missing = [
         "the step confirmed" if not change.probes else "",
         "the reproducer with jax alone"
@@ -392,10 +378,9 @@ def _progress(line: str) -> None:
 
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
-    """XLA's dumps of the change's two releases, which its bisect kept beside its answer, copied
-    beside the draft (``<case>-compiled/<release>/``, HLO text files only; a link, an oversized file
-    or a name that is not XLA's is skipped); the folder's name, or "" when there is nothing to
-    copy."""
+    """XLA's dumps of the change's two releases, which its bisect kept by its answer, copied beside
+    the draft (``<case>-compiled/<release>/``, HLO text files only; a link, an oversized file or a
+    name that is not XLA's is skipped); the folder's name, or "" when there is nothing to copy."""
     if change is None or not change.dumps:
         return ""
     releases = [
@@ -439,8 +424,7 @@ def copy_beside(source: Path, target: Path, wanted: re.Pattern[str]) -> set[str]
     return copied
 
 
-# What a reproducer's folder holds that the draft needs: the script, the listing, each program and
-# its inputs.
+# What of a reproducer's folder the draft needs: the script, the listing, each program, its inputs.
 REPRODUCER_FILE = re.compile(
     r"^(repro_[0-9a-f]{10}\.py|programs\.json|program_\d{2}\.(jaxexport|npz))$"
 )
@@ -463,10 +447,6 @@ def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: st
     return f"{case}-reproducer/" if wanted <= copied else ""
 
 
-def _medians(stdout: str) -> dict[tuple[str, str], float]:
-    return parse_output(stdout).medians
-
-
 def _short_runs(
     request: IssueRequest,
     change: Change | None,
@@ -474,9 +454,8 @@ def _short_runs(
     variables: dict[str, str],
     stored: Sequence[StoredResult] = (),
 ) -> list[ReleaseRun]:
-    """The short script on the change's two releases in plain venvs, or here when there is no plan
-    or no change; a plain script's install lines pin every package whose version differs between the
-    two sides."""
+    """The short script on the change's two releases in plain venvs, or here without plan or change;
+    a plain script's install lines pin each package whose version differs between the two sides."""
     timeout = request.settings.timeout_s
     args = request.case.subject.args
     if request.plan is None or change is None:
@@ -521,8 +500,7 @@ def _installed(
 
 @dataclass(frozen=True)
 class Place:
-    """Where a release's script runs: its interpreter, what ``pip install`` takes to make the same,
-    in words."""
+    """Where a release's script runs: its interpreter, the ``pip install`` of the same, in words."""
 
     python: str
     install: list[str]
@@ -539,9 +517,9 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     if not request.case.subject.own_venv:
         env = ready(plain_env(env) if alone else env)
         where = (
-            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib"
+            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib "
+            "and what they need"
         )
-        where += " and what they need"
         return Place(str(env.interpreter.absolute()), list(env.install), where)
     environments = Environments(request.case, PROFILE_BY_NAME.get(request.profile), request.policy)
     prepared = environments.prepare(version, env)
@@ -609,9 +587,7 @@ def drafts_an_ending(request: IssueRequest) -> bool:
 
 def stored_metric_step(request: IssueRequest) -> bool:
     """Whether a stored bisect or triage answer names a metric's step at these sizes and profile."""
-    case, answers = request.case.name, read_steps(request.out_dir, request.case.name)
-    step = change_from(answers, [], case=case, sizes=request.sizes, profile=request.profile)
-    return step is not None
+    return stored_change(request, []) is not None
 
 
 def has_a_change(request: IssueRequest) -> bool:
@@ -633,11 +609,7 @@ def execute(opts: IssueOptions) -> int:
     shown = sizes_text(request.sizes)
     # else write_issue refuses at once, and its one line should be the only one
     if has_a_change(request):
-        print(
-            f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …",
-            file=sys.stderr,
-            flush=True,
-        )
+        _progress(f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …")
     written = write_issue(request)
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
@@ -649,11 +621,7 @@ def execute(opts: IssueOptions) -> int:
     print(issue_screen(written.title, runs, scripts, drafted, written.measured), end="")
     failed = [r for r in [written.run, *(s.run for s in written.short_runs)] if not r.ok]
     if failed:
-        what = ", ".join(
-            f"jax {r.release} "
-            + ("timed out" if r.returncode is None else f"exited with code {r.returncode}")
-            for r in failed
-        )
+        what = ", ".join(f"jax {r.release} {run_status(r)}" for r in failed)
         print(f"harness: a script run failed ({what}); the draft shows its output", file=sys.stderr)
         return 1
     return 0
@@ -687,8 +655,7 @@ def nothing_to_draft(request: IssueRequest, stored: str, words: list[str]) -> Us
 
 
 def stored_ending(request: IssueRequest) -> StatusAnswer | None:
-    """The newest stored bisect --status or triage answer's status step, at these sizes and
-    profile."""
+    """The newest stored bisect --status or triage answer's status step at these sizes, profile."""
     name = request.case.name
     steps = read_steps(request.out_dir, name)
     return status_answer(steps, case=name, sizes=request.sizes, profile=request.profile)
@@ -697,8 +664,7 @@ def stored_ending(request: IssueRequest) -> StatusAnswer | None:
 def measure_ending(
     request: IssueRequest, step: StatusAnswer
 ) -> tuple[list[StoredResult], MeasuredHere]:
-    """Through nox the step's two releases and the newest measured together; the stored results
-    then."""
+    """Through nox the step's two releases and the newest measured together; then stored results."""
     if request.plan is None:
         words = ["--status", "--good", step.before, "--bad", step.after]
         command = nox_command("issue", target_words(request.case), words, request.sizes, "")
@@ -755,8 +721,7 @@ def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) 
 def _crash_script(
     request: IssueRequest, step: StatusAnswer, folder: Path
 ) -> tuple[str, str, str, str]:
-    """The reproducer the draft pastes: (its text, its file name, what it is, why none where
-    none)."""
+    """The reproducer the draft pastes: (its text, its file name, what it is, why none if none)."""
     case = request.case
     content = case.subject.own_text(case.path)
     if content is None:  # a case: its standalone script imports jax and numpy only
@@ -794,11 +759,9 @@ def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str,
     """The crash report draft written under ``issues/``: its path, its title, the reproducer's file
     ("" where none), what was measured here."""
     step = ending_step(request)
-    print(
+    _progress(
         f"[{request.profile}] {request.case.name} at {sizes_text(request.sizes)}: drafting a crash "
-        "report …",
-        file=sys.stderr,
-        flush=True,
+        "report …"
     )
     mine, measured = measure_ending(request, step)
     crash = _crash(request, step, mine)

@@ -116,8 +116,7 @@ def ends_of(step: Step, stored: Callable[[str], StoredResult | None]) -> tuple[s
         return "the two releases' results could not both be read"
     change = status_change(results[0], results[1])
     if change is None and status_change(results[0], results[1], step.thresholds):
-        # One process a setting cannot tell a flaky crash from a fixed one: it would name a false
-        # workaround.
+        # One process a setting can't tell a flaky crash from a fixed one: a false workaround.
         return (
             "a new ending in some processes only: the crash kind tries a setting on a few "
             "processes, which cannot tell a crash in some from none (not asked)"
@@ -220,11 +219,9 @@ class CrashWorkaround:
         if len(made) < len(ready):
             return dataclasses.replace(answer, problem="the two sides could not both be made ready")
         listing = step.defaults_between or step.pair
-        old, problem = options_of(
-            Path(made[listing[0]].interpreter), xla_flags(sides, made[listing[0]])
-        )
-        new, later = options_of(
-            Path(made[listing[1]].interpreter), xla_flags(sides, made[listing[1]])
+        (old, problem), (new, later) = (
+            options_of(Path(made[label].interpreter), xla_flags(sides, made[label]))
+            for label in listing
         )
         compiled = of_kind(found, CompiledAnswer)
         names = tuple(one_sided_names(compiled)) if compiled is not None else ()

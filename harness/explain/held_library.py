@@ -42,8 +42,7 @@ JAX, LIBRARIES, BOTH, APART = "jax", "libraries", "both", "not told apart"
 @dataclass(frozen=True)
 class Parts:
     """One metric of the step split at the middle side: the whole step, the part jax's change made
-    (the libraries held) and the part the libraries' change made (jax held), each as measured
-    together."""
+    (libraries held) and the part the libraries' change made (jax held), each measured together."""
 
     whole: Comparison | None
     jax: Comparison | None
@@ -154,15 +153,13 @@ class HeldAnswer:
 
 
 def library_answered(found: Sequence[Found], metric: str) -> bool:
-    """Whether library or JAX answered ``metric``'s change for the libraries: then no jax commit is
-    asked."""
+    """Whether library or JAX answered ``metric``'s change for the libraries: no commit is asked."""
     held = next((each for each in found if isinstance(each, HeldAnswer)), None)
     return held is not None and metric in held.answered()
 
 
 class HeldLibrary:
-    """Asked first, for a plain script's step where any package of its venv besides jax's own
-    moved."""
+    """Asked first, for a plain script's step where any package of its venv but jax's own moved."""
 
     name = "library"
 
@@ -190,8 +187,7 @@ class HeldLibrary:
         )
         if step.by_status:
             return by_status(step, sides, middle, answer)
-        # The step as the triage confirmed it, read before this kind stores newer results of its two
-        # releases.
+        # The step as triage confirmed it, read before this kind stores newer results of it.
         confirmed = {
             key: compare_results(
                 sides.stored(step.before), sides.stored(step.after), key, step.thresholds
@@ -258,8 +254,7 @@ def _shares_settled(
 
 def by_status(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) -> HeldAnswer:
     """A status step split at the middle side, run alone at a few processes: where it dies as the
-    crashing release does, the crash comes with the jax it runs; where it runs ok, with the other
-    part."""
+    crashing release does, the crash comes with the jax it runs; where it runs ok, with the rest."""
     told = ends_of(step, sides.prober.reuse.stored)
     if isinstance(told, str):
         return dataclasses.replace(answer, problem=told)
@@ -277,8 +272,7 @@ def by_status(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) ->
 
 def status_part(middle: StatusSummary, *, with_crashing_jax: bool) -> str:
     """Which part a crash comes with, from how the middle side's processes ended: dead alike with
-    the crashing release's jax (or ok with the other's) is jax's; the other way round the
-    libraries'."""
+    the crashing release's jax (or ok with the other's) is jax's; else the libraries'."""
     dies, runs = middle.all_dead_alike is not None, middle.all_ok
     if not (dies or runs):
         return APART
@@ -294,8 +288,7 @@ def _middle(step: Step, sides: StepSides) -> tuple[Side, str, dict[str, tuple[st
     declared = {name: every[name] for name in step.declared if name in every}
     problems = []
     for moved in [every, *([declared] if declared and declared != every else [])]:
-        # The newer jax with the older libraries first; where those cannot be had with it, the other
-        # way.
+        # The newer jax with the older libraries first; where impossible with it, the other way.
         for release, which in ((step.after, 0), (step.before, 1)):
             pins = tuple(f"{name}=={versions[which]}" for name, versions in moved.items())
             sides.progress(f"  library or jax: jax {release} with {', '.join(pins)} held")
@@ -318,8 +311,7 @@ def _parts(
     thresholds = step.thresholds
     first = compare_results(before, middle, key, thresholds)
     second = compare_results(middle, after, key, thresholds)
-    # The middle side runs the newer jax: the first part is jax's; else the first part is the
-    # libraries'.
+    # The middle side runs the newer jax: the first part is jax's; else the first is the libraries'.
     jax, libraries = (first, second) if jax_of_middle == step.after else (second, first)
     if confirmed is None:  # the step as this run measured it
         return Parts(compare_results(before, after, key, thresholds), jax, libraries)

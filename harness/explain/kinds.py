@@ -39,8 +39,7 @@ WORKAROUND_FIRST = (CompiledPrograms, CrashWorkaround, HeldLibrary)
 
 
 def kinds_for(step: Step) -> tuple[Evidence, ...]:
-    """The kinds in the order ``step``'s why asks them: ``KINDS``, a status step's first three
-    first."""
+    """The kinds in the order ``step``'s why asks them: ``KINDS``, a status step's first 3 first."""
     if not step.by_status:
         return KINDS
     declared_moved = set(step.libraries) & set(step.declared)

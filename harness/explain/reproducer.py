@@ -53,8 +53,7 @@ PER_PROGRAM = ("call_ms", "compile_ms", "temp_bytes")
 
 
 def counterpart(key: MetricKey) -> MetricKey | None:
-    """The reproducer's metric that shows what ``key`` of the script measured; None where none
-    can."""
+    """The reproducer's metric that shows what ``key`` of the script measured; None if none can."""
     if key.name == PROCESS and key.measured is not None and not key.measured.compiled:
         return None
     if key.kind == "compile":
@@ -66,8 +65,7 @@ def counterpart(key: MetricKey) -> MetricKey | None:
 
 @dataclass(frozen=True)
 class ReproducerAnswer:
-    """The reproducer of a step: where it is, what it holds, and what measuring it on both sides
-    showed."""
+    """A step's reproducer: where it is, what it holds, what measuring it on both sides showed."""
 
     before: str
     after: str
@@ -77,23 +75,20 @@ class ReproducerAnswer:
     lines: int = 0
     programs: tuple[Mapping[str, Any], ...] = ()  # the listing: name, calls, inputs, or a problem
     note: str = ""  # the capture's own (a cap reached)
-    # Each metric the step moved → the reproducer's counterpart and its comparison (None: not
-    # measured).
+    # Each metric the step moved → the reproducer's counterpart and comparison (None: not measured).
     measured: Mapping[str, tuple[str, Comparison | None]] = field(default_factory=dict)
     refused: tuple[str, ...] = ()  # one line per release that refused the other's artifact
     # the older side's programs the newer compiled too, of how many
     matched: tuple[int, int] = (0, 0)
     problem: str = ""  # why there is no reproducer
     left_out: int = 0  # programs whose own time and memory did not move, left out of the reproducer
-    # A status step's: the reproducer's processes on each release, and whether they flip as the
-    # script's did.
+    # A status step's: the reproducer's processes per release, whether they flip as the script's.
     status: StatusReproduced | None = None
     kind: str = "reproducer"
     settles: bool = False
 
     def reproduces(self, metric: str, step: Comparison | None) -> bool | None:
-        """Whether the reproducer moved as the script did on ``metric``; None where it cannot
-        tell."""
+        """Whether the reproducer moved as the script did on ``metric``; None if it can't tell."""
         found = self.measured.get(metric)
         if step is None or found is None or found[1] is None:
             return None
@@ -181,14 +176,7 @@ def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> 
     if isinstance(listing, str):
         return dataclasses.replace(answer, problem=listing)
     script = write_reproducer(folder, captured, step, listing)
-    base = dataclasses.replace(
-        answer,
-        script=script.name,
-        exported_on=runs,
-        lines=len(script.read_text().splitlines()),
-        programs=tuple(listing.get("programs", ())),
-        note=str(listing.get("note", "")),
-    )
+    base = _written(step, kept, script, runs, listing)
     try:
         case = read_script(script)
     except UsageError as exc:
@@ -200,6 +188,15 @@ def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> 
     measuring.measure_together(list(step.pair), decide="off")
     results = {label: measuring(label).result for label in step.pair}
     return dataclasses.replace(base, status=status_reproduced(step, results, change))
+
+
+def _written(
+    step: Step, kept: str, script: Path, exported_on: str, listing: Mapping[str, Any]
+) -> ReproducerAnswer:
+    """A reproducer as written, before it is measured: where it is and what it holds."""
+    lines = len(script.read_text().splitlines())
+    programs, note = tuple(listing.get("programs", ())), str(listing.get("note", ""))
+    return ReproducerAnswer(*step.pair, f"{kept}/", script.name, exported_on, lines, programs, note)
 
 
 def reproducer_prober(sides: StepSides, case: CaseInfo, decide: tuple[str, ...]) -> ReleaseProber:
@@ -222,8 +219,7 @@ def reproducer_prober(sides: StepSides, case: CaseInfo, decide: tuple[str, ...])
 
 
 def matched(captured: Mapping[str, dict[str, Any] | str]) -> tuple[int, int]:
-    """How many of the older side's programs the newer one compiled too (by name and inputs), of how
-    many."""
+    """How many of the older side's programs the newer compiled too (by name, inputs), of all."""
     older, newer = (
         [] if isinstance(listing, str) else [_signature(p) for p in listing.get("programs", [])]
         for listing in captured.values()
@@ -275,8 +271,7 @@ def capture(
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     sides.progress(f"  the programs {label} compiles: one process, each jitted call exported")
-    # Absolute: the script runs in its own folder, where a relative folder (``--out reports``) is
-    # another.
+    # Absolute: the script runs in its folder, where a relative one (``--out reports``) is another.
     wanted = {**(env or {}), EXPORT_DIR: str(folder.absolute()), EXPORT_TOOLS: str(tools)}
     ended = sides.one_more_process(side, env=wanted)
     try:
@@ -388,8 +383,7 @@ def keep_what_moved(
     exported = [p for p in listing.get("programs", []) if "problem" not in p]
     if not shown or not moved or len(moved) == len(exported):
         return answer
-    # Those jax.export could not take stay listed, each with its problem: a maintainer still sees
-    # them named.
+    # Those jax.export could not take stay listed, each with its problem: a maintainer sees them.
     kept = [p for p in listing.get("programs", []) if "problem" in p or p.get("file") in moved]
     fewer = {**listing, "programs": kept}
     captured = folder / "captured" / exported_on
@@ -418,8 +412,7 @@ def moved_counterparts(answer: ReproducerAnswer) -> dict[str, str]:
 def moved_programs(
     listing: Mapping[str, Any], results: Mapping[str, StoredResult | None], step: Step
 ) -> list[str]:
-    """The files of the programs whose own calls, compile or temporary bytes moved between the
-    sides."""
+    """The files of the programs whose own calls, compile or temp bytes moved between the sides."""
     before, after = (results.get(label) for label in step.pair)
     moved = []
     for number, program in enumerate(listing.get("programs", []), start=1):
@@ -447,16 +440,7 @@ def measure_reproducer(
     step's metrics are decided, once it ran on the release it was exported from (``proof``: on
     each of those); each counterpart compared, and each side's result."""
     counterparts = {m.metric_name: key for m in step.metrics if (key := counterpart(m)) is not None}
-    base = ReproducerAnswer(
-        step.before,
-        step.after,
-        f"{kept}/",
-        script.name,
-        exported_on,
-        len(script.read_text().splitlines()),
-        tuple(listing.get("programs", ())),
-        str(listing.get("note", "")),
-    )
+    base = _written(step, kept, script, exported_on, listing)
     if not counterparts:
         return base, {}
     try:

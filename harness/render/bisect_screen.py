@@ -1,7 +1,6 @@
-"""A bisect's first screen, of one metric or of every metric that moved: the range in one line, the
-probes, one block per step found (the metrics that moved in it together, the why, the commit bisect
-and the issue draft to run next), what found nothing and what to run then, the reports' paths
-last."""
+"""A bisect's first screen, of one metric or every metric that moved: the range in one line, the
+probes, a block per step found (the metrics that moved in it together, the why, the commit bisect
+and the issue draft to run next), what found nothing and what to run then, last the reports'."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ from harness.steps.judge import FIX, REGRESSION, Judgement
 
 @dataclass(frozen=True)
 class Bisected:
-    """One bisect's outcome (a metric's, or the claim's), its setting, and what to run when it found
-    none."""
+    """A bisect's outcome (a metric's or the claim's), its setting, what to run if it found none."""
 
     found: BisectOutcome
     setting: Setting
@@ -75,8 +73,7 @@ def bisect_follow_ups(each: Bisected) -> list[FollowUp]:
 
 
 def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
-    """One block per step found (the metrics that moved in it together), and the lines of those
-    without one."""
+    """A block per step found (the metrics that moved in it together); lines for those without."""
     steps: dict[tuple[str, str], list[Bisected]] = {}
     missing = []
     for each in answers:

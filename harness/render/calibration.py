@@ -1,5 +1,4 @@
-"""A machine's noise floor (``python -m harness calibrate``) as one sentence for a report's
-header.  Pure."""
+"""A machine's noise floor (``python -m harness calibrate``) as one sentence for a report.  Pure."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
             "calibrate again on a quiet machine)"
         )
     elif run.invocation_spread is not None:
-        # An estimate from a few pairs: only ever advice to allow for more than the default, never
-        # less.
+        # An estimate from a few pairs: only ever advice to allow more than the default, never less.
         default = DEFAULT_THRESHOLDS.invocation_spread
         advice = (
             f"more than compare's default {default:g}: pass `--invocation-spread "

@@ -1,6 +1,5 @@
-"""One case's page: claim by release and backend, timings by release within each
-comparison group (one machine each), exact compiled facts across machines, plots, and
-every run in detail.  Pure."""
+"""One case's page: claim by release and backend, timings by release within each comparison group
+(one machine each), exact compiled facts across machines, plots, and every run in detail.  Pure."""
 
 from __future__ import annotations
 
@@ -116,8 +115,7 @@ def fact_text(cell: FactCell | None) -> str:
 
 
 def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
-    """Exact compiled facts, releases as columns; bold where a value differs from the previous
-    release."""
+    """Exact compiled facts, releases as columns; bold where a value differs from the last one."""
     table = [
         [f"{row.function} · {row.fact.replace('_', ' ')}", *map(fact_text, row.cells)]
         for row in rows

@@ -95,9 +95,8 @@ def _not_installed(found: CommitBisect) -> list[str]:
 
 
 def commit_bisect_screen(found: CommitBisect, setting: Setting, report: str) -> str:
-    """The terminal answer, on one screen: the range, the count, the attribution, the step found as
-    a block (its metric, the commit's address, the why, the draft to run next), how the probes went,
-    the report."""
+    """The terminal answer, on one screen: the range, the count, the attribution, the step found
+    (its metric, the commit's address, the why, the draft to run next), the probes, the report."""
     head = [
         head_line("Bisect over jax commits", setting, found.first, found.last),
         *screen.wrap(_count_line(found, setting)),

@@ -75,6 +75,5 @@ def _joined(parts: list[str]) -> str:
 
 
 def provenance(case: CaseInfo) -> str:
-    """Where the report comes from: a user's own script, or a claim from a discussion (with its
-    URL)."""
+    """Where the report comes from: a user's script, or a claim from a discussion (with its URL)."""
     return case.subject.provenance(case.claim, case.source)

@@ -46,8 +46,7 @@ def number(value: float) -> float | None:
 
 
 def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
-    """A comparison's figures, interval, test and verdict (B against A, lower is better unless
-    said)."""
+    """A comparison's figures, interval, test, verdict (B against A; lower better unless said)."""
     if comparison is None:
         return None
     a, b = comparison.processes
@@ -91,8 +90,7 @@ def thresholds_json(thresholds: Thresholds) -> dict[str, Any]:
 
 
 def set_comparison_json(model: SetComparison) -> dict[str, Any]:
-    """``compare``'s comparison: every pair of runs, every metric's verdict, what was not
-    compared."""
+    """``compare``'s comparison: each pair of runs, each metric's verdict, what was not compared."""
     pairs = [
         {
             "case": pair.a.result.case,

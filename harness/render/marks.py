@@ -66,8 +66,7 @@ def marks_text(comparison: Comparison, thresholds: Thresholds) -> str:
 
 
 def legend(comparisons: Iterable[Comparison], thresholds: Thresholds) -> str:
-    """``caveats: v process medians vary by more than 10% · l processes measured …``; empty without
-    any."""
+    """``caveats: v process medians vary by more than 10% · l processes measured …``; or empty."""
     used = {mark for c in comparisons for mark in marks_of(c, thresholds)}
     order = [mark for _, mark in _marks(thresholds)] + [OTHER]
     shown = [f"{mark.letter} {mark.meaning}" for mark in order if mark in used]

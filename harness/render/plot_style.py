@@ -29,8 +29,7 @@ LABEL_WIDTH = 34  # characters per line of a y-label at the plots' font size
 TITLE_WIDTH = 70
 SEPARATOR = " · "
 SPREAD = "points: median of the process medians · bars: IQR between processes"
-# Two releases are two categories, not two ends of a trend: the points of each release are drawn
-# side by side.
+# Two releases are two categories, not a trend's two ends: each release's points side by side.
 MOST_FOR_POINTS = 2
 DODGE = 0.5  # the share of a category's width the side-by-side points take
 
@@ -43,8 +42,7 @@ class Style:
 
 
 def series_styles(count: int) -> list[Style]:
-    """``count`` looks, no two alike: colours and markers cycle at different lengths, line styles
-    every ten."""
+    """``count`` looks, no two alike: colours and markers cycle at unequal lengths, styles by 10."""
     return [
         Style(
             COLOURS[i % len(COLOURS)],
@@ -62,9 +60,8 @@ def unit_for(summaries: Sequence[Summary]) -> tuple[str, float]:
 
 
 def metric_axis(key: MetricKey, summaries: Sequence[Summary]) -> tuple[str, float]:
-    """A metric's y-label and the divisor of its values: ``two_scans dispatch (ms)``, never
-    ``dispatch_ns (ms)``; a script's own number (``json.FIELD``) is drawn as printed, in the
-    script's unit."""
+    """A metric's y-label and its values' divisor: ``two_scans dispatch (ms)``, never
+    ``dispatch_ns (ms)``; a script's own number (``json.FIELD``) is drawn as printed, its unit."""
     if not key.in_ns:
         return f"{key.metric_name} (as printed)", 1.0
     unit, scale = unit_for(summaries)
@@ -73,8 +70,7 @@ def metric_axis(key: MetricKey, summaries: Sequence[Summary]) -> tuple[str, floa
 
 def wrapped(text: str, width: int = LABEL_WIDTH) -> str:
     """The text on as many lines as it needs, so a label or title is drawn whole, never cut at the
-    edge; lines break between the `` · `` parts of a description where they can, inside a part only
-    where it is too long."""
+    edge; lines break between a description's `` · `` parts, inside one only if it is too long."""
     lines: list[str] = []
     for part in text.split(SEPARATOR):
         if lines and len(lines[-1]) + len(SEPARATOR) + len(part) <= width:
@@ -93,8 +89,7 @@ def as_points(releases: Sequence[str]) -> bool:
 
 def offsets(count: int, points: bool) -> list[float]:
     """Where each series sits within its release's category: spread across it when drawn as points,
-    so points and bars of one release do not cover each other; at the category's centre when lines
-    join them."""
+    so a release's points and bars do not cover each other; at the centre when lines join them."""
     if not points or count < 2:
         return [0.0] * count
     step = DODGE / (count - 1)

@@ -1,9 +1,8 @@
-"""PNG plots for the report: per comparison group, median wall time by release, and
-time per call against device count for programs named ``<method>_d<devices>``.
+"""PNG plots for the report: per comparison group, median wall time by release, and time per call
+against device count for programs named ``<method>_d<devices>``.
 
-The points are the model's (``analysis.plot_points``, held by each ``TimingGroup``);
-drawing them needs matplotlib (the ``report`` extra).  Without it no plot is drawn and
-the report says why.
+The points are the model's (``analysis.plot_points``, held by each ``TimingGroup``); drawing them
+needs matplotlib (the ``report`` extra).  Without it no plot is drawn and the report says why.
 """
 
 from __future__ import annotations
@@ -64,11 +63,9 @@ def matplotlib_missing() -> str | None:
 
 
 def save_figure(figure: Figure, path: Path) -> None:
-    """The figure as a PNG at ``path``, replaced atomically: never written through a link planted
-    there."""
+    """The figure as a PNG at ``path``, replaced atomically: never through a planted link."""
     buffer = io.BytesIO()
-    # "tight" as well as the constrained layout: whatever still reaches past the canvas is kept, not
-    # cut.
+    # "tight" besides the constrained layout: what still reaches past the canvas is kept, not cut.
     figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", pad_inches=0.1)
     replace_file(path, buffer.getvalue())
 
@@ -100,8 +97,7 @@ def error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], li
 
 def wall_figure(timing: TimingGroup) -> Figure | None:
     """Each program's wall time by release, a look of its own per program; two releases as points
-    side by side (two categories), more joined by lines (a trend over releases).  None when no
-    program has one."""
+    side by side (two categories), more joined by lines (a trend).  None when no program has one."""
     from matplotlib.figure import Figure
 
     lines = timing.wall

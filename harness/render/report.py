@@ -38,8 +38,7 @@ INDEX = "index.md"
 # Other commands write their reports into the same folder under these prefixes
 # (``bisect-<case>-….md``): a case page never takes such a name.
 OTHER_REPORTS = ("bisect-", "sweep-", "triage-", "search-")
-# What changed is a short list: past this many timing changes the rest are counted, the case pages
-# list them.
+# Past this many timing changes the rest are counted (the case pages list them): a short list.
 MOST_CHANGES_LISTED = 12
 
 
@@ -163,9 +162,8 @@ def headline_changes(changes: Sequence[TimingChange]) -> list[TimingChange]:
 
 
 def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
-    """The changes by name, before any count: each claim that holds on some releases and not on
-    others first, then each cell's largest timing change (slowdowns first), the rest counted (the
-    case pages list them)."""
+    """The changes by name, before any count: each claim holding on some releases only first, then
+    each cell's largest timing change (slowdowns first), the rest counted (case pages list them)."""
     lines = ["## What changed", ""]
     flipped = [line for line in model.claims.lines if {"✓", "✗"} <= set(line.marks)]
     lines += [claim_item(line, pages) for line in flipped]
@@ -201,18 +199,9 @@ def method_section(model: ReportModel) -> list[str]:
 
 
 def run_row(run: RunView) -> list[object]:
-    r = run.stored
-    return [
-        r.result.case,
-        r.result.release,
-        r.result.profile,
-        r.result.backend,
-        sizes_text(r.result.sizes),
-        short_machine(r.result.machine),
-        r.result.status,
-        run.mark,
-        run.older,
-    ]
+    r = run.stored.result
+    cell = [r.case, r.release, r.profile, r.backend, sizes_text(r.sizes), short_machine(r.machine)]
+    return [*cell, r.status, run.mark, run.older]
 
 
 def runs_overview(runs: Sequence[RunView]) -> str:
@@ -307,8 +296,7 @@ def render_pages(
     model: ReportModel, generated_at: datetime, plots: DrawnPlots | None = None
 ) -> dict[str, str]:
     """Every page, by file name: ``index.md`` and each case's (``page_names``: ``<case>.md`` for any
-    case of the catalogue); each redacted whole, since stored results, merged or edited, are
-    input."""
+    case of the catalogue); each redacted whole: stored results, merged or edited, are input."""
     plots = plots or DrawnPlots()
     names = page_names([case.case for case in model.cases])
     pages = {INDEX: render_index(model, generated_at, plots, names)}

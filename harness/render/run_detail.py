@@ -1,5 +1,4 @@
-"""One run in detail: its status, the evidence for its claim verdict, its metrics and
-environment."""
+"""One run in detail: its status, the evidence for its claim verdict, its metrics, environment."""
 
 from __future__ import annotations
 
@@ -20,15 +19,8 @@ def _summary_row(
 ) -> list[object]:
     s = summarize(values)
     iqr = format_ns(s.iqr) if spread else ""
-    return [
-        program,
-        label,
-        format_ns(s.median),
-        iqr,
-        format_ns(s.minimum),
-        format_ns(s.maximum),
-        s.n,
-    ]
+    low, high = format_ns(s.minimum), format_ns(s.maximum)
+    return [program, label, format_ns(s.median), iqr, low, high, s.n]
 
 
 def metrics_table(result: StoredResult) -> str:
@@ -51,27 +43,15 @@ def metrics_table(result: StoredResult) -> str:
         if not samples:
             continue
         if "dispatch" in records[0].kinds:
-            rows.append(
-                _summary_row(
-                    name, "dispatch (Python regains control)", [s.dispatch_ns for s in samples]
-                )
-            )
+            dispatch = [s.dispatch_ns for s in samples]
+            rows.append(_summary_row(name, "dispatch (Python regains control)", dispatch))
         rows.append(_summary_row(name, "wall (until ready)", [s.wall_ns for s in samples]))
         steps = records[0].steps
         for i, step in enumerate(steps[:-1] if len(steps) > 1 else []):
             marks = [s.marks_ns[i] for s in samples if len(s.marks_ns) > i]
             if marks:
-                rows.append(
-                    [
-                        name,
-                        f"returned from {step}",
-                        format_ns(summarize(marks).median),
-                        "",
-                        "",
-                        "",
-                        len(marks),
-                    ]
-                )
+                median = format_ns(summarize(marks).median)
+                rows.append([name, f"returned from {step}", median, "", "", "", len(marks)])
     functions = list(dict.fromkeys(name for p in processes for name in p.compiled))
     for name in functions:
         compiled = [p.compiled[name] for p in processes if name in p.compiled]
@@ -142,8 +122,7 @@ VARIABLE_COLUMNS = 80
 
 
 def processes_line(result: StoredResult) -> str:
-    """How the processes of a result measured in several ended, e.g.
-    ``in 5 processes: 4 ok, 1 crashed``."""
+    """How a result's processes ended, measured in several: ``in 5 processes: 4 ok, 1 crashed``."""
     processes = result.result.processes
     if len(processes) < 2:
         return ""
@@ -170,8 +149,7 @@ def run_section(run: RunView, level: str = "###") -> str:
     several = processes_line(result)
     if several:
         lines += ["", several]
-    # What was left out of what the script printed, so that the file reads back: said where its
-    # figures are shown.
+    # What was left out of what the script printed, so the file reads back: said where figures show.
     notes = result.result.all_notes()
     lines += (
         ["", "Left out of what was measured:", "", *(f"- {inline(note)}" for note in notes)]

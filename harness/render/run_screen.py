@@ -16,8 +16,7 @@ _FRAME_LINES = 6
 
 @dataclass(frozen=True)
 class NotOk:
-    """A cell that did not run ok: what it was (case, sizes, release), its status, the why of its
-    result."""
+    """A cell that did not run ok: what it was (case, sizes, release), status, its result's why."""
 
     what: str
     status: str
@@ -27,8 +26,7 @@ class NotOk:
 
 
 def run_screen(summary: str, not_ok: Sequence[NotOk], results: str) -> list[str]:
-    """The lines that end a run: the summary, the cells not ok (as many as fit), the report's
-    command."""
+    """A run's last lines: its summary, the cells not ok (as many as fit), the report's command."""
     lines = screen.wrap(summary, lines=3)
     if not_ok:
         lines.append(f"{len(not_ok)} cell(s) did not run ok:")

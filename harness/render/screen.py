@@ -22,8 +22,7 @@ CONTINUED = " \\"
 
 
 def columns(text: str) -> int:
-    """The columns ``text`` takes on a terminal: wide characters (East Asian) count two, combining
-    ones none."""
+    """Columns ``text`` takes on a terminal: wide (East Asian) characters two, combining none."""
     return sum(
         0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
         for c in text
@@ -130,15 +129,13 @@ def budgeted(lines: Sequence[str], budget: int, more: str) -> list[str]:
 
 
 def fits(text: str) -> bool:
-    """Whether ``text`` fits one screen: the checks the tests of every command's first screen
-    make."""
+    """Whether ``text`` fits one screen: the checks the tests of every command's first screen do."""
     shown = text.splitlines()
     return len(shown) <= LINES and all(columns(line) <= WIDTH for line in shown)
 
 
 def finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
-    """A finding whole: its sentence wrapped (never cut), then each command it offers on lines of
-    its own."""
+    """A finding whole: its sentence wrapped (never cut), then each command on its own lines."""
     said = finding.text + (":" if finding.follow_ups and not finding.text.endswith("?") else "")
     lines = wrap(said, width, indent="  ") if finding.text else []
     return [*lines, *(line for each in finding.follow_ups for line in follow_up_lines(each, ""))]
@@ -157,8 +154,7 @@ def follow_up_lines(follow_up: FollowUp, lead: str, width: int = WIDTH) -> list[
 
 
 def labelled(lead: str, text: str, width: int = WIDTH) -> list[str]:
-    """``text`` after ``lead`` (``  why: ``), wrapped whole, later lines lined up under its first
-    word."""
+    """``text`` after ``lead`` (``  why: ``), wrapped whole, later lines under its first word."""
     pad = " " * len(lead)
     wrapped = wrap(text, width - len(lead))
     return [lead + wrapped[0], *(pad + line for line in wrapped[1:])]
@@ -182,8 +178,7 @@ def command_lines(command: str, indent: str = "  ", width: int = WIDTH) -> list[
 
 
 def _units(words: list[str]) -> list[str]:
-    """An option and its value kept together (``--profile cpu``), so that a break falls between
-    options."""
+    """An option and its value kept together (``--profile cpu``): a break falls between options."""
     units: list[str] = []
     for word in words:
         if (

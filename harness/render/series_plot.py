@@ -1,9 +1,8 @@
 """A metric over a run of releases: the median of its process medians per release, the spread
 between processes as bars, one panel per metric, the confirmed changes marked between releases.
 
-The points are ``analysis.plot_points.metric_series``'s; drawing needs matplotlib (the
-``report`` extra), and without it ``draw_series`` says why nothing was drawn, as the
-report's plots do.
+The points are ``analysis.plot_points.metric_series``'s; drawing needs matplotlib (the ``report``
+extra), and without it ``draw_series`` says why nothing was drawn, as the report's plots do.
 """
 
 from __future__ import annotations

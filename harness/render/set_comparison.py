@@ -31,8 +31,7 @@ from harness.units import format_ratio, sizes_text
 SHORT_HEADERS = ["metric", "A", "B", "B/A", "verdict", "caveats"]
 # Changed first (the worse way first), then what more measurement could decide, then no change.
 _VERDICT_ORDER = {Verdict.SLOWER: 0, Verdict.FASTER: 1, Verdict.UNDECIDED: 2, Verdict.UNCHANGED: 3}
-# A screen's lines outside the pairs: the summary, A and B, the legend, the rule, the verdict, the
-# report.
+# A screen's lines beside the pairs: summary, A and B, the legend, the rule, verdict, report.
 _FRAME_LINES = 12
 
 
@@ -49,14 +48,9 @@ def _rows(pair: Pair, markdown: bool, comparison: SetComparison) -> list[list[st
 
 def _short_row(m: MetricComparison, comparison: SetComparison) -> list[str]:
     found = m.comparison
-    return [
-        m.key.metric_name,
-        found.format(found.baseline.median),
-        found.format(found.candidate.median),
-        format_ratio(found.ratio),
-        found.said,
-        marks_text(found, comparison.thresholds),
-    ]
+    a, b = (found.format(side.median) for side in (found.baseline, found.candidate))
+    marks = marks_text(found, comparison.thresholds)
+    return [m.key.metric_name, a, b, format_ratio(found.ratio), found.said, marks]
 
 
 def _counts(metrics: list[MetricComparison]) -> str:

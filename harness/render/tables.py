@@ -23,8 +23,7 @@ def format_interval(comparison: Comparison) -> str:
 
 
 def said_text(comparison: Comparison, markdown: bool = True) -> str:
-    """The verdict in the metric's words; in markdown, bold where it went the worse way (slower, or
-    higher)."""
+    """The verdict in the metric's words; in markdown, bold if worse (slower, or higher)."""
     said = comparison.said
     return f"**{said}**" if markdown and comparison.verdict is Verdict.SLOWER else said
 
@@ -59,8 +58,7 @@ STATISTICS_HEADERS = [
 
 
 def format_share(value: float) -> str:
-    """A spread as a percentage of the median; – where there is none (one process has no spread
-    between)."""
+    """A spread as a percentage of the median; – where none (one process has none between)."""
     return "–" if math.isnan(value) else f"{value:.1%}"
 
 
@@ -143,8 +141,7 @@ def _cell(value: Any) -> str:
 
 
 def markdown_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    """A GitHub table; every cell shown as text (``text.inline``) but those marked
-    ``text.Markdown``."""
+    """A GitHub table; each cell as text (``text.inline``) but those marked ``text.Markdown``."""
     clean = [[_cell(v) for v in row] for row in rows]
     return tabulate(
         clean, headers=[_cell(h) for h in headers], tablefmt="github", disable_numparse=True

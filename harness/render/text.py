@@ -18,8 +18,7 @@ from typing import Any
 _SPECIAL = re.compile(r"[\\`*\[\]~$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 _HTML = re.compile(r"[<>&]")
-# What starts a block at the beginning of a line (heading, list item, rule, numbered item); ``>`` is
-# an entity.
+# What starts a block at a line's start (heading, list item, rule, numbered item); ``>`` an entity.
 _BLOCK_START = re.compile(r"(?:#{1,6}|[-+=]+|\d{1,9}[.)])(?=\s|$)")
 # Control characters (ESC starts a terminal's escape sequences: colour, clear-screen, a window
 # title) and the invisible marks that reorder text (U+202E shows ``exe.txt`` as ``txt.exe``).
@@ -28,19 +27,16 @@ _BACKTICKS = re.compile(r"`+")
 
 
 class Markdown(str):
-    """Text already in markdown (a link, ``**bold**``), composed by a renderer from escaped
-    parts."""
+    """Text already in markdown (a link, ``**bold**``), composed by a renderer of escaped parts."""
 
 
 def one_line(value: Any) -> str:
-    """``value`` as one line: line breaks of any kind as spaces, other control characters as
-    U+FFFD."""
+    """``value`` as one line: line breaks of any kind as spaces, other control characters U+FFFD."""
     return _CONTROL.sub("\ufffd", " ".join(str(value).splitlines()))
 
 
 def inline(value: Any) -> str:
-    """``value`` as literal text on one line of a markdown page: no markup, no HTML, no new
-    block."""
+    """``value`` as literal text on one line of a markdown page: no markup, HTML or new block."""
     text = _HTML.sub(lambda m: _ENTITIES[m.group()], one_line(value))
     text = _SPECIAL.sub(lambda m: "\\" + m.group(), text)
     start = _BLOCK_START.match(text)
@@ -48,8 +44,7 @@ def inline(value: Any) -> str:
 
 
 def code_span(value: Any) -> str:
-    """``value`` in an inline code span that no backtick inside can close (on one line: a line break
-    ends it)."""
+    """``value`` in an inline code span no backtick inside can close (one line: a break ends it)."""
     text = one_line(value)
     fence = "`" * (max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -57,9 +52,8 @@ def code_span(value: Any) -> str:
 
 
 def fenced(text: str, info: str = "") -> str:
-    """``text`` in a fenced code block with a fence longer than any run of backticks inside it; its
-    lines kept, the control characters in them as U+FFFD (the page may be read with ``cat`` in a
-    terminal)."""
+    """``text`` in a fenced code block, its fence longer than any run of backticks inside; its lines
+    kept, control characters in them as U+FFFD (the page may be read with ``cat`` in a terminal)."""
     text = "\n".join(_CONTROL.sub("\ufffd", line) for line in text.splitlines())
     fence = "`" * max(3, max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
     return f"{fence}{info}\n{text}\n{fence}"

@@ -133,8 +133,7 @@ def step_findings(
 
 
 def _died_lines(change: Confirmation) -> list[str]:
-    """Where the first process of a step's dead side died, if one did: how, its last lines, its
-    stack, fenced."""
+    """Where the first process of a step's dead side died, if one did: how, last lines, stack."""
     dead = change.after if change.regression else change.before
     first = dead.ends.first if dead.ends is not None else None
     if first is None:
@@ -177,8 +176,7 @@ STEP_HEADERS = ["metric", "releases", "first round", "measured again", "holds", 
 
 
 def plotted_metrics(found: TriageOutcome, setting: Setting) -> list[MetricKey]:
-    """The metric asked for; else those that stepped; else (a claim alone, or no step) every wall
-    time."""
+    """The metric asked; else those that stepped; else (a claim alone, no step) every wall time."""
     if setting.metric is not None:
         return [setting.metric]
     stepped = {s.metric for s in found.first_round.steps}
@@ -248,8 +246,7 @@ def triage_markdown(
 
 
 def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
-    """A triage as data: the first round, each candidate measured again with its outcome, the
-    answers."""
+    """A triage as data: the first round, each candidate measured again and its outcome, answers."""
     confirmations = [
         {
             "metric": c.step.metric,

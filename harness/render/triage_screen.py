@@ -1,6 +1,5 @@
 """A triage's first screen: the range in one line, how much ran, one block per confirmed step (its
-changes, the why of its first metric, the bisect below the releases), the undecided ones, the
-report's path last."""
+changes, the why of its first metric, the bisect below the releases), the undecided, the report."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ from harness.steps.triage import Confirmation, TriageOutcome
 
 def follow_ups(setting: Setting, change: Confirmation) -> list[FollowUp]:
     """What a triage answer offers for a confirmed change: what narrows what its why found (a
-    library's own releases, jax's commits, a workaround's setting), in the change's terms (a fix's
-    ``--broken``/``--fixed``)."""
+    library's releases, jax's commits, a workaround's setting), in its terms (--broken/--fixed)."""
     step = change.step
     terms = REGRESSION if change.regression else FIX
     return next_steps(setting, step.before, step.after, step.criterion, change.comparison, terms)
@@ -67,8 +65,7 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         lead = next((c for _, c in ordered if c.step.criterion.metric is not None), ordered[0][1])
         between = found.skipped_between(lead.step)
         libs = (setting.jaxlib.get(before), setting.jaxlib.get(after))
-        # jaxlib named where it is not the jax release's own version (jax 0.4.33 with jaxlib 0.4.33
-        # says it all)
+        # jaxlib named if not the jax release's own version (jax 0.4.33, jaxlib 0.4.33 says it all)
         shown = all(libs) and libs[0] != libs[1] and libs != (before, after)
         jaxlib = f" (jaxlib {libs[0]} → {libs[1]})" if shown else ""
         skipped = f"; {', '.join(between)} between did not run" if between else ""
@@ -119,8 +116,7 @@ def _undecided_lines(found: TriageOutcome) -> list[str]:
 
 
 def _dropped_lines(found: TriageOutcome) -> list[str]:
-    """The candidates that did not hold on measuring again, each with why (the report has them
-    all)."""
+    """The candidates that did not hold on measuring again, with why (the report has them all)."""
     dropped = [c for c in found.confirmations if not c.confirmed and not c.undecided]
     lines = [
         f"  {line}"
@@ -136,8 +132,7 @@ def _dropped_lines(found: TriageOutcome) -> list[str]:
 
 
 def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report: str) -> str:
-    """A triage's terminal answer: one screen, one block per confirmed step, the report's path
-    last."""
+    """A triage's terminal answer: a screen, a block per confirmed step, the report's path last."""
     releases = found.first_round.releases
     head = [
         head_line("Triage", setting, releases[0], releases[-1]),

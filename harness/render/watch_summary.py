@@ -158,9 +158,8 @@ def watch_markdown(summary: WatchSummary) -> str:
         found = _lines(summary, kinds)
         if found:
             lines += [f"## {title}", "", *found, ""]
-    # This run's why (a remembered target's is not shown again): markdown that harness.render.why
-    # wrote, each stored string in it already a code span or literal text, so not escaped twice;
-    # kept to one line.
+    # This run's why (a remembered target's is not shown again): markdown harness.render.why wrote,
+    # each stored string in it already a code span or literal text, not escaped twice; one line.
     why = [
         f"- {code_span(t.target)}: {one_line(line)}"
         for t in summary.targets

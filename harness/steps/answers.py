@@ -72,8 +72,7 @@ JAX_OWN = re.compile(r"jax|jaxlib|jax-(cuda|rocm)\d*-(plugin|pjrt)|libtpu(-night
 
 @dataclass(frozen=True)
 class RangeLibraries:
-    """A plain script's own libraries over a range: their versions on each release, and what was
-    held or varied."""
+    """A plain script's own libraries over a range: versions per release, what was held, varied."""
 
     # release → declared library → version
     versions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -82,14 +81,12 @@ class RangeLibraries:
     jax: str | None = None  # with --vary: the jax release held
     policy: str = ""
     # release → every distribution its script venv installed besides jax's own (``JAX_OWN``) →
-    # version: the declared libraries, their own dependencies and jax's (numpy), as the stored
-    # result records them.
+    # version: declared libraries, their dependencies and jax's (numpy), as the stored result says.
     installed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def moved_with_jax(self, before: str, after: str) -> dict[str, tuple[str, str]]:
         """Every package whose installed version differs between two releases, declared or not (a
-        library's own dependency, one of jax's such as numpy), the declared first: name → (before's,
-        after's)."""
+        library's own dependency, jax's such as numpy), declared first: name → (before, after)."""
         old, new = self.installed.get(before, {}), self.installed.get(after, {})
         undeclared = {
             name: (old[name], new[name])
@@ -110,8 +107,7 @@ class RangeLibraries:
 
 
 def varied_version(label: str, library: str) -> str:
-    """With --vary: the library version a release label carries (``0.4.33+equinox.0.11.4`` →
-    ``0.11.4``)."""
+    """With --vary: a release label's library version (``0.4.33+equinox.0.11.4`` → ``0.11.4``)."""
     return label.partition("+")[2].removeprefix(f"{library}.")
 
 

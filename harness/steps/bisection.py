@@ -1,17 +1,15 @@
 """Find the release that changed it: bisection over an ordered run of releases, and a full sweep.
 
-``bisect`` judges the two endpoints first (the good one must be good, the bad one
-bad), then halves the range between the last good and the first bad release until
-they are neighbours, as ``git bisect`` does.  A release that cannot be judged
-(skipped or inconclusive) is set aside like ``git bisect skip``: the release nearest
-the middle among the rest is probed instead, and if only set-aside releases remain
-between the two, the answer names them as where the change may lie.  For n
+``bisect`` judges the two endpoints first (the good one must be good, the bad one bad), then halves
+the range between the last good and the first bad release until they are neighbours, as ``git
+bisect`` does.  A release that cannot be judged (skipped or inconclusive) is set aside like ``git
+bisect skip``: the release nearest the middle among the rest is probed instead, and if only
+set-aside releases remain between the two, the answer names them as where the change may lie.  For n
 releases that is about ⌈log2 n⌉ + 2 probes.
 
-Bisection assumes one change.  ``sweep`` measures every release and reports each
-step between consecutive releases, so a second change (or one that was undone)
-shows up.  Both take their measurements through callables, so the search logic is
-tested with fake ones.
+Bisection assumes one change.  ``sweep`` measures every release and reports each step between
+consecutive releases, so a second change (or one that was undone) shows up.  Both take their
+measurements through callables, so the search logic is tested with fake ones.
 """
 
 from __future__ import annotations
@@ -69,8 +67,7 @@ class BisectOutcome:
 
     @property
     def undecided(self) -> bool:
-        """Both endpoints ran, and their comparison is neither a change nor positive evidence of
-        none."""
+        """Both endpoints ran, and their comparison is neither a change nor evidence of none."""
         return self._endpoints_ambiguous() and not self.no_change
 
     def _endpoints_ambiguous(self) -> bool:
@@ -162,8 +159,7 @@ def bisect(
 
 
 def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
-    """Which way a ratio points once it is past the factor (worse is SLOWER), or None inside the
-    band."""
+    """Which way a ratio points past the factor (worse is SLOWER), or None inside the band."""
     direction = past_factor(comparison.ratio, thresholds)
     if direction is None or key.metric_name not in thresholds.higher_is_better:
         return direction
@@ -172,15 +168,13 @@ def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey)
 
 def _newly_missing(a: ProcessSamples, b: ProcessSamples) -> bool:
     """A metric one side printed in every process that ran ok and the other in only some (as a new
-    ending in some processes, ``statuses.status_change``): a candidate to measure again, its counts
-    undecided so far."""
+    ending in some, ``statuses.status_change``): a candidate to measure again, counts undecided."""
     return a.missing != b.missing and min(len(a.processes), len(b.processes)) > 0
 
 
 @dataclass(frozen=True)
 class ReleaseStep:
-    """A significant change of one metric (or of the claim's outcome) between consecutive
-    releases."""
+    """A significant change of one metric (or the claim's outcome) between consecutive releases."""
 
     # The metric that moved, the claim, or how the processes ended (``analysis.statuses``: every
     # process ok on one side, every one dead alike on the other).

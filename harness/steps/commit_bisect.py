@@ -53,8 +53,7 @@ def expected_commit_probes(commits: int) -> int:
 
 @dataclass(frozen=True)
 class CommitProbe:
-    """One probe: a release (``commit`` None) or a commit, the jaxlib it ran with, and its
-    judgement."""
+    """One probe: a release (``commit`` None) or a commit, the jaxlib it ran with, its judgement."""
 
     name: str  # the release, or the commit's full hash
     jaxlib: str
@@ -122,9 +121,8 @@ class CommitBisect:
         return name if name in self.jaxlibs else commit_label(name, self.jaxlib_of(name))
 
     def step(self) -> tuple[str, str] | None:
-        """The two sides of the change found, older first, by label: a commit with its two jaxlibs
-        where jaxlib takes part, else the last good and first bad commit (or release); None: none
-        found."""
+        """The change's two sides, older first, by label: a commit with its two jaxlibs where jaxlib
+        takes part, else the last good and first bad commit (or release); None: none found."""
         attributed = self.attribution
         if attributed.cause == JAXLIB and attributed.commit is not None:
             sha = attributed.commit.sha
@@ -185,8 +183,7 @@ class CommitBisect:
 
 
 class CommitSearch:
-    """Attribution, then the bisect over commits; ``judge`` judges release and commit labels
-    alike."""
+    """Attribution, then the bisect over commits; ``judge`` judges releases and commits alike."""
 
     def __init__(
         self,

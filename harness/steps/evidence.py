@@ -49,8 +49,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Step:
-    """A step to explain: its two sides' labels and the metrics it moved, with what the kinds need
-    to know."""
+    """A step to explain: its sides' labels, the metrics it moved, what the kinds need to know."""
 
     before: str
     after: str
@@ -124,8 +123,7 @@ class Found(Protocol):
 
     @property
     def settles(self) -> bool:
-        """Whether it answers the step so that the kinds after it are not asked (a library's
-        change)."""
+        """Whether it answers the step so the kinds after it are not asked (a library's change)."""
         ...
 
     def data(self) -> dict[str, Any]: ...
@@ -133,8 +131,7 @@ class Found(Protocol):
 
 @runtime_checkable
 class Answers(Protocol):
-    """A ``Found`` that answers some of the step's metrics itself: the kinds after it are asked only
-    the rest."""
+    """A ``Found`` that answers some of the step's metrics: the kinds after it get the rest."""
 
     def answered(self) -> tuple[str, ...]: ...
 
@@ -178,12 +175,10 @@ class OverBudget(Exception):
 
 @dataclass
 class StepSides:
-    """What a kind gathers with: the sides of a step's prober, made ready and measured as any side
-    is."""
+    """What a kind gathers with: the sides of a step's prober, made ready and measured as any is."""
 
     prober: ReleaseProber
-    # Facts a kind reads once per run and reuses on every step (an interpreter's XLA flag listing,
-    # say).
+    # Facts a kind reads once per run and reuses on every step (an interpreter's XLA flag list).
     memo: dict[str, Any] = field(default_factory=dict)
     # The why's budget (``WhyBudget``): a kind's measuring until decided stops when it runs out, as
     # the prober's own time budget stops a probe's; None: no bound.
@@ -205,8 +200,7 @@ class StepSides:
         return counted.stored(release)
 
     def bounded(self, seconds: float | None) -> float | None:
-        """A measurement's own time bound ``seconds`` (None: none), or less: what is left of the
-        why's budget."""
+        """A measurement's time bound ``seconds`` (None: none), or less: the budget's rest."""
         left = self.budget.left() if self.budget is not None else None
         if left is None:
             return seconds
@@ -256,8 +250,7 @@ class StepSides:
             label = f"{release}+{first}.and.{len(pins) - 1}.more.{digest}"
         prober = self.prober
         assert prober.environments is not None
-        # A prober of its own that knows the label: the step's prober stays as every other kind has
-        # it.
+        # A prober of its own that knows the label: the step's prober stays as other kinds have it.
         holding = dataclasses.replace(
             prober,
             envs={**prober.envs, label: prober.envs.get(label, prober.envs[release])},
@@ -277,8 +270,7 @@ class StepSides:
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
     ) -> StoredResult | None:
         """``one_more_process``, its result as stored (in a folder since removed): what a kind reads
-        of how the process ran (a script that replaced ``XLA_FLAGS``, say); None where it stored
-        none."""
+        of how the process ran (a script that replaced ``XLA_FLAGS``, say); None if none stored."""
         extra = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *flags) if part)
         changed = dataclasses.replace(
             side, env={**side.env, **(env or {}), "XLA_FLAGS": extra}, compare_next=False
@@ -311,9 +303,8 @@ class StepSides:
         return {side.label: stored for side, stored in measured}
 
     def screened(self, sides: Sequence[Side], processes: int) -> dict[str, StoredResult | None]:
-        """``sides`` measured in one interleaved run of ``processes`` processes each, never more: a
-        screen of which sides are worth measuring until decided; each side's stored result by
-        label."""
+        """``sides`` measured in one interleaved run, ``processes`` each, never more: a screen of
+        which sides are worth measuring until decided; each side's stored result by label."""
         measurement = self.prober.measurement
         settings = measurement.settings_for(processes, "off", len(sides))
         return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}
@@ -321,8 +312,7 @@ class StepSides:
 
 @dataclass(frozen=True)
 class Spent:
-    """How long each kind asked for a step took, in the order asked: what each adds to the why's
-    cost."""
+    """How long each kind asked for a step took, in order: what each adds to the why's cost."""
 
     before: str
     after: str
@@ -337,9 +327,8 @@ class Spent:
 
 @dataclass
 class WhyBudget:
-    """How long the why of a run may take (None: no bound, or ``at_most``), counted from its first
-    question; ``again``: the command that asks the why with more (said beside each kind it left
-    out)."""
+    """How long the why of a run may take (None: no bound, or ``at_most``), from its first question;
+    ``again``: the command that asks the why with more (said beside each kind it left out)."""
 
     seconds: float | None = None
     started: float | None = None
@@ -349,8 +338,7 @@ class WhyBudget:
     by_default: bool = False  # ``seconds`` is the default: what the command's own measuring took
 
     def at_most(self, seconds: float) -> None:
-        """Where the user set no budget: ``seconds`` (what the triage's or bisect's own measuring
-        took)."""
+        """With no budget set: ``seconds`` (what the triage's or bisect's measuring took)."""
         if self.seconds is None:
             self.seconds, self.by_default = max(seconds, 1.0), True
 

@@ -61,8 +61,7 @@ class ReleaseVerdict(StrEnum):
 
 @dataclass(frozen=True)
 class Terms:
-    """What a bisect calls its old and new behaviour, as ``git bisect --term-old/--term-new``
-    does."""
+    """What a bisect calls its old and new behaviour, like ``git bisect --term-old/--term-new``."""
 
     old: str = "good"
     new: str = "bad"
@@ -158,8 +157,7 @@ class Judge:
         )
 
     def _endpoint(self, measured: Probe, first: StoredResult | None) -> StoredResult | None:
-        """An endpoint measured alongside a release, or its first result where that one cannot be
-        used."""
+        """An endpoint measured alongside a release, or its first result if that can't be used."""
         result = measured.result
         if result is None or _usable(measured) is not None:
             return first
@@ -217,21 +215,10 @@ class Judge:
             self.samples(result)  # an unknown metric is refused before anything else is measured
         claim = outcome(result) if self.metric is None else None
         if claim is not None and claim not in (HOLDS, DOES_NOT_HOLD):
-            return Judgement(
-                self.good,
-                ReleaseVerdict.SKIPPED,
-                f"no claim verdict ({claim})",
-                measurement.note,
-                result,
-            )
-        return Judgement(
-            self.good,
-            ReleaseVerdict.GOOD,
-            f"the {self.terms.old} endpoint",
-            measurement.note,
-            result,
-            claim=claim,
-        )
+            why = f"no claim verdict ({claim})"
+            return Judgement(self.good, ReleaseVerdict.SKIPPED, why, measurement.note, result)
+        why = f"the {self.terms.old} endpoint"
+        return Judgement(self.good, ReleaseVerdict.GOOD, why, measurement.note, result, claim=claim)
 
     def _bad_endpoint(self, measurement: Probe) -> Judgement:
         result = measurement.result
@@ -243,8 +230,7 @@ class Judge:
             self.samples(self.good_result), self.samples(result), self.thresholds, self.metric
         )
         if change.verdict == Verdict.UNDECIDED and change.invocation_spread:
-            # Results of separate runs (stored before, say): the two are measured again together,
-            # until decided.
+            # Separate runs' results (stored before, say): measured together again, until decided.
             self.good_result, self.bad_result = self._together_again(self.good_result, result)
             result = self.bad_result
             change = compare_metric(
@@ -265,20 +251,15 @@ class Judge:
                 self.bad, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result, vs_good=change
             )
         self.direction = change.verdict
+        why = f"{change.said} than the {self.terms.old} endpoint ({_describe(change)})"
         return Judgement(
-            self.bad,
-            ReleaseVerdict.BAD,
-            f"{change.said} than the {self.terms.old} endpoint ({_describe(change)})",
-            measurement.note,
-            result,
-            vs_good=change,
+            self.bad, ReleaseVerdict.BAD, why, measurement.note, result, vs_good=change
         )
 
     def _together_again(
         self, good: StoredResult, bad: StoredResult
     ) -> tuple[StoredResult, StoredResult]:
-        """Both endpoints measured anew in one interleaved run, where the prober can; else as they
-        were."""
+        """Both endpoints remeasured in one interleaved run if the prober can; else as they were."""
         together = getattr(self.measure, "measure_together", None)
         if together is None:
             return good, bad
@@ -301,8 +282,7 @@ class Judge:
 
 def by_status(judge: Judge, release: str) -> Judgement:
     """``judge``'s verdict on ``release`` with ``--status``: good or bad by how its processes ended,
-    like the good endpoint (ok in every process, or dead alike in every one) or like the bad one;
-    the endpoints must be one of each."""
+    like the good endpoint (ok in each process, or dead alike in each) or the bad (one of each)."""
     measurement = judge.measure(release, False)
     result = measurement.result
     if result is None or not ran(result):
@@ -313,13 +293,8 @@ def by_status(judge: Judge, release: str) -> Judgement:
     if kind is None:
         fault = summary.fault()
         why = f"{words}: neither ok in every process nor dead alike in every one"
-        return Judgement(
-            release,
-            ReleaseVerdict.AMBIGUOUS,
-            f"{why}{'; ' + fault if fault else ''}",
-            measurement.note,
-            result,
-        )
+        why += f"; {fault}" if fault else ""
+        return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
     if release == judge.good:
         judge.good_result, judge.good_status = result, kind
         why = f"the {judge.terms.old} endpoint: {words}"
@@ -385,21 +360,16 @@ def bad_endpoint_by_claim(
 
 
 def by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
-    """A release between the endpoints by the case's claim: as the endpoint whose verdict it
-    shares."""
+    """A release between the endpoints by the case's claim: as the endpoint whose verdict it has."""
     assert measurement.result is not None
     found = outcome(measurement.result)
     if found not in (HOLDS, DOES_NOT_HOLD):
         why = f"no claim verdict ({found})"
         return Judgement(measurement.release, ReleaseVerdict.SKIPPED, why, measurement.note)
     verdict = ReleaseVerdict.GOOD if found == outcome(good) else ReleaseVerdict.BAD
+    why = f"the claim {found}, as on the {terms.word(verdict)} endpoint"
     return Judgement(
-        measurement.release,
-        verdict,
-        f"the claim {found}, as on the {terms.word(verdict)} endpoint",
-        measurement.note,
-        measurement.result,
-        claim=found,
+        measurement.release, verdict, why, measurement.note, measurement.result, claim=found
     )
 
 

@@ -38,19 +38,16 @@ Pair = tuple[str, str]  # the two releases around a step, older first
 
 @dataclass(frozen=True)
 class SideMeasurement:
-    """Measures one case at one set of sizes on the sides it is given, and says what settles each
-    measurement."""
+    """Measures one case at one set of sizes on the sides given, and says what settles each one."""
 
     case: CaseInfo  # or a plain script in its place (``--script``)
     sizes: dict[str, int]
     results_dir: Path
-    # How each case process samples, and ``processes`` of them per measurement: the statistics'
-    # unit.
+    # How each case process samples, and ``processes`` of them a measurement: the statistics' unit.
     settings: Settings
     progress: Callable[[str], None]
-    # Sides compared get looks while a comparison is open (measured until decided), up to
-    # ``max_processes`` each and within ``time_budget`` seconds a measurement, on ``decide_metrics``
-    # (empty: every metric).
+    # Sides compared get looks while a comparison is open (until decided), up to ``max_processes``
+    # each and ``time_budget`` seconds a measurement, on ``decide_metrics`` (empty: every metric).
     max_processes: int | None = None  # None: ``processes`` only
     time_budget: float | None = None
     decide_metrics: tuple[str, ...] = ()
@@ -67,8 +64,7 @@ class SideMeasurement:
         return dataclasses.replace(
             self.settings,
             processes=processes,
-            # With several processes the spread of cold compiles shows between them; one each is
-            # enough.
+            # With several processes the spread of cold compiles shows between them; one each does.
             compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
             decide=decide if deciding else None,
             max_processes=max(processes, self.max_processes or 0) if deciding else None,
@@ -154,7 +150,6 @@ def interleaved(
 
 
 def _compared(side: Side, following: Side, pairs: Mapping[Pair, tuple[str, ...]]) -> Side:
-    """``side`` compared with ``following`` on the metrics its step moved, if the two make a
-    step."""
+    """``side`` compared with ``following`` on the metrics its step moved, if the two make one."""
     moved = pairs.get((side.release, following.release), ())
     return dataclasses.replace(side, compare_next=bool(moved), compare_metrics=tuple(moved))

@@ -59,8 +59,7 @@ class ReleaseProber:
     # Which stored results this prober counts at all (None: every one); see ``reuse.first_round``.
     accept: Accept | None = None
     # Releases measured together get looks of ``processes`` rounds while a comparison of neighbours
-    # is open (measured until decided), up to ``max_processes`` each and within ``time_budget``
-    # seconds a measurement.
+    # is open (until decided), up to ``max_processes`` each and ``time_budget`` s a measurement.
     max_processes: int | None = None  # None: ``processes`` only
     time_budget: float | None = None
     decide_metrics: tuple[str, ...] = ()  # the metrics judged (empty: every metric)
@@ -69,9 +68,8 @@ class ReleaseProber:
     environments: Environments | None = None
     # Releases it measured in one interleaved run: its own, not a copy's (``dataclasses.replace``).
     together: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
-    # Its collaborators, made once from the fields above (a copy makes its own): which stored
-    # results it counts and reuses, how it measures the sides it is given, and how each release's
-    # side is made ready.
+    # Its collaborators, made once from the fields above (a copy makes its own): the stored results
+    # it counts and reuses, how it measures the sides given, how each release's side is made ready.
     reuse: ReusePolicy = field(init=False, repr=False, compare=False)
     measurement: SideMeasurement = field(init=False, repr=False, compare=False)
     readiness: Readiness = field(init=False, repr=False, compare=False)
@@ -101,8 +99,7 @@ class ReleaseProber:
 
     def add_commit(self, label: str, env: ReleaseEnv, held: Libraries) -> None:
         """jax at a commit, its venv ``env`` made by ``bisect --commits``, one more side of this
-        prober (which that run's search and why alone hold); a script's runs there with its
-        libraries ``held``."""
+        prober (only that run's search and why hold it); a script runs there with ``held`` pins."""
         assert self.environments is not None
         self.envs[label] = env
         self.environments.use_commit(label, env.interpreter, held)

@@ -75,9 +75,8 @@ class Readiness:
     def measured(
         self, side: Side, by_release: Callable[..., dict[str, StoredResult | None]], *how: Any
     ) -> StoredResult | None:
-        """``side`` measured (``by_release([side], *how)``); where its venv vanished as it ran (a
-        clean-up outside the harness: the measurement said so, ``VenvGone``), made anew and
-        measured again, once."""
+        """``side`` measured (``by_release([side], *how)``); where its venv vanished as it ran
+        (``VenvGone``: a clean-up outside the harness), made anew and measured again, once."""
         was_there = not venv_gone(side)
         found = by_release([side], *how).get(side.release)
         if found is not None or not was_there or not venv_gone(side):
@@ -100,8 +99,7 @@ class Readiness:
         return sides
 
     def _store_not_installable(self, release: str, unavailable: Unavailable) -> StoredResult:
-        # What was asked of the release (its libraries, holding nothing): a later probe finds this
-        # result.
+        # What was asked of the release (its libraries, holding nothing): a later probe finds it.
         side = Side(release, self.profile, sys.executable, libraries=unavailable.libraries)
         context = RunContext(
             self.results_dir, self.settings, DEFAULT_SEED, Budget.for_this_machine(), ""

@@ -27,8 +27,7 @@ Accept = Callable[[StoredResult], bool]
 
 @dataclass(frozen=True)
 class ReusePolicy:
-    """The stored results of one case at one set of sizes under one profile that a prober counts and
-    reuses."""
+    """The stored results of one case, sizes and profile that a prober counts and reuses."""
 
     results_dir: Path
     case: CaseInfo  # or a plain script in its place
@@ -54,8 +53,7 @@ class ReusePolicy:
         )
 
     def stored(self, release: str, also: Accept | None = None) -> StoredResult | None:
-        """The newest stored result of the cell on ``release`` that counts (and is ``also`` one,
-        given)."""
+        """The newest stored result of the cell on ``release`` that counts (and is ``also`` one)."""
         return newest_result(
             self.results_dir,
             self.case.name,
@@ -74,8 +72,7 @@ class ReusePolicy:
         return None
 
     def under_lock(self, reused: set[str]) -> Reuse:
-        """What ``measure`` asks under the folder lock: a release's reusable result, kept in
-        ``reused``."""
+        """What ``measure`` asks under the folder lock: a release's reusable result (``reused``)."""
 
         def found(item: PlannedRun, side: Side) -> StoredResult | None:
             stored = self.reusable(side.release)

@@ -1,14 +1,13 @@
 """Triage: every release of a range measured, every step found, each step confirmed, one answer per
 change.
 
-A first round is a sweep (``bisection.sweep``): every release measured in one interleaved
-run, each step between consecutive releases that ran ok listed, regressions and fixes
-alike.  A step can be the noise of one run, so each is measured again: the two releases
-around it, interleaved, with looks of more processes until the step's metrics are decided
-(``ConfirmPairs``), and a step stands only when the second measurement shows the same change
-on its own.  Each confirmed step is one
-answer (its sentence: ``harness.render.triage_words``).  The measuring comes through callables, so
-the logic is tested with fake ones.
+A first round is a sweep (``bisection.sweep``): every release measured in one interleaved run, each
+step between consecutive releases that ran ok listed, regressions and fixes alike.  A step can be
+the noise of one run, so each is measured again: the two releases around it, interleaved, with looks
+of more processes until the step's metrics are decided (``ConfirmPairs``), and a step stands only
+when the second measurement shows the same change on its own.  Each confirmed step is one answer
+(its sentence: ``harness.render.triage_words``).  The measuring comes through callables, so the
+logic is tested with fake ones.
 """
 
 from __future__ import annotations
@@ -50,8 +49,7 @@ class Confirmation:
     comparison: Comparison | None  # of the metric, on the second measurement
     confirmed: bool
     reason: str
-    # A claim's flip: at most the chance that it is confirmed where the releases behave alike
-    # (``flip_chance``).
+    # A claim's flip: at most the chance it's confirmed where releases act alike (``flip_chance``).
     flip_error: float | None = None
 
     @property
@@ -87,8 +85,7 @@ class TriageOutcome:
 
     def faults(self) -> list[tuple[str, str]]:
         """Each release of the first round some of whose processes were killed from outside, and the
-        sentence that says so (``StatusSummary.fault``): never a change, never "no change"
-        either."""
+        sentence saying so (``StatusSummary.fault``): never a change, never "no change" either."""
         found = []
         for probe in self.first_round.measurements:
             if probe.result is not None and ran(probe.result):
@@ -104,8 +101,7 @@ class TriageOutcome:
 
     def ordered(self) -> list[tuple[Confirmation, bool]]:
         """Each confirmed change and whether it undoes an earlier regression of its metric (a fix),
-        oldest first; a change in the import of jax (JAX's own cost) after the changes in what the
-        script does."""
+        oldest first; a change in jax's import (JAX's cost) after those in what the script does."""
         found = []
         undone: set[str] = set()  # metrics (or the claim) with a confirmed regression so far
         for change in self.changes():
@@ -191,8 +187,7 @@ def triage(
     thresholds: Thresholds,
     progress: Callable[[str], None] = lambda line: None,
 ) -> TriageOutcome:
-    """Sweep ``releases`` with ``measure``, then confirm every step with ``confirm_pairs`` (all
-    pairs at once)."""
+    """Sweep ``releases`` with ``measure``, then confirm every step at once (``confirm_pairs``)."""
     progress(f"[triage] first round: {len(releases)} releases, measured together")
     screen = dataclasses.replace(
         thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False

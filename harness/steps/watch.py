@@ -60,12 +60,8 @@ from harness.store.files import DocumentProblem, child, parse_document, read_bou
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 
-REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED = (
-    "regression",
-    "improvement",
-    "under load",
-    "undecided",
-)
+REGRESSION, IMPROVEMENT = "regression", "improvement"
+UNDER_LOAD, UNDECIDED = "under load", "undecided"
 BROKEN, NOT_MEASURED = "broken", "not measured"
 # Every process of the baseline ran and failed, timed out or crashed: the watch watched nothing
 # there, which fails it (a warning a weekly job ignores would measure nothing for ever).
@@ -154,8 +150,7 @@ class TargetWatch:
 
     @property
     def smallest_change(self) -> float | None:
-        """The median over its metrics of the smallest change it could have seen; None without a
-        spread."""
+        """The median over its metrics of the smallest change it could see; None with no spread."""
         finite = [ratio for ratio in self.judged.values() if math.isfinite(ratio)]
         return statistics.median(finite) if finite else None
 
@@ -182,8 +177,7 @@ class TargetWatch:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetWatch:
-        """A target's watch as ``to_json`` wrote it (memory); ValueError (or KeyError, TypeError) if
-        it is not."""
+        """The memory's watch as ``to_json`` wrote it; ValueError, KeyError, TypeError if not."""
         findings = tuple(
             Finding(str(f["kind"]), str(f["metric"]), str(f["text"]), _number(f.get("ratio")))
             for f in data["findings"]
@@ -204,18 +198,11 @@ class TargetWatch:
             str(name): (float(pair[0]), float(pair[1]))
             for name, pair in dict(data.get("medians") or {}).items()
         }
+        target, kind, page = str(data["target"]), str(data["kind"]), str(data["page"])
+        why, issue = tuple(map(str, data["why"])), tuple(map(str, data["issue"]))
+        when = str(data.get("remembered") or "")
         return cls(
-            str(data["target"]),
-            str(data["kind"]),
-            findings,
-            loads,
-            detectable,
-            str(data["page"]),
-            tuple(map(str, data["why"])),
-            tuple(map(str, data["issue"])),
-            libraries,
-            str(data.get("remembered") or ""),
-            medians,
+            target, kind, findings, loads, detectable, page, why, issue, libraries, when, medians
         )
 
 
@@ -273,8 +260,7 @@ def _cut_short(probe: Probe | None) -> list[tuple[int, int]]:
 
 
 def more_time(probes: Sequence[Probe | None]) -> str:
-    """What the time-out cost the sides, and the ``--timeout`` that gives it more; "" where no
-    process ran into it."""
+    """What the time-out cost the sides, and the ``--timeout`` giving more; "" if none hit it."""
     timed_out = sum(
         process.status is RunStatus.TIMEOUT
         for probe in probes
@@ -285,8 +271,7 @@ def more_time(probes: Sequence[Probe | None]) -> str:
     limits = [p.result.result.settings.timeout_s for p in probes if p and p.result is not None]
     if not (timed_out or cut) or not limits:
         return ""
-    # The time the whole selection needs, from where a cut-short run stopped; twice the limit at
-    # least.
+    # The time the selection needs, from where a cut-short run stopped; at least twice the limit.
     shares = [planned / max(1, ran) for ran, planned in cut]
     needed = max(limits) * max(2.0, 1.2 * max(shares, default=0.0))
     said = [f"{timed_out} process(es) timed out"] if timed_out else []
@@ -304,8 +289,7 @@ def more_time(probes: Sequence[Probe | None]) -> str:
 
 
 def _ends(probe: Probe) -> str:
-    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why none
-    ran."""
+    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why not."""
     if probe.result is not None and ran_at_all(probe.result):
         return summarise(probe.result).words()
     return _not_run(probe)
@@ -314,11 +298,8 @@ def _ends(probe: Probe) -> str:
 def _measured_nothing(probes: Sequence[Probe | None]) -> Finding:
     sides = [f"jax {p.release}: {_ends(p)}" for p in probes if p is not None]
     hint = more_time(probes)
-    return Finding(
-        MEASURED_NOTHING,
-        "",
-        "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else ""),
-    )
+    said = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
+    return Finding(MEASURED_NOTHING, "", said)
 
 
 def _skipped_on_both(base: Probe, new: Probe | None) -> bool:
@@ -335,8 +316,7 @@ def _probes(found: TriageOutcome) -> dict[str, Probe]:
 
 
 def called_changes(found: TriageOutcome) -> list[Confirmation]:
-    """The confirmed steps a watch calls changes: those with no process under load in either
-    measurement."""
+    """The confirmed steps a watch calls changes: with no process under load in either round."""
     return [c for c in found.changes() if not _under_load(c, _probes(found))]
 
 
@@ -346,8 +326,7 @@ def findings(
     again: Mapping[str, Comparison] = MappingProxyType({}),
 ) -> list[Finding]:
     """The findings of a triage over (baseline, release): its sides that did not run, then each
-    confirmed step (in its triage answer's words, ``answered``: each change with its sentence), each
-    undecided one."""
+    confirmed step (``answered``: each change with its triage answer's sentence), each undecided."""
     answers = {id(confirmation): text for text, confirmation in answered}
     first = found.first_round
     probes = _probes(found)
@@ -373,14 +352,8 @@ def findings(
         kind = BROKEN if failed else NOT_MEASURED
         what = "fails" if failed else "could not be measured"
         hint = more_time([new])
-        said.append(
-            Finding(
-                kind,
-                "",
-                f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}"
-                + (f"; {hint}" if hint else ""),
-            )
-        )
+        text = f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}"
+        said.append(Finding(kind, "", text + (f"; {hint}" if hint else "")))
     elif baseline not in ran and base is not None and _skipped_on_both(base, new):
         said.append(Finding(NOT_APPLICABLE, "", f"skipped on both releases: {_not_run(base)}"))
     elif baseline not in ran and base is not None and ran_at_all(base.result):
@@ -407,30 +380,16 @@ def findings(
             loaded = [] if exact else _under_load(confirmation, _probes(found))
             text = answers.get(id(confirmation), f"{step.metric}: {step.change}")
             if loaded:
-                said.append(
-                    Finding(
-                        UNDER_LOAD,
-                        step.metric,
-                        f"{text}; not called a change: measured under load on {', '.join(loaded)}",
-                        ratio,
-                    )
-                )
-            else:
-                kind = REGRESSION if confirmation.regression else IMPROVEMENT
-                said.append(Finding(kind, step.metric, text, ratio))
+                text += f"; not called a change: measured under load on {', '.join(loaded)}"
+            kind = UNDER_LOAD if loaded else REGRESSION if confirmation.regression else IMPROVEMENT
+            said.append(Finding(kind, step.metric, text, ratio))
         elif confirmation.undecided:
             # A new ending in some processes is red until the counts say it is no change.
             compared = confirmation.comparison
             leans_worse = compared is not None and compared.leans_worse
-            said.append(
-                Finding(
-                    BROKEN if leans_worse else UNDECIDED,
-                    step.metric,
-                    f"{step.metric} {step.before} → {step.after}: undecided "
-                    f"({confirmation.reason})",
-                    ratio,
-                )
-            )
+            kind = BROKEN if leans_worse else UNDECIDED
+            text = f"{step.metric} {step.before} → {step.after}: undecided ({confirmation.reason})"
+            said.append(Finding(kind, step.metric, text, ratio))
     return said
 
 
@@ -456,8 +415,7 @@ def measured_again(
     thresholds: Thresholds,
 ) -> tuple[dict[str, Comparison], set[str]]:
     """Each metric of ``keys`` on the two releases measured again together, until decided as a
-    candidate step's are (a confirmation of the pair the triage stored is read, not repeated), and
-    the results it read."""
+    candidate step's are (a stored confirmation of the pair is read, not redone); results read."""
     first = found.first_round
     pair = (first.releases[0], first.releases[-1])
     before, after = confirm_pairs({pair: tuple(key.metric_name for key in keys)})[pair]
@@ -477,19 +435,21 @@ def measured_again(
 
 def results_read(found: TriageOutcome) -> set[str]:
     """The stored results a triage read: its first round's and its confirmations'."""
-    probes = [
+    return {probe.result.result.id for probe in _every_probe(found) if probe.result is not None}
+
+
+def _every_probe(found: TriageOutcome) -> list[Probe]:
+    return [
         *found.first_round.measurements,
         *(p for c in found.confirmations for p in (c.before, c.after)),
     ]
-    return {probe.result.result.id for probe in probes if probe.result is not None}
 
 
 def first_round_undecided(
     found: TriageOutcome, again: Mapping[str, Comparison] = MappingProxyType({})
 ) -> list[Finding]:
-    """A finding for each metric the first round left undecided (``first_round_open``) that
-    measuring it again (``again``) did not show unchanged: "no change found" would claim what was
-    not shown."""
+    """A finding per metric the first round left undecided (``first_round_open``) that measuring
+    again (``again``) did not show unchanged: "no change found" would claim the unshown."""
     first = found.first_round
     baseline, release = first.releases[0], first.releases[-1]
     said = []
@@ -505,16 +465,12 @@ def first_round_undecided(
             if later is not None
             else "not measured again"
         )
-        said.append(
-            Finding(
-                UNDECIDED,
-                metric,
-                f"{metric} {baseline} → {release}: ×{comparison.ratio:.3g}, "
-                f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
-                f"in the first round; {how}: undecided (the next watch measures it again)",
-                (later or comparison).ratio,
-            )
+        text = (
+            f"{metric} {baseline} → {release}: ×{comparison.ratio:.3g}, "
+            f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
+            f"in the first round; {how}: undecided (the next watch measures it again)"
         )
+        said.append(Finding(UNDECIDED, metric, text, (later or comparison).ratio))
     return said
 
 
@@ -530,16 +486,11 @@ def benchmark_medians(found: TriageOutcome) -> dict[str, tuple[float, float]]:
 
 
 def side_loads(found: TriageOutcome) -> list[SideLoad]:
-    """Per release, its processes under load over the first round and every confirmation it took
-    part in."""
+    """Per release, its processes under load over the first round and each confirmation it had."""
     # release → [loaded, processes]
     counts: dict[str, list[int]] = {r: [0, 0] for r in found.first_round.releases}
     seen: set[int] = set()
-    probes = [
-        *found.first_round.measurements,
-        *(p for c in found.confirmations for p in (c.before, c.after)),
-    ]
-    for probe in probes:
+    for probe in _every_probe(found):
         if probe.result is None or id(probe.result) in seen:
             continue
         seen.add(id(probe.result))
@@ -573,8 +524,7 @@ def detectable(
 
 def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> Finding | None:
     """A finding where no change of any size could have been seen (every metric's ratio infinite):
-    too few processes a side for the rank guard at the level, so "nothing found" would claim what
-    was never tested."""
+    too few processes a side for the rank guard at the level: "nothing found" would be untested."""
     if not detected or any(math.isfinite(ratio) for ratio in detected.values()):
         return None
     enough = next(k for k in range(2, 200) if smallest_p(k, k) < thresholds.alpha)
@@ -587,8 +537,7 @@ def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> F
 
 
 def exit_status(watched: Sequence[TargetWatch]) -> int:
-    """1 when any target regressed (or broke, or measured nothing), else 3 when anything stayed
-    open, else 0."""
+    """1 when any target regressed (broke, measured nothing), else 3 if any stayed open, else 0."""
     outcomes = {target.outcome for target in watched}
     if outcomes & {"regression", "measured nothing"}:
         return 1
@@ -596,8 +545,7 @@ def exit_status(watched: Sequence[TargetWatch]) -> int:
 
 
 def first_regression(watched: TargetWatch) -> Finding | None:
-    """The regression an issue draft would be about: the first of a metric (the claim's need no
-    metric)."""
+    """The regression an issue draft would be about: the first of a metric (not the claim's)."""
     return next(
         (
             f
@@ -609,16 +557,7 @@ def first_regression(watched: TargetWatch) -> Finding | None:
 
 
 TARGET_KINDS = ("case", "script", "pytest-benchmark")
-FINDING_KINDS = (
-    REGRESSION,
-    IMPROVEMENT,
-    UNDER_LOAD,
-    UNDECIDED,
-    BROKEN,
-    NOT_MEASURED,
-    NOT_APPLICABLE,
-    MEASURED_NOTHING,
-)
+FINDING_KINDS = frozenset({*FAILING, *OPEN, IMPROVEMENT, NOT_APPLICABLE, MEASURED_NOTHING})
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")  # docs/watch.schema.json's names
 # A page in the output folder, by its name.
 PAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.md")
@@ -670,14 +609,12 @@ class Memory:
 
     folder: Path
 
-    def _file(self, target: str, key: str) -> Path:
-        # Never followed: a link planted at the file is not read, and is replaced when the watch is
-        # filed.
-        return child(self.folder, f"{target}-{key[:32]}.json")
+    def _file(self, target: str, key: str, ending: str = ".json") -> Path:
+        # Never followed: a link planted at the file is not read, and is replaced when it is filed.
+        return child(self.folder, f"{target}-{key[:32]}{ending}")
 
     def recall(self, target: str, key: str) -> TargetWatch | None:
-        """The watch filed under ``key``, or None: none, or a file that is not one (measured again,
-        then)."""
+        """The watch filed under ``key``, or None: none, or a file that is not one (remeasured)."""
         try:
             data = parse_document(
                 read_bounded(self._file(target, key), limit=4 * 2**20, follow_links=False)
@@ -692,15 +629,14 @@ class Memory:
             return None  # a file tampered with is no memory: measured again
         return dataclasses.replace(watched, remembered=when)
 
-    def _open_file(self, target: str, key: str) -> Path:
-        return child(self.folder, f"{target}-{key[:32]}.open.json")
-
     def spent(self, target: str, key: str) -> frozenset[str]:
         """The stored results a watch of this key read and left open: never read again, so the next
         watch measures what stayed undecided anew (empty where none, or a file that is not one)."""
         try:
             data = parse_document(
-                read_bounded(self._open_file(target, key), limit=4 * 2**20, follow_links=False)
+                read_bounded(
+                    self._file(target, key, ".open.json"), limit=4 * 2**20, follow_links=False
+                )
             )
             ids = data["results"] if data.get("key") == key else []
         except (OSError, DocumentProblem, ValueError, KeyError, TypeError, AttributeError):
@@ -714,13 +650,12 @@ class Memory:
         self.folder.mkdir(parents=True, exist_ok=True)
         ids = sorted(self.spent(target, key) | read)[-MAX_SPENT:]
         document = {"key": key, "results": ids}
-        replace_file(self._open_file(target, key), json.dumps(document, indent=1) + "\n")
+        replace_file(self._file(target, key, ".open.json"), json.dumps(document, indent=1) + "\n")
 
     def remember(
         self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str
     ) -> None:
-        """File a settled watch under ``key``, with what the key is made of (for a reader of the
-        folder)."""
+        """File a settled watch under ``key``, with what the key is made of (for a reader)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         document = {
             "key": key,

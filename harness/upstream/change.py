@@ -50,8 +50,7 @@ from harness.units import version_key
 PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
 MOVED_WORDS = {Verdict.SLOWER: "slower", Verdict.FASTER: "faster"}
 
-# A bisect answer is a few kB of JSON; a larger file is no answer, and reading it whole could
-# exhaust memory.
+# A bisect answer is a few kB of JSON; a larger one is none, and whole could exhaust memory.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 STATUS = Judged.STATUS.stem  # how an answer's data names a step of how the processes end
 
@@ -75,8 +74,7 @@ def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
 
 def read_triage_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
-    """Every stored triage answer of ``case`` (``triage-CASE-*.json``), read as bisect answers
-    are."""
+    """Every stored triage answer of ``case`` (``triage-CASE-*.json``), read as bisect answers."""
     return _read_answers(reports_dir, "triage", case)
 
 
@@ -90,9 +88,8 @@ def read_steps(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
 
 def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
-    """A triage answer's confirmed steps, each as a bisect answer of its metric (its ends, the
-    findings of its why, the run's thresholds, compiled programs and reproducers); the lead
-    first."""
+    """A triage answer's confirmed steps, each as a bisect answer of its metric (its ends, its why's
+    findings, the run's thresholds, compiled programs and reproducers); the lead first."""
     data = answer.data
     first = data.get("first_round") if isinstance(data, dict) else None
     if not isinstance(first, dict):
@@ -124,8 +121,7 @@ def _read_answers(reports_dir: Path, command: str, case: str) -> list[BisectAnsw
         if not path.exists() and not path.is_symlink():
             continue
         try:
-            # Bounded as results are: a FIFO, a link, a huge or deeply nested file is named, never
-            # read whole.
+            # Bounded as results are: a FIFO, a link, a huge or deep file is named, never read.
             data = parse_document(read_bounded(path, limit=MAX_ANSWER_BYTES, follow_links=False))
             found.append(BisectAnswer(path.name, data))
         except DocumentProblem as exc:
@@ -149,8 +145,7 @@ class ProbeRow:
 @dataclass(frozen=True)
 class Reproduced:
     """A reproducer with jax alone as a bisect answer names it: its folder and script beside the
-    answer, the release that exported its programs, and per metric of the script its counterpart's
-    verdict."""
+    answer, the release that exported its programs, per script metric its counterpart's verdict."""
 
     folder: str  # ``<stem>-reproducer/``
     script: str  # ``repro_<digest>.py``
@@ -185,8 +180,7 @@ class Change:
     why: tuple[Finding, ...] = ()
     dumps: str = ""  # the folder, beside the bisect answer, holding XLA's dumps of both releases
     reproducer: Reproduced | None = None  # the reproducer with jax alone the bisect's why measured
-    # What the figures are judged by: the run's thresholds (a bisect answer's own), else the
-    # defaults.
+    # What the figures are judged by: the run's thresholds (a bisect answer's own), else defaults.
     thresholds: Thresholds = field(default_factory=Thresholds)
     # The two releases' stored results compared, every metric by its own rule: its shape and both
     # sides' facts (a cost's process medians, a value's two values, a presence's counts), so that a
@@ -216,9 +210,7 @@ class Change:
 
     @property
     def ratio(self) -> float | None:
-        if self.before_ns and self.after_ns:
-            return self.after_ns / self.before_ns
-        return None
+        return self.after_ns / self.before_ns if self.before_ns and self.after_ns else None
 
 
 def change_from(
@@ -258,8 +250,7 @@ def change_from(
 
 def answer_ends(data: Any) -> tuple[str, str] | None:
     """The last release before the change and the first after it: a regression bisect's last good
-    and first bad release, a fix bisect's (``--broken``/``--fixed``) last broken and first fixed
-    one."""
+    and first bad, a fix bisect's (``--broken``/``--fixed``) last broken and first fixed release."""
     if not isinstance(data, dict):
         return None
     for before, after in (("last_good", "first_bad"), ("last_broken", "first_fixed")):
@@ -293,15 +284,9 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
     probes = []
     for probe in data.get("probes") or []:
         if isinstance(probe, dict) and isinstance(probe.get("release"), str):
-            probes.append(
-                ProbeRow(
-                    probe["release"],
-                    _number(probe.get("median_ns")),
-                    str(probe.get("verdict", "–")),
-                    _comparison_text(probe.get("vs_good")),
-                    _comparison_text(probe.get("vs_bad")),
-                )
-            )
+            median, verdict = _number(probe.get("median_ns")), str(probe.get("verdict", "–"))
+            vs_good, vs_bad = (_comparison_text(probe.get(k)) for k in ("vs_good", "vs_bad"))
+            probes.append(ProbeRow(probe["release"], median, verdict, vs_good, vs_bad))
     probes.sort(key=lambda p: version_key(p.release))
     figures = (
         {p.release: p.median_ns for p in probes}
@@ -329,8 +314,7 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
 
 
 def _findings(data: dict[str, Any]) -> tuple[Finding, ...]:
-    """The answer's findings as data (``findings``); an older answer has its sentences only
-    (``why``)."""
+    """The answer's findings as data (``findings``); an older answer's are sentences (``why``)."""
     stored = data.get("findings") if isinstance(data.get("findings"), list) else data.get("why")
     found = (finding_from(each) for each in (stored if isinstance(stored, list) else []))
     return tuple(each for each in found if each is not None)
@@ -373,27 +357,19 @@ def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
                     _number(said.get("ratio")),
                 )
                 counterparts[metric] = str(said.get("counterpart", ""))[:64]
-        lines = entry.get("lines")
-        return Reproduced(
-            folder,
-            script,
-            str(entry.get("exported_on", ""))[:64],
-            lines if isinstance(lines, int) else 0,
-            measured,
-            counterparts,
-            " ".join(str(entry.get("note", "")).split())[:300],
-        )
+        lines = entry["lines"] if isinstance(entry.get("lines"), int) else 0
+        exported_on = str(entry.get("exported_on", ""))[:64]
+        note = " ".join(str(entry.get("note", "")).split())[:300]
+        return Reproduced(folder, script, exported_on, lines, measured, counterparts, note)
     return None
 
 
-# What a bisect answer may name as its dumps' folder: one plain name beside it, never a path
-# elsewhere.
+# What a bisect answer may name as its dumps' folder: one plain name beside it, never a path.
 DUMPS_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-compiled/$")
 
 
 def _dumps_folder(compiled: Any, ends: tuple[str, str]) -> str:
-    """The folder of XLA's dumps of the change's two releases that the answer names, if it is a
-    plain name."""
+    """The folder of XLA's dumps of the change's two releases the answer names, if a plain name."""
     for entry in compiled if isinstance(compiled, list) else []:
         if (
             isinstance(entry, dict)
@@ -444,8 +420,7 @@ def _with_stored_figures(
     profile: str,
     rule: Thresholds,
 ) -> Change:
-    """The figures of the stored results of both releases; the metric that changed most when none is
-    named."""
+    """Both releases' stored results' figures; the metric that changed most when none is named."""
     mine = [r for r in results if r.result.case == case]
     before, after = (
         newest_result(mine, v, sizes, profile) for v in (change.last_good, change.first_bad)
@@ -491,8 +466,7 @@ def _figure(
     profile: str,
     metric: MetricKey,
 ) -> float | None:
-    """A bisect by the claim stores no figure per probe: the stored result of that release gives
-    it."""
+    """A bisect by the claim stores no figure per probe: that release's stored result gives it."""
     found = newest_result(results, release, sizes, profile)
     samples = metric_samples(found).get(metric) if found is not None else None
     return samples.figure if samples is not None else None
@@ -526,8 +500,7 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
     metric = change.metric if change is not None else None
     if change is None or metric is None:
         return f"{case_headline} (jax, {where})"
-    # A script's own number or phase by its full name (`json.reg_ms`); a case's program and kind as
-    # before.
+    # A script's number or phase by full name (`json.reg_ms`); a case's program and kind.
     named = (
         f"`{metric.metric_name}`"
         if metric.name in (JSON, PROCESS)
@@ -558,8 +531,7 @@ MAX_WORKAROUND_CHARS = 300
 
 @dataclass(frozen=True)
 class StatusAnswer:
-    """A stored answer's status step: its two releases (older first), the answer's name, what it
-    found."""
+    """A stored answer's status step: its releases (older first), the answer's name, its finding."""
 
     before: str
     after: str
@@ -570,8 +542,7 @@ class StatusAnswer:
 
 @dataclass(frozen=True)
 class Crash:
-    """A status step as the draft says it: ``runs`` ok in every process, ``crashes`` dead alike in
-    every one."""
+    """A status step as the draft says it: ``runs`` ok in each process, ``crashes`` dead alike."""
 
     runs: str
     crashes: str
@@ -670,9 +641,8 @@ def _reproducing(found: Any) -> list[Any]:
 
 
 def workaround_of(data: Any, ends: tuple[str, str] | None = None) -> str:
-    """The workaround a stored why found (a setting that makes the crashing release run), in one
-    line; "" where it found none or the answer does not say.  ``ends``: the step whose ``crash`` why
-    is read."""
+    """The workaround a stored why found (a setting that makes the crashing release run), in a line;
+    "" if it found none or the answer does not say.  ``ends``: the step whose ``crash`` is read."""
     if not isinstance(data, dict):
         return ""
     steps = data.get("crash")

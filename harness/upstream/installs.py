@@ -20,8 +20,7 @@ from harness.upstream.export import foreign_imports
 
 def imported_besides_jax(text: str) -> list[str]:
     """The top-level packages ``text`` imports besides jax, numpy and the standard library, sorted
-    (a relative import as "."); None of them: plain JAX.  A text that does not parse imports nothing
-    known."""
+    (a relative import as "."); None of them: plain JAX.  Text that does not parse imports none."""
     try:
         return sorted(foreign_imports(text))
     except (SyntaxError, ValueError):

@@ -1,18 +1,17 @@
 """The short script of an issue draft: the case's own code and a plain timing loop, nothing else.
 
-Where the exported script (``harness.upstream.export``) carries the harness's whole
-measuring end, this one is what a maintainer reads first: the definitions
-``programs()`` needs (the case's and the ``cases.compat`` helpers it calls, inlined),
-without comments, docstrings or the case's harness metadata, then a loop that calls
-each program ``REPEATS`` times after a warm-up, blocks with ``jax.block_until_ready``
-and prints the two figures per program that a comparison quotes, in the exported
-script's own format (``metric PROGRAM dispatch_ns|wall_ns median=NS min=NS max=NS
+Where the exported script (``harness.upstream.export``) carries the harness's whole measuring end,
+this one is what a maintainer reads first: the definitions ``programs()`` needs (the case's and the
+``cases.compat`` helpers it calls, inlined), without comments, docstrings or the case's harness
+metadata, then a loop that calls each program ``REPEATS`` times after a warm-up, blocks with
+``jax.block_until_ready`` and prints the two figures per program that a comparison quotes, in the
+exported script's own format (``metric PROGRAM dispatch_ns|wall_ns median=NS min=NS max=NS
 n=COUNT``, read back by ``harness.upstream.standalone.parse_output``).
 
-Only the programs asked for are timed; entries of ``programs()``'s dict literal
-naming other programs are left out of the script, with whatever only they used.
-The script is checked as the exported one is: it compiles, imports only jax, numpy
-and the standard library, and uses no name it does not define.
+Only the programs asked for are timed; entries of ``programs()``'s dict literal naming other
+programs are left out of the script, with whatever only they used. The script is checked as the
+exported one is: it compiles, imports only jax, numpy and the standard library, and uses no name it
+does not define.
 """
 
 from __future__ import annotations
@@ -57,8 +56,7 @@ def minimal_script(
     repeats: int,
     warmup: int,
 ) -> str:
-    """The short script timing ``programs`` of ``case`` at ``sizes``; UsageError when it cannot be
-    built."""
+    """The short script timing ``programs`` of ``case`` at ``sizes``; UsageError if it can't be."""
     if not programs:
         raise UsageError(f"cannot write a short script for case {case.name}: no program to time")
     source = prune_programs(case.path.read_text(encoding=SOURCE_ENCODING), set(programs))
@@ -86,8 +84,7 @@ def minimal_script(
 
 
 def _merged_imports(case_imports: list[str]) -> list[str]:
-    """The case's imports and the loop's, standard library first, jax and numpy after a blank
-    line."""
+    """The case's and the loop's imports: the standard library's, a blank line, jax and numpy."""
     third_party = [
         line for line in case_imports if line.split()[1].split(".")[0] in ("jax", "numpy")
     ]
@@ -168,8 +165,7 @@ def _lines_to_drop(tree: ast.Module, lines: list[str], keep: set[str]) -> set[in
 
 
 def _without_effect(block: ast.stmt, function: ast.FunctionDef) -> bool:
-    """Whether nothing outside ``block`` sees what it does: it binds only names read nowhere else,
-    returns nothing."""
+    """Whether nothing outside ``block`` sees it: no return, it binds only names read nowhere."""
     inside = set(map(id, ast.walk(block)))
     stored, outer_stores = set(), False
     for node in ast.walk(block):
@@ -188,8 +184,7 @@ def _without_effect(block: ast.stmt, function: ast.FunctionDef) -> bool:
 
 
 def _names_other_programs(key: ast.expr, keep: set[str]) -> bool:
-    """Whether a key, a string or an f-string, cannot be (part of) the name of a program in
-    ``keep``."""
+    """Whether a key, a string or an f-string, cannot be (part of) a program's name in ``keep``."""
     if isinstance(key, ast.Constant) and isinstance(key.value, str):
         parts = [key.value]
     elif isinstance(key, ast.JoinedStr):

@@ -35,8 +35,7 @@ Programs = Callable[..., Mapping[str, Sequence[Step]]]
 Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
 JudgeClaim = Callable[..., tuple[Any, Any]]  # verdict(medians, **sizes), or verdict(medians)
 Facts = Callable[..., Mapping[str, Any]]
-# The line format and its reader live in ``harness.measure.figures``; named here for the draft's
-# sake.
+# The line format and its reader live in ``harness.measure.figures``; named here for the draft.
 __all__ = [
     "CLAIM_PREFIX",
     "FACT_PREFIX",

@@ -182,16 +182,9 @@ def reproduce(
     case = request.asked.case
     if not case.subject.own_venv:
         return ""
-    step = Step(
-        request.good,
-        request.bad,
-        (Criterion.of(metric),),
-        platform,
-        rule,
-        request.asked.out_dir,
-        request.stem,
-        script=case.subject.script_file,
-    )
+    good, bad, criteria = request.good, request.bad, (Criterion.of(metric),)
+    out, script = request.asked.out_dir, case.subject.script_file
+    step = Step(good, bad, criteria, platform, rule, out, request.stem, script=script)
     kind = Reproducer()
     if not kind.wanted(step):
         return "no reproducer asked for this step"
@@ -205,8 +198,7 @@ def reproduce(
 
 
 def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
-    """The reproducer as a bisect answer names it (what the draft reads); None where there is
-    none."""
+    """The reproducer as a bisect answer names it (what the draft reads); None where none is."""
     if not answer.script or answer.problem:  # a refusal alone is said beside a measured one
         return None
     measured = {
@@ -214,14 +206,9 @@ def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
         for metric, (_, found) in answer.measured.items()
     }
     counterparts = {metric: name for metric, (name, _) in answer.measured.items()}
+    note = " ".join(answer.note.split())[:300]
     return Reproduced(
-        answer.folder,
-        answer.script,
-        answer.exported_on,
-        answer.lines,
-        measured,
-        counterparts,
-        " ".join(answer.note.split())[:300],
+        answer.folder, answer.script, answer.exported_on, answer.lines, measured, counterparts, note
     )
 
 
