@@ -199,10 +199,7 @@ def programs_to_time(
 
 def write_issue(request: IssueRequest) -> Written:
     case, sizes, settings = request.case, request.sizes, request.settings
-    results, problems = (
-        load_results(request.results_dir) if request.results_dir.is_dir() else ([], [])
-    )
-    mine: list[StoredResult] = [r for r in results if r.result.case == case.name]
+    mine, problems = _loaded(request)
     change = stored_change(request, mine, request.good, request.bad, request.metric)
     # nox: a draft needs a change between two releases to show
     if change is None and request.plan is not None:
@@ -211,8 +208,7 @@ def write_issue(request: IssueRequest) -> Written:
     if change is not None:
         measured = measure_here(request, change)
         if measured.measured:  # the step's figures now stored: read again
-            results, problems = load_results(request.results_dir)
-            mine = [r for r in results if r.result.case == case.name]
+            mine, problems = _loaded(request)
             change = measured.applied(change_again(request, mine, change))
     folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
 
@@ -682,11 +678,16 @@ def measure_ending(
     return mine, MeasuredHere(True, newest, follow_up=command)
 
 
-def _mine(request: IssueRequest) -> list[StoredResult]:
+def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem]]:
+    """The case's stored results, and the result files that could not be read."""
     if not request.results_dir.is_dir():
-        return []
-    results, _ = load_results(request.results_dir)
-    return [r for r in results if r.result.case == request.case.name]
+        return [], []
+    results, problems = load_results(request.results_dir)
+    return [r for r in results if r.result.case == request.case.name], problems
+
+
+def _mine(request: IssueRequest) -> list[StoredResult]:
+    return _loaded(request)[0]
 
 
 def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) -> Crash:

@@ -267,7 +267,8 @@ def more_time(probes: Sequence[Probe | None]) -> str:
         if probe is not None and probe.result is not None
         for process in probe.result.result.processes
     )
-    cut = [counts for probe in probes for counts in _cut_short(probe)]
+    cut_by_side = [(p.release, _cut_short(p)) for p in probes if p is not None]
+    cut = [counts for _, each in cut_by_side for counts in each]
     limits = [p.result.result.settings.timeout_s for p in probes if p and p.result is not None]
     if not (timed_out or cut) or not limits:
         return ""
@@ -276,7 +277,7 @@ def more_time(probes: Sequence[Probe | None]) -> str:
     needed = max(limits) * max(2.0, 1.2 * max(shares, default=0.0))
     said = [f"{timed_out} process(es) timed out"] if timed_out else []
     if cut:
-        sides = [f"{len(_cut_short(p))} of jax {p.release}" for p in probes if p and _cut_short(p)]
+        sides = [f"{len(each)} of jax {release}" for release, each in cut_by_side if each]
         ran, planned = cut[0]
         said += [
             f"{' and '.join(sides)} stopped before it (stopped after {ran} of {planned} "
