@@ -251,6 +251,12 @@ class Criterion:
         """The metric's criterion where there is one, else ``by``."""
         return cls(Judged.METRIC, metric) if metric is not None else cls(by)
 
+    @classmethod
+    def named(cls, name: str) -> Criterion:
+        """The criterion a record names (its ``name``); UsageError for one no criterion has."""
+        judged = Judged.named(name)
+        return cls(judged) if judged is not None else cls.of(parse_metric_name(name))
+
     @property
     def is_claim(self) -> bool:
         return self.by is Judged.CLAIM

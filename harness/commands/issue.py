@@ -365,7 +365,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     found = reproduce(prober, asked, metric, rule, request.platform)
     if isinstance(found, str):
         return MeasuredHere(True, newest, not_measured=(found,) if found else ())
-    lines = findings([*reproduced_lines(found, step, metric.metric_name), *reproducer_lines(found)])
+    lines = findings([*reproduced_lines(found, step, metric), *reproducer_lines(found)])
     return MeasuredHere(True, newest, as_reproduced(found), tuple(lines))
 
 

@@ -181,7 +181,7 @@ def prober_for(
         progress,
         max_processes=measuring.max_processes,
         time_budget=measuring.time_budget,
-        decide_metrics=() if options.metric is None else (options.metric.metric_name,),
+        decide_on=() if options.metric is None else (Criterion.of(options.metric),),
         environments=environments,
     )
 

@@ -34,7 +34,7 @@ from harness.commands.triage import timing_steps
 from harness.errors import UsageError
 from harness.host.environment import shown_path
 from harness.measure.attempts import load_threshold
-from harness.metric_names import Criterion, Judged
+from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import inside
 from harness.render.json_out import dumps, thresholds_json
 from harness.render.triage_answer import triage_answer
@@ -269,7 +269,7 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
             progress=progress,
         )
         read = results_read(found)
-        again: dict[str, Comparison] = {}
+        again: dict[MetricKey, Comparison] = {}
         still_open = first_round_open(found)
         if still_open:
             progress(

@@ -92,7 +92,7 @@ class HeldAnswer:
     moved: Mapping[str, tuple[str, str]]  # name → (before's version, after's)
     middle: str = ""  # the middle side's label ("": none could be had)
     jax_of_middle: str = ""  # the jax release the middle side runs: the newer's, or the older's
-    parts: Mapping[str, Parts] = field(default_factory=dict)
+    parts: Mapping[MetricKey, Parts] = field(default_factory=dict)
     problem: str = ""  # why the step could not be split
     # A status step's: how the middle side's processes ended, and which part the crash comes with.
     middle_ended: str = ""
@@ -100,7 +100,7 @@ class HeldAnswer:
     crashing: str = ""  # the release whose processes die
     kind: str = "library"
 
-    def answered(self) -> tuple[str, ...]:
+    def answered(self) -> tuple[MetricKey, ...]:
         """The metrics whose change comes with the libraries, jax's own part not moved: jax's
         defaults, programs and profiles are not the cause of it, and not asked for it."""
         if self.status_comes_with == LIBRARIES:
@@ -136,7 +136,7 @@ class HeldAnswer:
             "jax_of_middle": self.jax_of_middle,
             "held": self.held() if self.middle else {},
             "metrics": {
-                metric: {
+                metric.metric_name: {
                     "comes_with": parts.comes_with(),
                     "by_share": bool(parts.by_share),
                     "whole": said(parts.whole),
@@ -152,7 +152,7 @@ class HeldAnswer:
         }
 
 
-def library_answered(found: Sequence[Found], metric: str) -> bool:
+def library_answered(found: Sequence[Found], metric: MetricKey) -> bool:
     """Whether library or JAX answered ``metric``'s change for the libraries: no commit is asked."""
     held = next((each for each in found if isinstance(each, HeldAnswer)), None)
     return held is not None and metric in held.answered()
@@ -210,8 +210,7 @@ class HeldLibrary:
         measured = sides.together([before, middle, whole], step.metrics, ALL, settled)
         ours = [measured.get(label) for label in labels]
         parts = {
-            key.metric_name: _parts(ours, key, step, jax_of_middle, confirmed[key])
-            for key in step.metrics
+            key: _parts(ours, key, step, jax_of_middle, confirmed[key]) for key in step.metrics
         }
         return dataclasses.replace(answer, parts=parts)
 
@@ -231,7 +230,7 @@ def _shares_settled(
     if not wholes:
         return None
 
-    def settled(processes: dict[str, list[ProcessRun]]) -> set[str]:
+    def settled(processes: dict[str, list[ProcessRun]]) -> set[MetricKey]:
         samples = [process_samples(processes.get(label, [])) for label in labels]
         shared = set()
         for key, whole in wholes.items():
@@ -244,9 +243,9 @@ def _shares_settled(
             jax, libraries = (first, second) if jax_of_middle == step.after else (second, first)
             found_share = by_share(whole, jax, libraries)
             if found_share == JAX:
-                return {key.metric_name for key in wholes}
+                return set(wholes)
             if found_share:
-                shared.add(key.metric_name)
+                shared.add(key)
         return shared
 
     return settled

@@ -40,7 +40,7 @@ from harness.install.environments import Environments
 from harness.install.export_tools import export_tools
 from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
-from harness.metric_names import JSON, PROCESS, MetricKey
+from harness.metric_names import JSON, PROCESS, Criterion, MetricKey
 from harness.steps.evidence import Found, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file
@@ -76,7 +76,7 @@ class ReproducerAnswer:
     programs: tuple[Mapping[str, Any], ...] = ()  # the listing: name, calls, inputs, or a problem
     note: str = ""  # the capture's own (a cap reached)
     # Each metric the step moved → the reproducer's counterpart and comparison (None: not measured).
-    measured: Mapping[str, tuple[str, Comparison | None]] = field(default_factory=dict)
+    measured: Mapping[MetricKey, tuple[MetricKey, Comparison | None]] = field(default_factory=dict)
     refused: tuple[str, ...] = ()  # one line per release that refused the other's artifact
     # the older side's programs the newer compiled too, of how many
     matched: tuple[int, int] = (0, 0)
@@ -87,7 +87,7 @@ class ReproducerAnswer:
     kind: str = "reproducer"
     settles: bool = False
 
-    def reproduces(self, metric: str, step: Comparison | None) -> bool | None:
+    def reproduces(self, metric: MetricKey, step: Comparison | None) -> bool | None:
         """Whether the reproducer moved as the script did on ``metric``; None if it can't tell."""
         found = self.measured.get(metric)
         if step is None or found is None or found[1] is None:
@@ -101,8 +101,8 @@ class ReproducerAnswer:
             "programs": list(self.programs),
             "note": self.note,
             "measured": {
-                metric: {
-                    "counterpart": name,
+                metric.metric_name: {
+                    "counterpart": name.metric_name,
                     "verdict": None if found is None else found.verdict,
                     "ratio": None if found is None else found.ratio,
                 }
@@ -199,7 +199,9 @@ def _written(
     return ReproducerAnswer(*step.pair, f"{kept}/", script.name, exported_on, lines, programs, note)
 
 
-def reproducer_prober(sides: StepSides, case: CaseInfo, decide: tuple[str, ...]) -> ReleaseProber:
+def reproducer_prober(
+    sides: StepSides, case: CaseInfo, decide: tuple[MetricKey, ...]
+) -> ReleaseProber:
     """A prober of the reproducer on the step's releases, as the step's own measures the script."""
     prober = sides.prober
     assert prober.environments is not None
@@ -213,7 +215,7 @@ def reproducer_prober(sides: StepSides, case: CaseInfo, decide: tuple[str, ...])
         prober.progress,
         max_processes=prober.max_processes,
         time_budget=sides.bounded(prober.time_budget),  # within the why's budget
-        decide_metrics=decide,
+        decide_on=tuple(Criterion.of(key) for key in decide),
         environments=Environments(case, prober.environments.profile, progress=prober.progress),
     )
 
@@ -400,7 +402,7 @@ def keep_what_moved(
     return answer
 
 
-def moved_counterparts(answer: ReproducerAnswer) -> dict[str, str]:
+def moved_counterparts(answer: ReproducerAnswer) -> dict[MetricKey, str]:
     """The step's metrics whose counterpart the reproducer moved, and which way."""
     return {
         metric: str(found.verdict)
@@ -439,7 +441,7 @@ def measure_reproducer(
     """The reproducer measured on the step's two releases together, until its counterparts of the
     step's metrics are decided, once it ran on the release it was exported from (``proof``: on
     each of those); each counterpart compared, and each side's result."""
-    counterparts = {m.metric_name: key for m in step.metrics if (key := counterpart(m)) is not None}
+    counterparts = {m: key for m in step.metrics if (key := counterpart(m)) is not None}
     base = _written(step, kept, script, exported_on, listing)
     if not counterparts:
         return base, {}
@@ -447,9 +449,7 @@ def measure_reproducer(
         case = read_script(script)
     except UsageError as exc:
         return dataclasses.replace(base, problem=str(exc)), {}
-    measuring = reproducer_prober(
-        sides, case, tuple(dict.fromkeys(key.metric_name for key in counterparts.values()))
-    )
+    measuring = reproducer_prober(sides, case, tuple(dict.fromkeys(counterparts.values())))
     for label in proof or (exported_on,):
         sides.progress(f"  the reproducer {script.name} on {label}, where it was exported: runs?")
         why = proven(measuring, label)
@@ -466,7 +466,7 @@ def measure_reproducer(
         return dataclasses.replace(base, refused=refused), results
     measured = {
         metric: (
-            key.metric_name,
+            key,
             compare_results(results[step.before], results[step.after], key, step.thresholds),
         )
         for metric, key in counterparts.items()

@@ -215,11 +215,11 @@ class DefaultsAnswer:
     screened_out: tuple[Trial, ...] = ()
     screen_processes: int = 0  # a side, in the screen (0: none ran)
     # Each metric's trials judged with ``thresholds`` once, when the answer is made (not on a page).
-    judgements: Mapping[str, tuple[Tried, ...]] = dataclasses.field(init=False, repr=False)
+    judgements: Mapping[MetricKey, tuple[Tried, ...]] = dataclasses.field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         judgements = {
-            key.metric_name: tuple(
+            key: tuple(
                 judged(trial, self.measured.get(trial, {}), key, self.thresholds)
                 for trial in self.trials
             )
@@ -227,10 +227,9 @@ class DefaultsAnswer:
         }
         object.__setattr__(self, "judgements", judgements)
 
-    def tried(self, key: MetricKey | str) -> list[Tried]:
+    def tried(self, key: MetricKey | None) -> list[Tried]:
         """The trials as judged on ``key`` (one of the step's metrics) when the answer was made."""
-        name = key if isinstance(key, str) else key.metric_name
-        return list(self.judgements.get(name, ()))
+        return list(self.judgements.get(key, ())) if key is not None else []
 
     def brings_back(self, key: MetricKey) -> bool:
         """Whether a trial brings ``key``'s old number back, judged against the step as its own
@@ -249,12 +248,11 @@ class DefaultsAnswer:
         return {
             "kind": self.kind,
             "metrics": [
-                {"metric": key.metric_name, **self.metric_data(key.metric_name)}
-                for key in self.metrics
+                {"metric": key.metric_name, **self.metric_data(key)} for key in self.metrics
             ],
         }
 
-    def metric_data(self, metric: str) -> dict[str, object]:
+    def metric_data(self, metric: MetricKey) -> dict[str, object]:
         return {
             "before": self.before,
             "after": self.after,

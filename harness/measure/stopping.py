@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.measure.cells import Cell, CellRun, next_look, pair_name
+from harness.metric_names import MetricKey
 from harness.store.schema import ProcessRun, RunStatus, Settings, look_number
 
 # From each side's processes finished ok so far, the ratio a comparison of them could detect, judged
@@ -26,7 +27,7 @@ DetectableRatio = Callable[[list[list[ProcessRun]], tuple[str, ...]], float | No
 # The metrics a cell measured until decided has already settled for its caller, their comparisons
 # open or not: from each side's processes so far, by the side's label (library or JAX's share of a
 # step, ``harness.explain.held_library``); those metrics are not looked at again.
-SettledCell = Callable[[dict[str, list[ProcessRun]]], set[str]]
+SettledCell = Callable[[dict[str, list[ProcessRun]]], set[MetricKey]]
 
 
 class OpenComparison(Protocol):
@@ -121,9 +122,8 @@ class StopRules:
         if self.settled is None:
             return set()
         ok = {run.side.label: run.processes for run in cell.runs}
-        return self.settled(
-            {label: [p for p in ps if p.status is RunStatus.OK] for label, ps in ok.items()}
-        )
+        ok = {label: [p for p in ps if p.status is RunStatus.OK] for label, ps in ok.items()}
+        return {key.metric_name for key in self.settled(ok)}
 
     def _until_decided(self, cell: Cell, done: int) -> bool:
         """Up to the next look, then another while a comparison is open, within ``max_processes``

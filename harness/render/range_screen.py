@@ -58,9 +58,9 @@ def ordered_steps(steps: list[ReleaseStep], releases: list[str]) -> list[Release
 
 def step_row(step: ReleaseStep, comparison: Comparison | None, setting: Setting) -> list[str]:
     if step.criterion.metric is None or comparison is None:  # the claim's flip, the processes' ends
-        return [step.metric, f"{step.before} → {step.after}", "", step.change, ""]
+        return [step.criterion.name, f"{step.before} → {step.after}", "", step.change, ""]
     return [
-        step.metric,
+        step.criterion.name,
         f"{step.before} → {step.after}",
         format_ratio(comparison.ratio),
         comparison.said,
@@ -107,7 +107,8 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
             table, screen.LINES - _FRAME_LINES, "  … and {n} more steps: the report lists every one"
         )
         lines += _legend_lines([s.comparison for s in steps if s.comparison], setting.thresholds)
-        several = sorted({s.metric for s in steps if sum(t.metric == s.metric for t in steps) > 1})
+        names = [s.criterion.name for s in steps]
+        several = sorted({name for name in names if names.count(name) > 1})
         if several:
             lines += screen.wrap(
                 f"More than one step in {', '.join(several)}: a bisect between the endpoints would "

@@ -267,11 +267,11 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
             detail = against_cell(compared)
         else:
             detail = f"{step.change} {against_cell(compared)}" if compared else step.change
-        said = f"{step.metric}: {step.before} → {step.after}: {detail}"
+        said = f"{step.criterion.name}: {step.before} → {step.after}: {detail}"
         lines.append(f"- {inline(said)}")
     changed: dict[str, list[ReleaseStep]] = {}
     for step in found.steps:
-        changed.setdefault(step.metric, []).append(step)
+        changed.setdefault(step.criterion.name, []).append(step)
     several = [name for name, steps in changed.items() if len(steps) > 1]
     if several:
         lines += [
@@ -347,7 +347,7 @@ def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
 
 
 def metric_rows(found: SweepOutcome, key: MetricKey) -> list[list[str]]:
-    mine = {r: c for (name, r), c in found.comparisons.items() if name == key.metric_name}
+    mine = {r: c for (each, r), c in found.comparisons.items() if each == key}
     return [
         [m.release, median_cell(m.result, key), against_cell(mine.get(m.release))]
         for m in found.ok()
@@ -413,7 +413,7 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
         ],
         "steps": [
             {
-                "metric": step.metric,
+                "metric": step.criterion.name,
                 "before": step.before,
                 "after": step.after,
                 "change": step.change,
@@ -422,8 +422,12 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
             for step in found.steps
         ],
         "comparisons": [
-            {"metric": metric, "release": release, "vs_previous": comparison_json(comparison)}
-            for (metric, release), comparison in found.comparisons.items()
+            {
+                "metric": key.metric_name,
+                "release": release,
+                "vs_previous": comparison_json(compared),
+            }
+            for (key, release), compared in found.comparisons.items()
         ],
     }
 

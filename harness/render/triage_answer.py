@@ -68,7 +68,7 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
             died_said.add(died)
         said.add(pair)
     undecided = [
-        f"{c.step.metric} {c.step.before} → {c.step.after}"
+        f"{c.step.criterion.name} {c.step.before} → {c.step.after}"
         + (_measured(c.comparison) if c.comparison else "")
         for c in found.undecided()
     ]
@@ -167,7 +167,15 @@ def _step_rows(found: TriageOutcome) -> list[list[str]]:
         holds = "yes" if c.confirmed else "no"
         source = f"{c.before.release}: {c.before.note}; {c.after.release}: {c.after.note}"
         rows.append(
-            [step.metric, f"{step.before} → {step.after}", first, again, holds, c.reason, source]
+            [
+                step.criterion.name,
+                f"{step.before} → {step.after}",
+                first,
+                again,
+                holds,
+                c.reason,
+                source,
+            ]
         )
     return rows
 
@@ -179,8 +187,8 @@ def plotted_metrics(found: TriageOutcome, setting: Setting) -> list[MetricKey]:
     """The metric asked; else those that stepped; else (a claim alone, no step) every wall time."""
     if setting.metric is not None:
         return [setting.metric]
-    stepped = {s.metric for s in found.first_round.steps}
-    keys = [k for k in found.first_round.metrics if k.metric_name in stepped]
+    stepped = {s.criterion.metric for s in found.first_round.steps}
+    keys = [k for k in found.first_round.metrics if k in stepped]
     if keys:
         return keys
     every = union_keys(
@@ -249,7 +257,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
     """A triage as data: the first round, each candidate measured again and its outcome, answers."""
     confirmations = [
         {
-            "metric": c.step.metric,
+            "metric": c.step.criterion.name,
             "before": c.step.before,
             "after": c.step.after,
             "change": c.step.change,

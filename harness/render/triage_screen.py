@@ -104,7 +104,7 @@ def _undecided_lines(found: TriageOutcome) -> list[str]:
     if not undecided:
         return []
     each = [
-        f"{c.step.metric} {c.step.before} → {c.step.after}"
+        f"{c.step.criterion.name} {c.step.before} → {c.step.after}"
         + (f" ({min(c.comparison.processes)} a side, {c.comparison.said})" if c.comparison else "")
         for c in undecided
     ]
@@ -122,7 +122,7 @@ def _dropped_lines(found: TriageOutcome) -> list[str]:
         f"  {line}"
         for c in dropped[:3]
         for line in screen.wrap(
-            f"{c.step.metric} {c.step.before} → {c.step.after} did not hold: {c.reason}",
+            f"{c.step.criterion.name} {c.step.before} → {c.step.after} did not hold: {c.reason}",
             screen.WIDTH - 2,
             indent="  ",
         )

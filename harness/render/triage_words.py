@@ -124,7 +124,7 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
     if comparison.shape is Shape.PRESENCE and comparison.counts is not None:
         (k_a, n_a), (k_b, n_b) = comparison.counts
         return (
-            f"{step.metric}: printed on {step.before} in {k_a} of {n_a}, "
+            f"{step.criterion.name}: printed on {step.before} in {k_a} of {n_a}, "
             f"{'missing' if change.regression else 'printed'} on {step.after} in "
             f"{n_b - k_b if change.regression else k_b} of {n_b}"
         )
@@ -134,9 +134,9 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
         f"{key.format(comparison.baseline.median)} → {key.format(comparison.candidate.median)}"
     )
     name = (
-        f"{step.metric} (JAX's own import, not the script's code)"
+        f"{step.criterion.name} (JAX's own import, not the script's code)"
         if key.is_jax_import
-        else step.metric
+        else step.criterion.name
     )
     zero = 0 in (comparison.baseline.median, comparison.candidate.median)
     if comparison.shape is Shape.VALUE or (comparison.constant and zero):

@@ -31,7 +31,7 @@ from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.findings import Finding, FollowUp, findings, leading, nox_command
-from harness.metric_names import Criterion, Judged
+from harness.metric_names import Criterion, Judged, MetricKey
 from harness.steps.answers import Setting, varied_version
 from harness.steps.evidence import Found, Skipped, of_kind
 from harness.steps.judge import Terms
@@ -63,7 +63,7 @@ def why_lines(
     found = setting.evidence.get((before, after), ())
     lines: list[Finding] = []
     if criterion.metric is not None:  # a status step's trials are its own kind's (``crash``)
-        metric = criterion.metric.metric_name
+        metric = criterion.metric
         for each in found:
             if isinstance(each, ReproducerAnswer):
                 lines += reproduced_lines(each, step, metric)
@@ -118,7 +118,11 @@ def _unwanted(step: Comparison | None, unwanted: bool | None) -> bool:
 
 
 def trial_lines(
-    answer: DefaultsAnswer, step: Comparison | None, metric: str, *, unwanted: bool | None = None
+    answer: DefaultsAnswer,
+    step: Comparison | None,
+    metric: MetricKey,
+    *,
+    unwanted: bool | None = None,
 ) -> list[Finding]:
     """What the trials say on ``metric``, as judged when gathered: the verdict first, then each
     trial, and the cap.  A setting that brings the old number back is a workaround only where the
@@ -141,7 +145,8 @@ def trial_lines(
         changed = f" (its default changed in {commit.words()})" if commit is not None else ""
         lines.append(Finding(f"{tried_text(each, answer)}{most}: {back}{changed}", leads=unwanted))
     if tried and not found:
-        none = f"none of the {len(tried)} {answer.subject} tried brought the old {metric} back"
+        none = f"none of the {len(tried)} {answer.subject} tried brought the old "
+        none += f"{metric.metric_name} back"
         lines.append(leading(none))
     for each in forward:
         lines.append(f"{tried_text(each, answer)}: it brings the new number to {answer.before} too")
@@ -308,7 +313,7 @@ OUTSIDE = (
 
 
 def reproduced_lines(
-    answer: ReproducerAnswer, step: Comparison | None, metric: str
+    answer: ReproducerAnswer, step: Comparison | None, metric: MetricKey
 ) -> list[Finding]:
     """Whether the reproducer showed the step on ``metric``, beside the script's ratio (leads)."""
     if answer.problem or not answer.script:  # a refusal alone: each release ran its own export
@@ -316,9 +321,12 @@ def reproduced_lines(
     found = answer.measured.get(metric)
     if found is None:
         return [
-            Finding(f"no reproducer can show {metric}: it happens before any compiled program runs")
+            Finding(
+                f"no reproducer can show {metric.metric_name}: it happens before any compiled "
+                "program runs"
+            )
         ]
-    name, comparison = found
+    name, comparison = found[0].metric_name, found[1]
     if comparison is None or step is None:
         return [Finding(f"the reproducer's {name} was not measured on both releases")]
     theirs = f"{format_ratio(comparison.ratio)} on {name}"
@@ -525,7 +533,7 @@ def held_line(answer: HeldAnswer) -> str:
         BOTH: f"needs both: jax {other} → {answer.jax_of_middle} and {moved}",
         APART: "library or JAX not told apart",
     }
-    by_answer: dict[str, list[str]] = {}
+    by_answer: dict[str, list[MetricKey]] = {}
     for metric, parts in answer.parts.items():
         by_answer.setdefault(parts.comes_with(), []).append(metric)
     clauses = []
@@ -538,7 +546,7 @@ def held_line(answer: HeldAnswer) -> str:
         if parts.by_share:
             figures = _shared_out(parts)
         more = f" and {len(metrics) - 1} more" if len(metrics) > 1 else ""
-        clauses.append(f"{said[verdict]} on {metrics[0]}{more} ({figures})")
+        clauses.append(f"{said[verdict]} on {metrics[0].metric_name}{more} ({figures})")
     return "; ".join(clauses)
 
 
@@ -593,16 +601,17 @@ def next_steps(
     said: list[FollowUp] = []
     known_commit = False
     defaults = of_kind(found, DefaultsAnswer)
-    metric = criterion.name  # the evidence's findings name a metric as a record does
-    if defaults is not None and criterion.metric is not None and _unwanted(step, unwanted):
+    metric = criterion.metric
+    if defaults is not None and metric is not None and _unwanted(step, unwanted):
         back = [t for t in defaults.tried(metric) if not t.void and step and t.brings_back(step)]
         for each in back:
             said.append(FollowUp(f"the workaround, on {after}", each.trial.words(), shell=False))
             known_commit |= each.trial.change.name in defaults.commits
     held = of_kind(found, HeldAnswer)
-    parts = held.parts.get(metric) if held is not None else None
+    parts = held.parts.get(metric) if held is not None and metric is not None else None
     comes_with = parts.comes_with() if parts is not None else None
-    answered = library_answered(found, metric)  # jax's own part did not move: no jax commit asked
+    # jax's own part did not move: no jax commit asked
+    answered = metric is not None and library_answered(found, metric)
     if held is not None and (answered or comes_with in (LIBRARIES, BOTH)):
         for name, (old, new) in held.moved.items():
             words = ["--vary", name, "--jax", held.jax_of_middle, "--from", old, "--to", new]

@@ -186,14 +186,9 @@ class ReleaseStep:
     comparison: Comparison | None = None
 
     @property
-    def metric(self) -> str:
-        """As pages and JSON name it: the metric's name, ``claim`` or ``status``."""
-        return self.criterion.name
-
-    @property
     def key(self) -> MetricKey:
         """The metric that moved; a step of the claim or of the processes' ends has none."""
-        assert self.criterion.metric is not None, f"a {self.metric} step has no metric"
+        assert self.criterion.metric is not None, f"a {self.criterion.name} step has no metric"
         return self.criterion.metric
 
 
@@ -203,8 +198,8 @@ class SweepOutcome:
     measurements: list[Probe]
     metrics: list[MetricKey]
     with_claim: bool
-    # (metric name, release) → that release against the previous release that ran ok
-    comparisons: dict[tuple[str, str], Comparison] = field(default_factory=dict)
+    # (metric, release) → that release against the previous release that ran ok
+    comparisons: dict[tuple[MetricKey, str], Comparison] = field(default_factory=dict)
     steps: list[ReleaseStep] = field(default_factory=list)
 
     def ok(self) -> list[Probe]:
@@ -284,7 +279,7 @@ def sweep(
             if key not in a and key not in b:
                 continue
             comparison = compare_metric(a.of(key), b.of(key), thresholds, key)
-            found.comparisons[(key.metric_name, after.release)] = comparison
+            found.comparisons[(key, after.release)] = comparison
             change: Verdict | None = comparison.verdict if comparison.verdict in OPPOSITE else None
             if (
                 change is None

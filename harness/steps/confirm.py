@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from harness.measure.cells import PlannedRun
 from harness.measure.runner import Reuse
 from harness.measure.sides import Side
+from harness.metric_names import Criterion
 from harness.steps.probes import Pair, ReleaseProber
 from harness.steps.ready import Probe
 from harness.steps.reuse import is_confirmation
@@ -21,7 +22,7 @@ from harness.store.results import StoredResult
 
 # Each pair with the metrics its steps moved (none: only the claim flipped) → each pair's two
 # releases measured again, together, until those metrics are decided: the probes of (older, newer).
-ConfirmPairs = Callable[[Mapping[Pair, tuple[str, ...]]], dict[Pair, tuple[Probe, Probe]]]
+ConfirmPairs = Callable[[Mapping[Pair, tuple[Criterion, ...]]], dict[Pair, tuple[Probe, Probe]]]
 
 
 @dataclass
@@ -45,7 +46,9 @@ class PairConfirmer:
             also=lambda r: is_confirmation(r, processes) and label in r.result.interleaved_with,
         )
 
-    def stored_meanwhile(self, missing: Mapping[Pair, tuple[str, ...]], reused: set[str]) -> Reuse:
+    def stored_meanwhile(
+        self, missing: Mapping[Pair, tuple[Criterion, ...]], reused: set[str]
+    ) -> Reuse:
         """What the confirmation reuses, asked under the folder lock: every pair's two results,
         where another run into the folder (a triage or watch of the same pair) stored them while
         this one waited on the lock; all or none, since both halves of a pair come from one run."""
@@ -63,7 +66,9 @@ class PairConfirmer:
 
         return found
 
-    def __call__(self, pairs: Mapping[Pair, tuple[str, ...]]) -> dict[Pair, tuple[Probe, Probe]]:
+    def __call__(
+        self, pairs: Mapping[Pair, tuple[Criterion, ...]]
+    ) -> dict[Pair, tuple[Probe, Probe]]:
         reused: set[str] = set()
         missing = {
             (a, b): moved
@@ -77,8 +82,8 @@ class PairConfirmer:
                 f"measured again together, {self.prober.processes} processes each, then until "
                 f"decided (at most {self.prober.max_processes})"
             )
-            metrics = tuple(dict.fromkeys(m for moved in missing.values() for m in moved))
-            deciding = dataclasses.replace(self.prober, decide_metrics=metrics)
+            judged = tuple(dict.fromkeys(c for moved in missing.values() for c in moved))
+            deciding = dataclasses.replace(self.prober, decide_on=judged)
             taken = self.stored_meanwhile(missing, reused)
             deciding.measure_together(releases, anew=True, pairs=missing, taken=taken)
         found = {}

@@ -133,7 +133,7 @@ class Found(Protocol):
 class Answers(Protocol):
     """A ``Found`` that answers some of the step's metrics: the kinds after it get the rest."""
 
-    def answered(self) -> tuple[str, ...]: ...
+    def answered(self) -> tuple[MetricKey, ...]: ...
 
 
 class Evidence(Protocol):
@@ -406,7 +406,7 @@ def gather(
         found.append(answer)
         if isinstance(answer, Answers):
             answered = set(answer.answered())
-            asked = asked.narrowed([m for m in asked.metrics if m.metric_name not in answered])
+            asked = asked.narrowed([m for m in asked.metrics if m not in answered])
         kept((*found, Spent(step.before, step.after, seconds)))
         if answer.settles or (step.metrics and not asked.metrics):
             break

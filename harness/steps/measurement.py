@@ -26,7 +26,7 @@ from harness.measure.cells import PlannedRun
 from harness.measure.runner import Reuse
 from harness.measure.sides import Side
 from harness.measure.stopping import SettledCell
-from harness.metric_names import MetricKey
+from harness.metric_names import Criterion, MetricKey
 from harness.store.results import StoredResult
 from harness.store.schema import Settings
 
@@ -47,10 +47,10 @@ class SideMeasurement:
     settings: Settings
     progress: Callable[[str], None]
     # Sides compared get looks while a comparison is open (until decided), up to ``max_processes``
-    # each and ``time_budget`` seconds a measurement, on ``decide_metrics`` (empty: every metric).
+    # each and ``time_budget`` seconds a measurement, on ``decide_on`` (empty: every metric).
     max_processes: int | None = None  # None: ``processes`` only
     time_budget: float | None = None
-    decide_metrics: tuple[str, ...] = ()
+    decide_on: tuple[Criterion, ...] = ()
     measure: Measure = runner.measure
 
     def settings_for(
@@ -60,7 +60,8 @@ class SideMeasurement:
         ``decide`` (and sides to compare, and a most to go to), measured until decided: on
         ``metrics``, else on the measurement's own."""
         deciding = decide != "off" and self.max_processes is not None and sides > 1
-        names = tuple(key.metric_name for key in metrics)  # as the settings store them
+        judged = tuple(Criterion.of(key) for key in metrics) or self.decide_on
+        names = tuple(criterion.name for criterion in judged)  # as the settings store them
         return dataclasses.replace(
             self.settings,
             processes=processes,
@@ -68,7 +69,7 @@ class SideMeasurement:
             compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
             decide=decide if deciding else None,
             max_processes=max(processes, self.max_processes or 0) if deciding else None,
-            decide_metrics=(names or self.decide_metrics or None) if deciding else None,
+            decide_metrics=(names or None) if deciding else None,
             decide_budget_s=self.time_budget if deciding else None,
         )
 
@@ -123,7 +124,7 @@ def interleaved(
     sides: list[Side],
     processes: int,
     decide: str = CHANGES,
-    pairs: Mapping[Pair, tuple[str, ...]] | None = None,
+    pairs: Mapping[Pair, tuple[Criterion, ...]] | None = None,
     endpoints: bool = False,
     reuse: Reuse | None = None,
 ) -> dict[str, StoredResult | None]:
@@ -149,7 +150,8 @@ def interleaved(
     return measurement.by_release(sides, settings, reuse)
 
 
-def _compared(side: Side, following: Side, pairs: Mapping[Pair, tuple[str, ...]]) -> Side:
+def _compared(side: Side, following: Side, pairs: Mapping[Pair, tuple[Criterion, ...]]) -> Side:
     """``side`` compared with ``following`` on the metrics its step moved, if the two make one."""
     moved = pairs.get((side.release, following.release), ())
-    return dataclasses.replace(side, compare_next=bool(moved), compare_metrics=tuple(moved))
+    names = tuple(criterion.name for criterion in moved)  # as the side's settings store them
+    return dataclasses.replace(side, compare_next=bool(moved), compare_metrics=names)

@@ -29,6 +29,7 @@ from harness.host.environment import machine_identity
 from harness.install.environments import Environments
 from harness.install.venvs import ReleaseEnv
 from harness.measure import runner
+from harness.metric_names import Criterion
 from harness.steps.measurement import Measure, Pair, SideMeasurement, interleaved
 from harness.steps.ready import Probe, Readiness
 from harness.steps.reuse import Accept, ReusePolicy
@@ -62,7 +63,7 @@ class ReleaseProber:
     # is open (until decided), up to ``max_processes`` each and ``time_budget`` s a measurement.
     max_processes: int | None = None  # None: ``processes`` only
     time_budget: float | None = None
-    decide_metrics: tuple[str, ...] = ()  # the metrics judged (empty: every metric)
+    decide_on: tuple[Criterion, ...] = ()  # what is judged (empty: every metric)
     measure: Measure = runner.measure  # the measurement itself; a test hands in a fake
     # Each release's environment: a case's release venv, a script's own (None: made from ``case``).
     environments: Environments | None = None
@@ -79,7 +80,7 @@ class ReleaseProber:
         environments = self.environments or Environments(self.case, None, progress=self.progress)
         cell = (self.results_dir, self.case, self.sizes, self.profile, self.machine)
         reuse = ReusePolicy(*cell, environments, self.processes, self.accept, self.max_processes)
-        measuring = (self.max_processes, self.time_budget, self.decide_metrics, self.measure)
+        measuring = (self.max_processes, self.time_budget, self.decide_on, self.measure)
         measurement = SideMeasurement(
             self.case, self.sizes, self.results_dir, self.settings, self.progress, *measuring
         )
@@ -110,7 +111,7 @@ class ReleaseProber:
         *,
         anew: bool = False,
         decide: str = CHANGES,
-        pairs: Mapping[Pair, tuple[str, ...]] | None = None,
+        pairs: Mapping[Pair, tuple[Criterion, ...]] | None = None,
         taken: runner.Reuse | None = None,  # with ``anew``: reused after all, asked under the lock
     ) -> None:
         """Measure in one run every release of ``releases`` without a reusable result (``anew``:

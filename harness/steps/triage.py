@@ -26,7 +26,7 @@ from harness.analysis.statuses import (
     ran,
     summarise,
 )
-from harness.metric_names import JAX_IMPORT, PROCESS
+from harness.metric_names import JAX_IMPORT, PROCESS, Criterion
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Pair, ProbeRelease
@@ -103,14 +103,15 @@ class TriageOutcome:
         """Each confirmed change and whether it undoes an earlier regression of its metric (a fix),
         oldest first; a change in jax's import (JAX's cost) after those in what the script does."""
         found = []
-        undone: set[str] = set()  # metrics (or the claim) with a confirmed regression so far
+        undone: set[Criterion] = set()  # with a confirmed regression so far
         for change in self.changes():
-            found.append((change, change.step.metric in undone))
+            found.append((change, change.step.criterion in undone))
             if change.regression:
-                undone.add(change.step.metric)
+                undone.add(change.step.criterion)
             else:
-                undone.discard(change.step.metric)
-        return sorted(found, key=lambda pair: pair[0].step.metric == f"{PROCESS}.{JAX_IMPORT}_ns")
+                undone.discard(change.step.criterion)
+        jax_import = Criterion.of(MetricKey(PROCESS, JAX_IMPORT))
+        return sorted(found, key=lambda pair: pair[0].step.criterion == jax_import)
 
 
 def _ok(probe: Probe) -> str | None:
@@ -208,11 +209,11 @@ def triage(
         return found
     # Each pair with what its steps moved, to decide: their metrics, and ``status`` for how the
     # processes end (the claim is decided by its flip, not measured until decided).
-    pairs: dict[Pair, tuple[str, ...]] = {}
+    pairs: dict[Pair, tuple[Criterion, ...]] = {}
     for step in first.steps:
         moved = pairs.setdefault((step.before, step.after), ())
-        if not step.criterion.is_claim and step.metric not in moved:
-            pairs[step.before, step.after] = (*moved, step.metric)
+        if not step.criterion.is_claim and step.criterion not in moved:
+            pairs[step.before, step.after] = (*moved, step.criterion)
     progress(
         f"[triage] {len(first.steps)} candidate step(s) between {len(pairs)} pair(s) of releases: "
         "measuring them again, until decided"
@@ -234,7 +235,8 @@ def triage(
             else "not confirmed"
         )
         progress(
-            f"[triage] ({number}/{len(first.steps)}) {step.metric} {step.before} → {step.after}: "
+            f"[triage] ({number}/{len(first.steps)}) {step.criterion.name} {step.before} → "
+            f"{step.after}: "
             f"{verdict} ({confirmation.reason})"
         )
     return found

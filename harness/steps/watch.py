@@ -50,8 +50,9 @@ from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
 from harness.analysis.statuses import ran as ran_at_all
 from harness.analysis.statuses import summarise
+from harness.errors import UsageError
 from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
-from harness.metric_names import Judged
+from harness.metric_names import Criterion
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Probe
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
@@ -84,9 +85,14 @@ class Finding:
 
     # REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED, BROKEN, NOT_MEASURED or NOT_APPLICABLE
     kind: str
-    metric: str  # a metric's name, a ``Criterion.name`` (the claim's), or "" for the whole target
+    criterion: Criterion | None  # None: about the whole target
     text: str
     ratio: float | None = None  # the release's figure over the baseline's, where a metric moved
+
+    @property
+    def metric(self) -> str:
+        """As the memory and watch.json name it: the criterion's name, "" for the whole target."""
+        return self.criterion.name if self.criterion is not None else ""
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "metric": self.metric, "text": self.text, "ratio": self.ratio}
@@ -179,7 +185,12 @@ class TargetWatch:
     def from_json(cls, data: Mapping[str, Any]) -> TargetWatch:
         """The memory's watch as ``to_json`` wrote it; ValueError, KeyError, TypeError if not."""
         findings = tuple(
-            Finding(str(f["kind"]), str(f["metric"]), str(f["text"]), _number(f.get("ratio")))
+            Finding(
+                str(f["kind"]),
+                Criterion.named(str(f["metric"])) if f["metric"] else None,
+                str(f["text"]),
+                _number(f.get("ratio")),
+            )
             for f in data["findings"]
         )
         loads = tuple(
@@ -300,7 +311,7 @@ def _measured_nothing(probes: Sequence[Probe | None]) -> Finding:
     sides = [f"jax {p.release}: {_ends(p)}" for p in probes if p is not None]
     hint = more_time(probes)
     said = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
-    return Finding(MEASURED_NOTHING, "", said)
+    return Finding(MEASURED_NOTHING, None, said)
 
 
 def _skipped_on_both(base: Probe, new: Probe | None) -> bool:
@@ -324,7 +335,7 @@ def called_changes(found: TriageOutcome) -> list[Confirmation]:
 def findings(
     found: TriageOutcome,
     answered: Sequence[tuple[str, Confirmation]] = (),
-    again: Mapping[str, Comparison] = MappingProxyType({}),
+    again: Mapping[MetricKey, Comparison] = MappingProxyType({}),
 ) -> list[Finding]:
     """The findings of a triage over (baseline, release): its sides that did not run, then each
     confirmed step (``answered``: each change with its triage answer's sentence), each undecided."""
@@ -354,20 +365,22 @@ def findings(
         what = "fails" if failed else "could not be measured"
         hint = more_time([new])
         text = f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}"
-        said.append(Finding(kind, "", text + (f"; {hint}" if hint else "")))
+        said.append(Finding(kind, None, text + (f"; {hint}" if hint else "")))
     elif baseline not in ran and base is not None and _skipped_on_both(base, new):
-        said.append(Finding(NOT_APPLICABLE, "", f"skipped on both releases: {_not_run(base)}"))
+        said.append(Finding(NOT_APPLICABLE, None, f"skipped on both releases: {_not_run(base)}"))
     elif baseline not in ran and base is not None and ran_at_all(base.result):
         said.append(_measured_nothing([base, new]))
     elif baseline not in ran and base is not None:
         said.append(
-            Finding(NOT_MEASURED, "", f"could not be measured on jax {baseline}: {_not_run(base)}")
+            Finding(
+                NOT_MEASURED, None, f"could not be measured on jax {baseline}: {_not_run(base)}"
+            )
         )
     # Both ran: a process that timed out, or a suite stopped before its time-out, is said with the
     # time that would let it finish (what finished is judged).
     hint = more_time([base, new]) if baseline in ran and release in ran else ""
     if hint:
-        said.append(Finding(NOT_MEASURED, "", f"not everything was measured: {hint}"))
+        said.append(Finding(NOT_MEASURED, None, f"not everything was measured: {hint}"))
     said += first_round_undecided(found, again)
     for confirmation in found.confirmations:
         step = confirmation.step
@@ -379,18 +392,21 @@ def findings(
                 and confirmation.comparison.shape is not Shape.COST
             )
             loaded = [] if exact else _under_load(confirmation, _probes(found))
-            text = answers.get(id(confirmation), f"{step.metric}: {step.change}")
+            text = answers.get(id(confirmation), f"{step.criterion.name}: {step.change}")
             if loaded:
                 text += f"; not called a change: measured under load on {', '.join(loaded)}"
             kind = UNDER_LOAD if loaded else REGRESSION if confirmation.regression else IMPROVEMENT
-            said.append(Finding(kind, step.metric, text, ratio))
+            said.append(Finding(kind, step.criterion, text, ratio))
         elif confirmation.undecided:
             # A new ending in some processes is red until the counts say it is no change.
             compared = confirmation.comparison
             leans_worse = compared is not None and compared.leans_worse
             kind = BROKEN if leans_worse else UNDECIDED
-            text = f"{step.metric} {step.before} → {step.after}: undecided ({confirmation.reason})"
-            said.append(Finding(kind, step.metric, text, ratio))
+            text = (
+                f"{step.criterion.name} {step.before} → {step.after}: undecided "
+                f"({confirmation.reason})"
+            )
+            said.append(Finding(kind, step.criterion, text, ratio))
     return said
 
 
@@ -398,13 +414,13 @@ def first_round_open(found: TriageOutcome) -> list[MetricKey]:
     """The metrics the first round left undecided between the two releases that no candidate step
     measures again: their intervals still hold a change past the factor."""
     first = found.first_round
-    stepped = {step.metric for step in first.steps}
+    stepped = {step.criterion.metric for step in first.steps}
     release = first.releases[-1]
     return [
         key
         for key in first.metrics
-        if key.metric_name not in stepped
-        and (comparison := first.comparisons.get((key.metric_name, release))) is not None
+        if key not in stepped
+        and (comparison := first.comparisons.get((key, release))) is not None
         and comparison.verdict == Verdict.UNDECIDED
     ]
 
@@ -414,12 +430,12 @@ def measured_again(
     found: TriageOutcome,
     keys: Sequence[MetricKey],
     thresholds: Thresholds,
-) -> tuple[dict[str, Comparison], set[str]]:
+) -> tuple[dict[MetricKey, Comparison], set[str]]:
     """Each metric of ``keys`` on the two releases measured again together, until decided as a
     candidate step's are (a stored confirmation of the pair is read, not redone); results read."""
     first = found.first_round
     pair = (first.releases[0], first.releases[-1])
-    before, after = confirm_pairs({pair: tuple(key.metric_name for key in keys)})[pair]
+    before, after = confirm_pairs({pair: tuple(Criterion.of(key) for key in keys)})[pair]
     read = {probe.result.result.id for probe in (before, after) if probe.result is not None}
     if before.result is None or after.result is None:
         return {}, read
@@ -427,7 +443,7 @@ def measured_again(
         return {}, read
     a, b = metric_samples(before.result), metric_samples(after.result)
     compared = {
-        key.metric_name: compare_metric(a[key], b[key], thresholds, key)
+        key: compare_metric(a[key], b[key], thresholds, key)
         for key in keys
         if key in a and key in b
     }
@@ -447,7 +463,7 @@ def _every_probe(found: TriageOutcome) -> list[Probe]:
 
 
 def first_round_undecided(
-    found: TriageOutcome, again: Mapping[str, Comparison] = MappingProxyType({})
+    found: TriageOutcome, again: Mapping[MetricKey, Comparison] = MappingProxyType({})
 ) -> list[Finding]:
     """A finding per metric the first round left undecided (``first_round_open``) that measuring
     again (``again``) did not show unchanged: "no change found" would claim the unshown."""
@@ -456,8 +472,8 @@ def first_round_undecided(
     said = []
     for key in first_round_open(found):
         metric = key.metric_name
-        comparison = first.comparisons[(metric, release)]
-        later = again.get(metric)
+        comparison = first.comparisons[(key, release)]
+        later = again.get(key)
         if later is not None and later.verdict == Verdict.UNCHANGED:
             continue
         how = (
@@ -471,7 +487,7 @@ def first_round_undecided(
             f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
             f"in the first round; {how}: undecided (the next watch measures it again)"
         )
-        said.append(Finding(UNDECIDED, metric, text, (later or comparison).ratio))
+        said.append(Finding(UNDECIDED, Criterion.of(key), text, (later or comparison).ratio))
     return said
 
 
@@ -480,9 +496,9 @@ def benchmark_medians(found: TriageOutcome) -> dict[str, tuple[float, float]]:
     the release (the process medians' median, as the comparison has them)."""
     release = found.first_round.releases[-1]
     return {
-        metric: (comparison.baseline.median, comparison.candidate.median)
-        for (metric, after), comparison in found.first_round.comparisons.items()
-        if after == release and metric.startswith(BENCH_PREFIX)
+        key.metric_name: (comparison.baseline.median, comparison.candidate.median)
+        for (key, after), comparison in found.first_round.comparisons.items()
+        if after == release and key.metric_name.startswith(BENCH_PREFIX)
     }
 
 
@@ -531,7 +547,7 @@ def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> F
     enough = next(k for k in range(2, 200) if smallest_p(k, k) < thresholds.alpha)
     return Finding(
         UNDECIDED,
-        "",
+        None,
         f"no change of any size could have been confirmed: at most {most} processes a side cannot "
         f"pass the rank test at level {thresholds.alpha:g}; give --max-processes {enough} or more",
     )
@@ -551,7 +567,7 @@ def first_regression(watched: TargetWatch) -> Finding | None:
         (
             f
             for f in watched.findings
-            if f.kind == REGRESSION and f.metric and Judged.named(f.metric) is None
+            if f.kind == REGRESSION and f.criterion is not None and f.criterion.metric is not None
         ),
         None,
     )
@@ -624,7 +640,15 @@ class Memory:
                 return None
             watched = TargetWatch.from_json(data["watch"])
             when = data.get("watched_at")
-        except (OSError, DocumentProblem, ValueError, KeyError, TypeError, AttributeError):
+        except (
+            OSError,
+            DocumentProblem,
+            UsageError,
+            ValueError,
+            KeyError,
+            TypeError,
+            AttributeError,
+        ):
             return None
         if not isinstance(when, str) or recalled_problem(watched, target, when):
             return None  # a file tampered with is no memory: measured again

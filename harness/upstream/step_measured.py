@@ -101,7 +101,7 @@ def measuring_prober(request: StepRequest, criterion: Criterion) -> ReleaseProbe
         dataclasses.replace(request.asked.settings, processes=processes),
         request.progress,
         max_processes=max(request.asked.max_processes, processes),
-        decide_metrics=() if criterion.by is Judged.EVERY else (criterion.name,),
+        decide_on=() if criterion.by is Judged.EVERY else (criterion,),
         environments=Environments(
             request.asked.case,
             PROFILE_BY_NAME.get(request.asked.profile),
@@ -202,10 +202,10 @@ def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
     if not answer.script or answer.problem:  # a refusal alone is said beside a measured one
         return None
     measured = {
-        metric: (str(found.verdict) if found else "", found.ratio if found else None)
+        metric.metric_name: (str(found.verdict) if found else "", found.ratio if found else None)
         for metric, (_, found) in answer.measured.items()
     }
-    counterparts = {metric: name for metric, (name, _) in answer.measured.items()}
+    counterparts = {m.metric_name: name.metric_name for m, (name, _) in answer.measured.items()}
     note = " ".join(answer.note.split())[:300]
     return Reproduced(
         answer.folder, answer.script, answer.exported_on, answer.lines, measured, counterparts, note

@@ -15,6 +15,7 @@ from harness.store.results import StoredResult
 from tests.conftest import derive, real_result
 
 METRIC = "eager.wall_ns"
+KEY = parse_metric_name(METRIC)
 
 
 class FakeSides:
@@ -100,7 +101,7 @@ def test_a_step_the_older_library_keeps_on_the_newer_jax_comes_with_jax_at_its_f
     assert sides.decided == [ALL] and sides.shared_out == [True], (
         "the libraries' part holds less than half of the ×2 step: the look settles it"
     )
-    parts = answer.parts[METRIC]
+    parts = answer.parts[KEY]
     assert parts.comes_with() == JAX and parts.by_share == JAX and not answer.settles
     line = held_line(answer)
     assert line.startswith("comes with jax 0.4.33 (numpy 2.0.1 held) on eager.wall_ns")
@@ -111,7 +112,7 @@ def test_once_a_metric_comes_with_jax_no_metric_is_looked_at_again():
     from harness.explain.held_library import _shares_settled, by_share
 
     answer, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0})
-    parts = answer.parts[METRIC]
+    parts = answer.parts[KEY]
     assert by_share(parts.whole, parts.jax, parts.libraries) == JAX
     other = parse_metric_name("other.wall_ns")  # a second metric with no step to share at all
     confirmed = {parse_metric_name(METRIC): parts.whole, other: parts.whole}
@@ -119,7 +120,7 @@ def test_once_a_metric_comes_with_jax_no_metric_is_looked_at_again():
     settled = _shares_settled(step(), labels, "0.4.33", confirmed)
     assert settled is not None
     processes = {label: list(sides.result(label, label).result.processes) for label in labels}
-    assert settled(processes) == {METRIC, "other.wall_ns"}, (
+    assert settled(processes) == {KEY, other}, (
         "jax's kinds come next anyway: the metric left open is said as the first look left it"
     )
 
@@ -129,7 +130,7 @@ def test_a_step_whose_parts_cannot_be_shared_out_is_measured_until_decided():
     assert sides.decided == [ALL] and sides.shared_out == [False], (
         "×1.4 and ×1.43 of a ×2 step: neither part under half of it, so each is decided either way"
     )
-    assert not answer.parts[METRIC].by_share
+    assert not answer.parts[KEY].by_share
 
 
 def test_without_the_triages_confirmed_step_nothing_is_shared_out():
@@ -141,7 +142,7 @@ def test_a_part_under_half_of_the_step_is_the_whole_of_its_interval_not_its_rati
     from harness.explain.held_library import by_share
 
     answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0})
-    parts = answer.parts[METRIC]
+    parts = answer.parts[KEY]
     assert parts.jax is not None and parts.libraries is not None and parts.whole is not None
     assert by_share(parts.whole, parts.jax, parts.libraries) == JAX
     wide = dataclasses.replace(parts.libraries, margin=1.5)  # within ±50%: not under ×1.41
@@ -153,7 +154,7 @@ def test_a_part_under_half_of_the_step_is_the_whole_of_its_interval_not_its_rati
 
 def test_a_step_that_goes_away_with_the_older_library_comes_with_the_library_and_settles_the_why():
     answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, confirmed=False)
-    assert answer.parts[METRIC].comes_with() == LIBRARIES and answer.settles
+    assert answer.parts[KEY].comes_with() == LIBRARIES and answer.settles
     line = held_line(answer)
     assert line.startswith("comes with the libraries: numpy 2.0.1 → 2.1.1 (jax 0.4.33 held)")
     assert "jax's part unchanged" in line and "the libraries' ×2" in line
@@ -163,8 +164,8 @@ def test_a_library_step_whose_jax_part_did_not_move_is_answered_though_not_shown
     answer, _ = gathered(
         {"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, processes=10, confirmed=False
     )
-    assert answer.parts[METRIC].comes_with() == LIBRARIES
-    assert answer.answered() == (METRIC,) and answer.settles, (
+    assert answer.parts[KEY].comes_with() == LIBRARIES
+    assert answer.answered() == (KEY,) and answer.settles, (
         "jax's part only within ±7.5%, not moved: jax's defaults are not asked for a library's "
         "change"
     )
@@ -172,8 +173,8 @@ def test_a_library_step_whose_jax_part_did_not_move_is_answered_though_not_shown
 
 def test_a_library_step_whose_jax_part_moved_too_leaves_the_why_to_go_on():
     answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 0.7, "0.4.33": 2.0}, confirmed=False)
-    assert answer.parts[METRIC].comes_with() == LIBRARIES, "the libraries' part moved as the step"
-    assert answer.parts[METRIC].jax is not None and answer.parts[METRIC].jax.verdict == "faster"
+    assert answer.parts[KEY].comes_with() == LIBRARIES, "the libraries' part moved as the step"
+    assert answer.parts[KEY].jax is not None and answer.parts[KEY].jax.verdict == "faster"
     assert answer.answered() == () and not answer.settles, "jax's own part moved: asked on"
 
 
@@ -189,7 +190,7 @@ def test_a_whole_step_not_shown_moved_in_this_run_is_told_by_its_parts():
     from harness.explain.held_library import Parts
 
     answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, confirmed=False)
-    parts = answer.parts[METRIC]
+    parts = answer.parts[KEY]
     undecided = dataclasses.replace(parts.whole, verdict=Verdict.UNDECIDED)
     assert Parts(undecided, parts.jax, parts.libraries).comes_with() == LIBRARIES, (
         "3 processes against 7 cannot pass the rank guard; jax's part unchanged and the libraries' "
@@ -202,9 +203,7 @@ def test_a_whole_step_not_shown_moved_in_this_run_is_told_by_its_parts():
 def test_where_the_older_library_cannot_be_had_on_the_newer_jax_the_newer_is_held_on_the_older():
     answer, sides = gathered({"0.4.31": 1.0, "0.4.31+held": 2.0, "0.4.33": 2.0}, ("0.4.33",))
     assert answer.jax_of_middle == "0.4.31" and answer.held() == {"numpy": "2.1.1"}
-    assert answer.parts[METRIC].comes_with() == LIBRARIES, (
-        "the older jax moved with the library alone"
-    )
+    assert answer.parts[KEY].comes_with() == LIBRARIES, "the older jax moved with the library alone"
     assert any("0.4.33 with numpy==2.0.1" in line for line in sides.lines)
 
 
@@ -219,7 +218,7 @@ def test_where_neither_middle_can_be_had_it_is_said_and_nothing_is_measured():
 
 def test_a_step_that_moved_in_neither_part_alone_is_not_told_apart():
     answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.4, "0.4.33": 2.0})
-    assert answer.parts[METRIC].comes_with() in (APART, "both")
+    assert answer.parts[KEY].comes_with() in (APART, "both")
     assert not answer.settles
 
 

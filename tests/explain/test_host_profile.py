@@ -20,6 +20,7 @@ from harness.explain.host_profile import (
 )
 from harness.explain.reproducer import ReproducerAnswer
 from harness.measure.script_process import HOOK
+from harness.metric_names import parse_metric_name
 from harness.render.why import host_lines as host_lines_found
 from tests.explain.test_held_library import step
 
@@ -106,8 +107,9 @@ class Moved:
 
 def test_asked_only_where_the_reproducer_did_not_show_the_step_in_the_programs():
     kind, asked = HostProfile(), step()
-    moved = ReproducerAnswer("a", "b", measured={"m": ("json.run_ms", Moved(Verdict.SLOWER))})
-    still = ReproducerAnswer("a", "b", measured={"m": ("json.run_ms", Moved(Verdict.UNCHANGED))})
+    run = parse_metric_name("json.run_ms")
+    moved = ReproducerAnswer("a", "b", measured={run: (run, Moved(Verdict.SLOWER))})
+    still = ReproducerAnswer("a", "b", measured={run: (run, Moved(Verdict.UNCHANGED))})
     assert shown_in_programs(moved) and not shown_in_programs(still)
     assert not kind.wanted(asked, (moved,))
     assert kind.wanted(asked, (still,)) and kind.wanted(asked, ())

@@ -99,7 +99,7 @@ def test_a_flag_named_like_the_new_fusion_that_brings_the_old_number_back_is_sai
     )
     whole = answer.tried(parse_metric_name(METRIC))[0]
     assert whole.vs_after is not None and whole.vs_after.verdict == "faster"
-    lines = trial_lines(answer, whole.vs_before and sides_step(sides), METRIC)
+    lines = trial_lines(answer, whole.vs_before and sides_step(sides), parse_metric_name(METRIC))
     assert lines and "xla_cpu_use_xnnpack=false" in lines[0].text
 
 

@@ -100,7 +100,7 @@ def test_an_option_s_commit_follows_it_in_the_answer_and_its_data():
         'jax_cpu_enable_async_dispatch: False → True in jax commit ffffffffff ("T")'
     )
     url = "https://github.com/jax-ml/jax/commit/" + "f" * 40
-    assert answer.metric_data(EAGER.metric_name)["commits"] == {
+    assert answer.metric_data(EAGER)["commits"] == {
         change.name: {"sha": "f" * 40, "title": "T", "url": url}
     }
 

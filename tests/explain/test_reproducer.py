@@ -38,6 +38,8 @@ for _ in range(3):
 print(looped(x, 3).sum())
 """
 
+M = parse_metric_name("json.m")
+
 
 def test_each_script_metric_has_the_counterpart_that_can_show_it_or_none():
     assert (
@@ -170,13 +172,13 @@ def kept_programs(monkeypatch, tmp_path, moves_again):
     listing = {"jax": "0.4.31", "programs": [*programs, unexported]}
     faster = type("Found", (), {"verdict": Verdict.FASTER})()
     moved = reproducer.ReproducerAnswer(
-        "0.4.31", "0.4.33", "s-reproducer/", measured={"m": ("r", faster)}
+        "0.4.31", "0.4.33", "s-reproducer/", measured={M: (M, faster)}
     )
     measured = []
 
     def measure(step, sides, script, exported_on, listing, kept):
         measured.append([p["file"] for p in listing["programs"]])
-        again = {"m": ("r", faster if moves_again else None)}
+        again = {M: (M, faster if moves_again else None)}
         return dataclasses.replace(moved, programs=tuple(listing["programs"]), measured=again), {}
 
     monkeypatch.setattr(reproducer, "measure_reproducer", measure)
@@ -236,7 +238,7 @@ def test_a_reproducer_that_fails_where_it_was_exported_is_no_reproducer_and_says
     assert [str(line) for line in reproducer_lines(answer)] == [
         f"no reproducer with jax alone: {said}"
     ]
-    assert reproduced_lines(answer, None, "json.loop_ms") == []
+    assert reproduced_lines(answer, None, parse_metric_name("json.loop_ms")) == []
 
 
 CORPUS = REPO / "tests" / "fixtures" / "corpus"

@@ -76,7 +76,7 @@ def answer_of(*args, **named):
 def said(answer, step, key):
     """Every line an answer says of a step on ``key``: the trials', then the defaults that
     changed."""
-    return [*texts(trial_lines(answer, step, key.metric_name)), *defaults_listing(answer)]
+    return [*texts(trial_lines(answer, step, key)), *defaults_listing(answer)]
 
 
 def texts(findings):
@@ -121,7 +121,7 @@ def test_the_setting_that_brings_the_old_number_back_is_named_a_workaround():
     assert said(none, slower_step, EAGER)[0] == (
         "none of the 1 changed defaults tried brought the old eager.wall_ns back"
     )
-    [tried] = none.metric_data(EAGER.metric_name)["tried"]
+    [tried] = none.metric_data(EAGER)["tried"]
     assert tried["vs_before"] == "slower" and tried["vs_after"] != "faster" and tried["back"]
 
 
@@ -186,9 +186,9 @@ def test_bringing_back_the_old_number_of_a_speed_up_is_no_workaround_unless_the_
         {back: results({"before": 3.0, "after": 1.0, "trial": 3.02})},
     )
     faster = derive_step(Verdict.FASTER)
-    [line, *_] = texts(trial_lines(answer, faster, EAGER.metric_name))
+    [line, *_] = texts(trial_lines(answer, faster, EAGER))
     assert line.endswith(": the old behaviour back: a hint at why")
-    [line, *_] = texts(trial_lines(answer, faster, EAGER.metric_name, unwanted=True))
+    [line, *_] = texts(trial_lines(answer, faster, EAGER, unwanted=True))
     assert line.endswith(": a workaround, and a strong hint at the cause"), (
         "a bisect's bad release, however it moved"
     )
@@ -293,13 +293,13 @@ def test_a_trial_whose_flag_the_script_replaced_is_void_never_counted_as_tried()
     answer = answer_of("0.4.31", "0.4.33", [THUNK], [back], {back: found})
     [trial] = answer.tried(EAGER)
     assert trial.void and trial.vs_before is None
-    lines = texts(trial_lines(answer, derive_step(Verdict.SLOWER), EAGER.metric_name))
+    lines = texts(trial_lines(answer, derive_step(Verdict.SLOWER), EAGER))
     assert lines == [
         "void, not tried: XLA_FLAGS=--xla_cpu_use_thunk_runtime=false on 0.4.33: the script sets "
         "XLA_FLAGS itself before jax starts, so XLA never got the flag (append to "
         "os.environ.get('XLA_FLAGS', '') instead of replacing it)"
     ], "not 'none of the 1 changed defaults tried brought the old number back'"
-    assert answer.metric_data(EAGER.metric_name)["tried"][0]["void"] is True
+    assert answer.metric_data(EAGER)["tried"][0]["void"] is True
     jax_option = Trial(ASYNC, "0.4.33", "False")
     kept = answer_of("0.4.31", "0.4.33", [ASYNC], [jax_option], {jax_option: found})
     assert not kept.tried(EAGER)[0].void, "a jax option does not go through XLA_FLAGS"
@@ -362,8 +362,8 @@ def test_a_value_brought_back_exactly_by_the_old_default_is_the_workaround_the_r
     assert back.brings_back(step) and not forward.brings_back(step)
     assert forward.brings_forward(step)
     answer = DefaultsAnswer("0.4.38", "0.5.0", [change], metrics=(key,))
-    object.__setattr__(answer, "judgements", {key.metric_name: (back, forward)})
-    lines = texts(trial_lines(answer, step, key.metric_name))
+    object.__setattr__(answer, "judgements", {key: (back, forward)})
+    lines = texts(trial_lines(answer, step, key))
     assert lines[0] == (
         'on 0.5.0, jax.config.update("jax_threefry_partitionable", False) '
         "gives the same as 0.4.38, "

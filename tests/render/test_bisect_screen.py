@@ -131,7 +131,9 @@ def test_a_step_that_came_with_the_libraries_offers_no_jax_commit_bisect():
 
     answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0})
     [parts] = answer.parts.values()
-    came = HeldAnswer("0.4.31", "0.4.33", answer.moved, "m", "0.4.33", {"json.steps": parts})
+    came = HeldAnswer(
+        "0.4.31", "0.4.33", answer.moved, "m", "0.4.33", {parse_metric_name("json.steps"): parts}
+    )
     each = bisected("json.steps")
     with_why = dataclasses.replace(each.setting, evidence={("0.4.31", "0.4.33"): (came,)})
     text = bisect_screen([dataclasses.replace(each, setting=with_why)], with_why, [report("x")])
@@ -142,7 +144,7 @@ def test_a_step_that_came_with_the_libraries_offers_no_jax_commit_bisect():
         answer.moved,
         "m",
         "0.4.33",
-        {"json.steps": Parts(parts.whole, parts.libraries, parts.jax)},
+        {parse_metric_name("json.steps"): Parts(parts.whole, parts.libraries, parts.jax)},
     )
     with_jax = dataclasses.replace(each.setting, evidence={("0.4.31", "0.4.33"): (jax_s,)})
     text = bisect_screen([dataclasses.replace(each, setting=with_jax)], with_jax, [report("x")])

@@ -213,7 +213,7 @@ def test_a_step_that_comes_with_a_library_says_so_whole_and_offers_the_library_s
         dict(zip(RELEASES, [1, 1, 2, 2], strict=True)), libraries=libraries
     )
     slower, same = Part(Verdict.SLOWER, 2.0), Part(Verdict.UNCHANGED, 1.0)
-    metrics = {c.step.metric for c in found.changes()}
+    metrics = {c.step.criterion.metric for c in found.changes()}
     parts = {metric: Parts(slower, same, slower) for metric in metrics}
     held = HeldAnswer("0.4.31", "0.4.33", moved, "0.4.33+held", "0.4.33", parts)
     setting = dataclasses.replace(setting, evidence={("0.4.31", "0.4.33"): (held,)})

@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from harness.analysis.significance import Thresholds
+from harness.metric_names import Criterion
 from harness.render.watch_summary import WatchSummary, watch_json, watch_markdown
 from harness.steps.watch import Finding, SideLoad, TargetWatch
 from tests.conftest import REPO
@@ -34,7 +35,14 @@ def summary(*targets):
 REGRESSED = TargetWatch(
     "script-a",
     "script",
-    (Finding("regression", "json.loop_ms", "json.loop_ms: higher ×2 (worse) since 0.4.33", 2.0),),
+    (
+        Finding(
+            "regression",
+            Criterion.named("json.loop_ms"),
+            "json.loop_ms: higher ×2 (worse) since 0.4.33",
+            2.0,
+        ),
+    ),
     (SideLoad("0.4.31", 0, 10), SideLoad("0.4.33", 0, 10)),
     {"json.loop_ms": 1.2, "process.wall_ns": 1.1},
     "triage-script-a.md",
@@ -46,7 +54,14 @@ REGRESSED = TargetWatch(
 LOADED = TargetWatch(
     "scan_sync",
     "case",
-    (Finding("under load", "scan.wall_ns", "fails on <b>new</b> `x` # heading\n- item", 3.0),),
+    (
+        Finding(
+            "under load",
+            Criterion.named("scan.wall_ns"),
+            "fails on <b>new</b> `x` # heading\n- item",
+            3.0,
+        ),
+    ),
     (SideLoad("0.4.31", 2, 10), SideLoad("0.4.33", 0, 10)),
     {"scan.wall_ns": float("inf")},
 )
@@ -120,7 +135,7 @@ def test_a_target_that_measured_nothing_fails_the_watch_under_a_headline_of_its_
         (
             Finding(
                 "measured nothing",
-                "",
+                None,
                 "measured nothing: jax 0.4.31: timed out at 300 s in 5 of 5 processes; jax 0.4.33: "
                 "timed out at 300 s in 5 of 5 processes; give each process more time with "
                 "--timeout 600",
@@ -145,7 +160,7 @@ def test_a_suite_s_benchmarks_are_each_judged_named_and_the_slowest_leads():
     suite = TargetWatch(
         "script-pytest-benchmarks",
         "pytest-benchmark",
-        (Finding("undecided", fast, f"{fast}: undecided", 0.8),),
+        (Finding("undecided", Criterion.named(fast), f"{fast}: undecided", 0.8),),
         detectable={
             fast: 1.3,
             slow: 1.1,

@@ -14,6 +14,8 @@ from harness.steps.judge import FIX, REGRESSION
 LOOP = Criterion.of(parse_metric_name("json.loop_ms"))
 EAGER = Criterion.of(parse_metric_name("eager.wall_ns"))
 
+LOOP_KEY, RUN_KEY = parse_metric_name("json.loop_ms"), parse_metric_name("json.run_ms")
+
 
 def script_setting(**libraries):
     from harness.analysis.significance import Thresholds
@@ -84,26 +86,26 @@ def test_a_reproducer_that_moved_as_the_script_did_reproduces_it_with_both_ratio
     answer = ReproducerAnswer(
         "0.4.31", "0.4.33", "s-reproducer/", "repro_ab.py", "0.4.31", 34,
         ({"name": "f", "calls": 3, "inputs": [{"saved": False}]},),
-        measured={"json.loop_ms": ("json.run_ms", Compared(Verdict.SLOWER, 5.9))},
+        measured={LOOP_KEY: (RUN_KEY, Compared(Verdict.SLOWER, 5.9))},
         matched=(1, 1),
     )  # fmt: skip
-    [found] = reproduced_lines(answer, step, "json.loop_ms")
+    [found] = reproduced_lines(answer, step, LOOP_KEY)
     assert found == Finding(
         "reproduces it with jax alone: ×5.9 on json.run_ms (your script: ×6.5)", leads=True
     )
     flat = ReproducerAnswer(**{**answer.__dict__, "measured": {
-        "json.loop_ms": ("json.run_ms", Compared(Verdict.UNCHANGED, 1.0))}})  # fmt: skip
-    [found] = reproduced_lines(flat, step, "json.loop_ms")
+        LOOP_KEY: (RUN_KEY, Compared(Verdict.UNCHANGED, 1.0))}})  # fmt: skip
+    [found] = reproduced_lines(flat, step, LOOP_KEY)
     assert found.leads and found.text.startswith("does not reproduce it")
     assert "outside the compiled programs" in found.text
     cut_short = ReproducerAnswer(**{**answer.__dict__, "measured": {
-        "json.loop_ms": ("json.run_ms", Compared(Verdict.UNDECIDED, 6.28))}})  # fmt: skip
-    [found] = reproduced_lines(cut_short, step, "json.loop_ms")
+        LOOP_KEY: (RUN_KEY, Compared(Verdict.UNDECIDED, 6.28))}})  # fmt: skip
+    [found] = reproduced_lines(cut_short, step, LOOP_KEY)
     assert "undecided" in found.text and "does not reproduce" not in found.text, (
         "too few processes are no evidence that the change is outside the compiled programs"
     )
     assert not found.leads
-    [found] = reproduced_lines(answer, step, "process.trace_ns")
+    [found] = reproduced_lines(answer, step, parse_metric_name("process.trace_ns"))
     assert "before any compiled program runs" in found.text and not found.leads
     [head] = reproducer_lines(answer)
     assert "`s-reproducer/repro_ab.py` (34 lines, 1 program(s) exported on 0.4.31" in head
@@ -128,7 +130,7 @@ def held(comes_with_libraries):
         {"equinox": ("0.11.4", "0.11.6")},
         "0.4.33+equinox.0.11.4",
         "0.4.33",
-        {"json.loop_ms": Parts(moved, jax, libraries)},
+        {LOOP_KEY: Parts(moved, jax, libraries)},
     )
 
 
@@ -200,8 +202,8 @@ def test_trials_are_judged_once_when_the_answer_is_made_with_its_thresholds(monk
     loose = answer_of(
         "0.4.31", "0.4.33", [THUNK], [back], measured, thresholds=Thresholds(factor=2.0)
     )
-    assert strict.tried("eager.wall_ns")[0].vs_after.verdict == Verdict.FASTER
-    assert loose.tried("eager.wall_ns")[0].vs_after.verdict != Verdict.FASTER, (
+    assert strict.tried(parse_metric_name("eager.wall_ns"))[0].vs_after.verdict == Verdict.FASTER
+    assert loose.tried(parse_metric_name("eager.wall_ns"))[0].vs_after.verdict != Verdict.FASTER, (
         "the run's thresholds"
     )
 
@@ -209,4 +211,4 @@ def test_trials_are_judged_once_when_the_answer_is_made_with_its_thresholds(monk
         raise AssertionError("judged again while the page is written")
 
     monkeypatch.setattr(tried, "compare_metric", judged_again)
-    assert trial_lines(strict, derive_step(Verdict.SLOWER), "eager.wall_ns")
+    assert trial_lines(strict, derive_step(Verdict.SLOWER), parse_metric_name("eager.wall_ns"))

@@ -123,14 +123,14 @@ def test_a_sweep_reports_every_step_of_a_series_that_goes_up_and_back_down():
     )
     found = sweep(releases, fake, metrics=[WALL], with_claim=True, thresholds=Thresholds())
     assert [m.release for m in found.not_ok()] == ["r4"]
-    steps = [(s.metric, s.before, s.after, s.change) for s in found.steps]
+    steps = [(s.criterion.name, s.before, s.after, s.change) for s in found.steps]
     assert steps == [
         ("eager.wall_ns", "r1", "r2", Verdict.SLOWER),
         ("claim", "r1", "r2", "holds → does not hold"),
         ("eager.wall_ns", "r3", "r5", Verdict.FASTER),
         ("claim", "r3", "r5", "does not hold → holds"),
     ]
-    assert found.comparisons[("eager.wall_ns", "r1")].verdict == "undecided", (
+    assert found.comparisons[(parse_metric_name("eager.wall_ns"), "r1")].verdict == "undecided", (
         "the same processes: no step, no proof"
     )
     # Bisecting the same range sees no change at all: the endpoints agree.
@@ -154,7 +154,7 @@ def test_a_sweep_without_a_metric_compares_every_metric_the_results_have():
         "jit.compile_ns",
     ]
     assert [k.metric_name for k in found.metrics] == [*timings, "process.peak_rss_bytes"]
-    stepped = {s.metric for s in found.steps}
+    stepped = {s.criterion.name for s in found.steps}
     # Over processes each process's median is one draw: one compile timing in each of five processes
     # a side reaches a verdict like the sampled programs do, so every timing steps at three times
     # the time (the memory, which the fake leaves as it was, does not).
@@ -175,10 +175,10 @@ def test_a_metric_measured_in_too_few_processes_never_makes_a_step():
         )
 
     found = sweep(["a", "b"], measure, metrics=None, with_claim=False, thresholds=Thresholds())
-    stepped = {s.metric for s in found.steps}
+    stepped = {s.criterion.name for s in found.steps}
     assert {"eager.wall_ns", "jit.wall_ns"} <= stepped
     assert "jit.compile_ns" not in stepped, "two processes a side can never reach a verdict"
-    compiled = found.comparisons[("jit.compile_ns", "b")]
+    compiled = found.comparisons[(parse_metric_name("jit.compile_ns"), "b")]
     assert compiled.verdict == Verdict.UNDECIDED and compiled.ratio > 2.9
     assert "too few processes (2 and 2) for a verdict" in compiled.flags
 

@@ -162,11 +162,11 @@ class Seeing(Kind):
 def test_a_metric_a_kind_answered_is_not_asked_of_the_kinds_after_it():
     two = Step("a", "b", (Criterion.of(M), Criterion.of(N)), "cpu", Thresholds(), Path("out"), "s")
     later = Seeing("defaults")
-    found = gather([Answering("library", (M.metric_name,)), later], two, Sides())  # type: ignore[arg-type, list-item]
+    found = gather([Answering("library", (M,)), later], two, Sides())  # type: ignore[arg-type, list-item]
     assert later.metrics == (N,), "only the metric still open"
     assert [each.kind for each in found] == ["library", "defaults", "spent"]
     never = Seeing("defaults")
-    found = gather([Answering("library", (M.metric_name, N.metric_name)), never], two, Sides())  # type: ignore[arg-type, list-item]
+    found = gather([Answering("library", (M, N)), never], two, Sides())  # type: ignore[arg-type, list-item]
     assert never.seen is None and [each.kind for each in found] == ["library", "spent"], (
         "every metric answered: the step is settled"
     )

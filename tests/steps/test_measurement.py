@@ -8,7 +8,7 @@ from harness.catalogue import discovery
 from harness.errors import HarnessError
 from harness.measure.runner import Measured
 from harness.measure.sides import Side
-from harness.metric_names import MetricKey
+from harness.metric_names import Criterion, MetricKey
 from harness.steps.measurement import SideMeasurement, interleaved
 from harness.store.schema import Settings
 from tests.conftest import REPO
@@ -37,7 +37,7 @@ def measurement(measure, max_processes=None, lines=None) -> SideMeasurement:
         SETTINGS,
         said.append,
         max_processes=max_processes,
-        decide_metrics=("eager.wall_ns",),
+        decide_on=(Criterion.named("eager.wall_ns"),),
         measure=measure,
     )
 
@@ -65,7 +65,7 @@ def test_a_bisect_s_endpoints_are_compared_with_each_other_and_a_triage_s_only_w
     interleaved(measurement(measure), sides("a", "b", "c"), 5, endpoints=True)
     measured, _ = measure.calls[-1]
     assert [side.compare_with for side in measured] == ["", "", "jax a · cpu"]
-    pairs = {("a", "b"): ("eager.wall_ns",)}
+    pairs = {("a", "b"): (Criterion.named("eager.wall_ns"),)}
     interleaved(measurement(measure), sides("a", "b", "c"), 5, pairs=pairs)
     measured, _ = measure.calls[-1]
     compared = [(side.compare_next, side.compare_metrics) for side in measured]

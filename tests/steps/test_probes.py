@@ -15,6 +15,7 @@ from harness.install.environments import Prepared
 from harness.install.venvs import ReleaseEnv
 from harness.measure.runner import Measured
 from harness.measure.sides import Side
+from harness.metric_names import Criterion
 from harness.steps import confirm, reuse
 from harness.steps.probes import ReleaseProber
 from harness.store.results import read_result, write_result
@@ -342,7 +343,7 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
         )
 
     fake_measure.stores = stores
-    found = confirmer({("0.4.30", "0.4.31"): ("eager.wall_ns",)})
+    found = confirmer({("0.4.30", "0.4.31"): (Criterion.named("eager.wall_ns"),)})
     [(_, settings)] = fake_measure.calls
     assert (settings.processes, settings.decide, settings.max_processes) == (5, "changes", 20)
     assert settings.decide_metrics == ("eager.wall_ns",), "looks judged on the steps' metrics"
@@ -367,9 +368,9 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
     fake_measure.stores = lambda side, sides, settings: None
     confirmer(
         {
-            ("0.4.33", "0.4.34"): ("a.wall_ns",),
+            ("0.4.33", "0.4.34"): (Criterion.named("a.wall_ns"),),
             ("0.4.34", "0.4.35"): (),
-            ("0.4.37", "0.4.38"): ("b.lower_ns",),
+            ("0.4.37", "0.4.38"): (Criterion.named("b.lower_ns"),),
         }
     )
     sides, settings = fake_measure.calls[-1]
@@ -496,7 +497,7 @@ def test_a_confirmation_another_run_stored_while_this_one_waited_on_the_lock_is_
     raced = RacedConfirmation(tmp_path / "results")
     probe, _ = prober(tmp_path, measure=raced)
     confirmer = confirm.PairConfirmer(dataclasses.replace(probe, max_processes=20))
-    found = confirmer({("0.4.30", "0.4.31"): ("eager.wall_ns",)})
+    found = confirmer({("0.4.30", "0.4.31"): (Criterion.named("eager.wall_ns"),)})
     assert [call.sides for call in raced.calls] == [[]], "nothing measured"
     before, after = found[("0.4.30", "0.4.31")]
     assert (before.result.result.id, after.result.result.id) == (

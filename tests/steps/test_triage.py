@@ -4,7 +4,7 @@ one answer each."""
 import pytest
 
 from harness.analysis.significance import Thresholds, Verdict
-from harness.metric_names import Criterion, parse_metric_name
+from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.triage_words import answers
 from harness.steps.triage import triage
 from tests.conftest import SEGFAULT, TERMINATED, FakeReleases
@@ -77,7 +77,7 @@ def test_a_speed_up_without_an_earlier_slowdown_reads_faster_not_fixed():
 def test_the_claim_stopping_and_holding_again():
     scales = dict.fromkeys(RELEASES, 1)
     found, _, _ = run(scales, holds={"r2": False, "r3": False}, metrics=[], with_claim=True)
-    assert [c.step.metric for c in found.confirmations] == ["claim", "claim"]
+    assert [c.step.criterion.name for c in found.confirmations] == ["claim", "claim"]
     assert answers(found) == [
         "claim stops holding in r2 (last held in r1)",
         "claim holds again from r4 (last failed in r3)",
@@ -106,7 +106,7 @@ def test_without_a_step_nothing_is_measured_again():
 @pytest.mark.parametrize("metrics", [None, [WALL]])
 def test_every_metric_or_one(metrics):
     found, _, _ = run({"a": 1, "b": 3}, metrics=metrics)
-    stepped = {c.step.metric for c in found.changes()}
+    stepped = {c.step.criterion.name for c in found.changes()}
     assert ("eager.wall_ns" in stepped) and (len(stepped) > 1) == (metrics is None)
 
 
@@ -160,7 +160,10 @@ def test_a_scripts_own_number_is_answered_in_its_own_unit_and_direction():
     ):
         found = script_triage(scales, ("json.items_per_s",), Thresholds(higher_is_better=higher))
         [change] = found.changes()
-        assert change.step.metric == "json.items_per_s" and change.comparison.verdict == verdict
+        assert (
+            change.step.criterion.name == "json.items_per_s"
+            and change.comparison.verdict == verdict
+        )
         [text] = answers(found)
         assert text.startswith(
             f"json.items_per_s: lower ×2 ({how}) since c (last b; 1000 → 500)"
@@ -185,7 +188,9 @@ def test_a_release_that_crashes_in_every_process_beside_one_that_runs_ok_is_a_co
         ("r1", "r2", "ok → SIGSEGV (exit 139)", True),
         ("r3", "r4", "SIGSEGV (exit 139) → ok", True),
     ]
-    assert confirmer.metrics[("r1", "r2")] == ("status",), "a status step decides how they end"
+    assert confirmer.metrics[("r1", "r2")] == (Criterion(Judged.STATUS),), (
+        "a status step decides how they end"
+    )
     crash, again = [text for text in answers(found) if text.startswith("status")]
     assert crash == (
         "status: crashes since r2: SIGSEGV (exit 139) in 10 of 10 processes (Fatal Python error: "
@@ -208,7 +213,7 @@ def test_a_crash_in_one_process_of_many_is_measured_again_and_undecided_never_a_
     assert step.criterion.is_status and step.change == "ok → SIGSEGV (exit 139)", (
         "a new ending, even in one process, is a candidate to measure again"
     )
-    assert confirmer.metrics == {("a", "b"): ("status",)}
+    assert confirmer.metrics == {("a", "b"): (Criterion(Judged.STATUS),)}
     assert not found.first_round.unmeasured(), "the other processes of b were measured"
     [confirmation] = found.confirmations
     assert not confirmation.confirmed and confirmation.undecided, "1 of 10 against 0 of 10"

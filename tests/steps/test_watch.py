@@ -8,6 +8,7 @@ import pytest
 
 from harness.analysis.significance import Thresholds
 from harness.measure.benchmark_json import CUT_SHORT_NOTE
+from harness.metric_names import Criterion
 from harness.render.triage_words import answered
 from harness.steps.triage import triage
 from harness.steps.watch import (
@@ -69,7 +70,7 @@ def target(*kinds, detected=None):
     return TargetWatch(
         "t",
         "script",
-        tuple(Finding(kind, "m", kind) for kind in kinds),
+        tuple(Finding(kind, Criterion.named("json.m"), kind) for kind in kinds),
         detectable=detected or {},
     )
 
@@ -113,7 +114,14 @@ def test_a_watch_is_remembered_under_its_key_and_read_back_whole(tmp_path):
     watch = TargetWatch(
         "script-x",
         "script",
-        (Finding("regression", "json.loop_ms", "json.loop_ms: higher ×2 (worse)", 2.0),),
+        (
+            Finding(
+                "regression",
+                Criterion.named("json.loop_ms"),
+                "json.loop_ms: higher ×2 (worse)",
+                2.0,
+            ),
+        ),
         (SideLoad("0.4.31", 0, 5),),
         {"json.loop_ms": 1.2, "process.wall_ns": float("inf")},
         "triage-x.md",
@@ -214,7 +222,7 @@ def test_a_memory_file_whose_fields_no_watch_writes_is_measured_again(tmp_path, 
     watch = TargetWatch(
         "script-x",
         "script",
-        (Finding("regression", "json.t", "json.t: slower ×3", 3.0),),
+        (Finding("regression", Criterion.named("json.t"), "json.t: slower ×3", 3.0),),
         (SideLoad("0.4.31", 0, 8),),
         {"json.t": 1.2},
         "triage-x.md",
