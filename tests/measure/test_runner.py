@@ -14,6 +14,7 @@ from harness.measure.cells import Cell, CellRun, PlannedRun, claim_text, pair_na
 from harness.measure.runner import Recorder, known_skip
 from harness.measure.sides import Side, this_side
 from harness.measure.workers import VenvGone, WorkerPool
+from harness.metric_names import MetricKey
 from harness.store.results import load_results
 from harness.store.schema import (
     SCHEMA_VERSION,
@@ -551,7 +552,8 @@ def test_a_metric_the_caller_settles_at_a_look_is_not_looked_at_again(tmp_path, 
 
     def settled(processes):
         seen.append({label: len(runs) for label, runs in processes.items()})
-        return {"x"} if len(next(iter(processes.values()))) < 6 else {"x", "y"}
+        x, y = MetricKey("x", "wall"), MetricKey("y", "wall")
+        return {x} if len(next(iter(processes.values()))) < 6 else {x, y}
 
     def still_open(name, processes):
         return [f"{name} {metric} ×1.2" for metric in metrics_seen[-1]]
@@ -562,12 +564,12 @@ def test_a_metric_the_caller_settles_at_a_look_is_not_looked_at_again(tmp_path, 
         still_open,
         settled=settled,
         metrics_seen=metrics_seen,
-        decide_metrics=("x", "y"),
+        decide_metrics=("x.wall_ns", "y.wall_ns"),
     )
     assert [len(run.processes) for run in runs] == [6, 6], "both settled at the second look (6)"
     assert [set(each.values()) for each in seen] == [{3}, {6}], "asked at each look only, by side"
     assert len(seen[0]) == 2
-    assert metrics_seen == [("y",)], "at the first look x is settled: only y is judged open or not"
+    assert metrics_seen == [("y.wall_ns",)], "at the first look x is settled: only y is judged"
     assert all("decided at 6 processes a side (look 2" in run.detail for run in runs)
     assert "2 settled by the caller" in runs[0].detail
 
