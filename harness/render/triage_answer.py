@@ -15,9 +15,9 @@ from harness.analysis.significance import Comparison, format_margin
 from harness.findings import Finding
 from harness.names import inside
 from harness.render.json_out import comparison_json
+from harness.render.plots import draw_series
 from harness.render.range_screen import unmeasured_line
 from harness.render.release_answers import Answer, against_cell, releases_markdown, sweep_json
-from harness.render.series_plot import draw_series
 from harness.render.tables import markdown_table
 from harness.render.text import fenced, inline
 from harness.render.triage_screen import follow_ups, triage_screen
