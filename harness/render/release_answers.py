@@ -96,35 +96,48 @@ def against_cell(comparison: Comparison | None) -> str:
     )
 
 
+def judged_cells(judged: Judgement, terms: Terms, metric: MetricKey | None) -> list[str]:
+    """A metric's probe after where it ran: verdict, median, against each endpoint, why, source."""
+    return [
+        terms.word(judged.verdict),
+        median_cell(judged.result, metric),
+        against_cell(judged.vs_good),
+        against_cell(judged.vs_bad),
+        judged.reason,
+        judged.note,
+    ]
+
+
+def judged_json(judged: Judgement, terms: Terms, metric: MetricKey | None) -> dict[str, Any]:
+    """A probe's judgement as data, after where it ran (a release's, or a commit's)."""
+    return {
+        "verdict": terms.word(judged.verdict),
+        "reason": judged.reason,
+        "source": judged.note,
+        "median_ns": median_ns(judged.result, metric),
+        "vs_good": comparison_json(judged.vs_good),
+        "vs_bad": comparison_json(judged.vs_bad),
+    }
+
+
 def _claim_evidence(judged: Judgement) -> str:
     found = claim_evidence(judged.result) if judged.result is not None else ""
     return found or judged.reason
 
 
 def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list[list[str]]]:
-    numbered = [
-        [str(i), j.release, setting.jaxlib.get(j.release, "?"), setting.terms.word(j.verdict)]
-        for i, j in enumerate(found.probes, 1)
-    ]
+    probes = found.probes
+    ran = [[str(i), j.release, setting.jaxlib.get(j.release, "?")] for i, j in enumerate(probes, 1)]
     head = ["#", "jax", "jaxlib", "verdict"]
     if setting.metric is None:
         rows = [
-            [*row, j.claim or "–", _claim_evidence(j), j.note]
-            for row, j in zip(numbered, found.probes, strict=True)
+            [*row, setting.terms.word(j.verdict), j.claim or "–", _claim_evidence(j), j.note]
+            for row, j in zip(ran, probes, strict=True)
         ]
         return [*head, "claim", "evidence", "source"], rows
     ends = [f"vs {setting.terms.old} endpoint", f"vs {setting.terms.new} endpoint"]
-    rows = [
-        [
-            *row,
-            median_cell(j.result, setting.metric),
-            against_cell(j.vs_good),
-            against_cell(j.vs_bad),
-            j.reason,
-            j.note,
-        ]
-        for row, j in zip(numbered, found.probes, strict=True)
-    ]
+    cells = [judged_cells(j, setting.terms, setting.metric) for j in probes]
+    rows = [[*row, *judged] for row, judged in zip(ran, cells, strict=True)]
     return [*head, "median", *ends, "why", "source"], rows
 
 
@@ -240,14 +253,9 @@ def bisect_json(
             {
                 "release": j.release,
                 "jaxlib": setting.jaxlib.get(j.release),
-                "verdict": setting.terms.word(j.verdict),
-                "reason": j.reason,
-                "source": j.note,
+                **judged_json(j, setting.terms, setting.metric),
                 "result": j.result.path.name if j.result is not None else None,
                 "claim": j.claim,
-                "median_ns": median_ns(j.result, setting.metric),
-                "vs_good": comparison_json(j.vs_good),
-                "vs_bad": comparison_json(j.vs_bad),
             }
             for j in found.probes
         ],
