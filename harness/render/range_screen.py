@@ -204,19 +204,12 @@ def _why_shown(why: Sequence[Finding], most: int) -> list[str]:
 
 
 def block_lines(
-    block: Block,
-    fold: tuple[int, int, int],
-    shown: set[str],
-    thresholds: Thresholds,
-    marked: list[Comparison] | None = None,
+    block: Block, fold: tuple[int, int, int], shown: set[str], thresholds: Thresholds
 ) -> list[str]:
-    """A block folded to ``fold``; a command in ``shown`` is not offered again (``shown`` grows);
-    the comparisons whose marks it shows are added to ``marked`` (the legend says those only)."""
+    """A block folded to ``fold``; a command in ``shown`` is not offered again (``shown`` grows)."""
     most, why, commands = fold
     lines = screen.wrap(block.head, indent="  ")
     rows = _rows_ordered(block.rows)
-    if marked is not None:
-        marked += [r.comparison for r in rows[:most] if r.comparison is not None]
     cells = [[r.criterion.name, r.figures, *r.cells(thresholds)] for r in rows[:most]]
     lines += screen.table(cells, BLOCK_HEADERS, indent="  ", shrink=1)
     if len(rows) > most:
@@ -241,12 +234,10 @@ def blocks_lines(
     budget.  The comparisons whose marks are shown go to ``marked``."""
     for fold in FOLDS:
         shown: set[str] = set()
-        found: list[Comparison] = []
-        body = [
-            line for b in blocks for line in [*block_lines(b, fold, shown, thresholds, found), ""]
-        ]
-        if len(body) <= budget:
-            marked += found
+        body = [line for b in blocks for line in [*block_lines(b, fold, shown, thresholds), ""]]
+        if len(body) <= budget:  # the legend says the marks of the rows shown only
+            rows = [r for b in blocks for r in _rows_ordered(b.rows)[: fold[0]]]
+            marked += [r.comparison for r in rows if r.comparison is not None]
             return body
     rows = []
     for block in blocks:
