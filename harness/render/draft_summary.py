@@ -1,6 +1,6 @@
-"""The first lines of an issue draft, as a maintainer reads them: how sure the change is, in which
-phase it moved, and where the report comes from, in a JAX user's words.  Pure: the change's own
-comparisons in (``upstream.change`` judged them), sentences out.
+"""The first lines of an issue draft, as a maintainer reads them: how sure the change is and in
+which phase it moved, in a JAX user's words (where the report comes from is the subject's to say).
+Pure: the change's own comparisons in (``upstream.change`` judged them), sentences out.
 
 How sure: the change's metric per process on each release: "in 5 separate Python processes per
 release, every one on 0.4.33 slower than every one on 0.4.31" where the two sets do not overlap,
@@ -12,7 +12,6 @@ its phases: tracing, lowering, compile, the rest of its run) as their comparison
 from __future__ import annotations
 
 from harness.analysis.significance import MOVED, Shape, Verdict
-from harness.catalogue.discovery import CaseInfo
 from harness.metric_names import JSON, KINDS, PHASES, PROCESS, MetricKey
 from harness.units import format_p
 from harness.upstream.change import Change
@@ -72,8 +71,3 @@ def phase_reading(change: Change) -> str:
 
 def _joined(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
-
-
-def provenance(case: CaseInfo) -> str:
-    """Where the report comes from: a user's script, or a claim from a discussion (with its URL)."""
-    return case.subject.provenance(case.claim, case.source)

@@ -35,7 +35,7 @@ from harness.host.environment import redact, scrub, shareable_variables
 from harness.measure.case_process import tail
 from harness.measure.deaths import from_site_packages
 from harness.metric_names import MetricKey
-from harness.render.draft_summary import how_sure, phase_reading, provenance
+from harness.render.draft_summary import how_sure, phase_reading
 from harness.render.tables import markdown_table
 from harness.render.text import code_span, fenced, inline
 from harness.store.results import StoredResult
@@ -163,7 +163,7 @@ def headline(claim: str) -> str:
 def description(d: DraftInputs) -> str:
     """A few short sentences: what changed by how much, how sure, in which phase, from where."""
     change = d.change
-    context = provenance(d.case)
+    context = d.case.subject.provenance(d.case.claim, d.case.source)  # a user's, or a discussion
     shaped = change is not None and change.shape is not Shape.COST and change.significant
     if change is not None and change.metric is not None and shaped:
         compared = change.compared

@@ -6,7 +6,7 @@ from harness.catalogue import discovery
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.subjects import PlainScript
 from harness.metric_names import MetricKey
-from harness.render.draft_summary import how_sure, phase_reading, provenance
+from harness.render.draft_summary import how_sure, phase_reading
 from harness.store.results import StoredResult
 from harness.upstream.change import Change, change_from
 from tests.conftest import derive, real_result
@@ -67,6 +67,11 @@ def test_overlapping_processes_are_said_with_the_test_and_no_phase_reading_witho
     assert phase_reading(judged(stored(tmp_path, 1.0))) == ""
     assert how_sure(judged(results, good="0.8.0")) == "", "no result of 0.8.0"
     assert phase_reading(Change(SOLVE, "0.9.0", "0.9.1")) == "", "not compared"
+
+
+def provenance(case: CaseInfo) -> str:
+    """Where the draft's description says the report comes from."""
+    return case.subject.provenance(case.claim, case.source)
 
 
 def test_a_script_is_the_user_s_and_a_case_cites_its_discussion():
