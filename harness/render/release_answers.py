@@ -45,12 +45,9 @@ class Answer:
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", redact(self.text))
         object.__setattr__(self, "markdown", redact(self.markdown))
-        object.__setattr__(self, "data", _redacted(self.data))
-
-
-def _redacted(value: Any) -> Any:
-    """A JSON value with every string redacted, keys left as they are (the answer's own names)."""
-    return leaves_mapped(value, lambda leaf: redact(leaf) if isinstance(leaf, str) else leaf)
+        # every string of the data, its keys left as they are (the answer's own names)
+        data = leaves_mapped(self.data, lambda s: redact(s) if isinstance(s, str) else s)
+        object.__setattr__(self, "data", data)
 
 
 CLASSIFICATION = (

@@ -47,7 +47,7 @@ def metrics_table(result: StoredResult) -> str:
             rows.append(_summary_row(name, "dispatch (Python regains control)", dispatch))
         rows.append(_summary_row(name, "wall (until ready)", [s.wall_ns for s in samples]))
         steps = records[0].steps
-        for i, step in enumerate(steps[:-1] if len(steps) > 1 else []):
+        for i, step in enumerate(steps[:-1]):  # the last one's return: dispatch
             marks = [s.marks_ns[i] for s in samples if len(s.marks_ns) > i]
             if marks:
                 median = format_ns(summarize(marks).median)
