@@ -29,7 +29,7 @@ from harness.render.tables import (
     rule_line,
     statistics_cells,
 )
-from harness.render.text import Markdown, code_span, inline
+from harness.render.text import Markdown, code_span, folded, inline
 
 
 def claim_table(claims: ClaimTable) -> str:
@@ -144,17 +144,9 @@ def group_section(
     comparison = timing.comparison
     group = comparison.group
     lines = [f"### {inline(group.key.describe())}", ""]
-    if len(group.runs) == 1:
-        lines += [
-            f"Only jax {inline(group.releases[0])} ran in this group: nothing to compare yet.",
-            "",
-        ]
-    else:
-        lines += [
-            f"Baseline (A): jax {inline(comparison.baseline)}, "
-            f"{inline(comparison.baseline_reason)}.",
-            "",
-        ]
+    only = f"Only jax {inline(group.releases[0])} ran in this group: nothing to compare yet."
+    base = f"Baseline (A): jax {inline(comparison.baseline)}, {inline(comparison.baseline_reason)}."
+    lines += [only if len(group.runs) == 1 else base, ""]
     if timing.hosts:
         lines += [
             "> [!WARNING]",
@@ -165,14 +157,7 @@ def group_section(
     lines += [timing_table(timing), ""]
     lines += plot_lines(timing, plots)
     if comparison.comparisons:
-        lines += [
-            "<details><summary>Statistics in full</summary>",
-            "",
-            statistics_table(timing, thresholds),
-            "",
-            "</details>",
-            "",
-        ]
+        lines += [folded("Statistics in full", statistics_table(timing, thresholds)), ""]
     return "\n".join(lines)
 
 

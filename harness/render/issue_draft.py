@@ -37,7 +37,7 @@ from harness.measure.deaths import from_site_packages
 from harness.metric_names import MetricKey
 from harness.render.draft_summary import how_sure, phase_reading
 from harness.render.tables import markdown_table
-from harness.render.text import code_span, fenced, inline
+from harness.render.text import code_span, fenced, folded, inline
 from harness.store.results import StoredResult
 from harness.store.schema import EndKind, RunStatus
 from harness.units import format_ns, sizes_text
@@ -362,10 +362,6 @@ def why(d: DraftInputs) -> list[str]:
         listed = "\n".join(f"- {scrub(line)}" for line in rest)
         said += ["", folded(f"{more}, each compiled module", listed)]
     return said
-
-
-def folded(summary: str, body: str) -> str:
-    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
 def releases_table(

@@ -31,7 +31,7 @@ from harness.render.tables import (
     rule_text,
     verdict_text,
 )
-from harness.render.text import Markdown, code_span, inline
+from harness.render.text import Markdown, code_span, folded, inline
 from harness.units import format_ratio, short_machine, sizes_text
 
 INDEX = "index.md"
@@ -262,15 +262,7 @@ def render_index(
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
         lines += [changes_overview(model.timings, pages), ""]
-    lines += [
-        "<details><summary>Every run shown</summary>",
-        "",
-        runs_overview(model.runs),
-        "",
-        "</details>",
-        "",
-    ]
-    lines += method_section(model)
+    lines += [folded("Every run shown", runs_overview(model.runs)), "", *method_section(model)]
     return "\n".join(lines)
 
 

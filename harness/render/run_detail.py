@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from harness.analysis.report_model import RunView
 from harness.render.screen import ELLIPSIS, shorten
 from harness.render.tables import markdown_table
-from harness.render.text import Markdown, code_span, fenced, inline
+from harness.render.text import Markdown, code_span, fenced, folded, inline
 from harness.stats import summarize
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
@@ -115,7 +115,7 @@ def environment_block(result: StoredResult) -> str:
         table += f"\n\n{ELLIPSIS} ends a value shortened here; the result file holds it whole."
     info = jax_info.environment_info.strip() if jax_info else ""
     info_block = f"\n\n{fenced(info)}" if info else ""
-    return f"<details><summary>Environment</summary>\n\n{table}{info_block}\n\n</details>"
+    return folded("Environment", f"{table}{info_block}")
 
 
 VARIABLE_COLUMNS = 80
