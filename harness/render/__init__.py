@@ -4,6 +4,6 @@
 (``release_answers``, ``triage_answer``, ``triage_words``, ``commit_answer``) and each command's
 one-screen answer (``screen``, ``marks``, ``range_screen``, ``triage_screen``, ``bisect_screen``,
 ``run_screen``, ``issue_screen``), a step's why (``why``), the upstream draft (``issue_draft``, a
-metric's or an ending's, ``draft_summary``), a watch's summary (``watch_summary``), answers as JSON
+metric's or an ending's), a watch's summary (``watch_summary``), answers as JSON
 (``json_out``), tables (``tables``), stored strings as text (``text``) and a machine's noise floor
 in one sentence (``calibration``)."""
