@@ -17,7 +17,6 @@ from harness.analysis.report_model import (
     TimingGroup,
 )
 from harness.analysis.significance import DEFAULT_THRESHOLDS
-from harness.render.marks import legend
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
 from harness.render.tables import (
@@ -25,6 +24,7 @@ from harness.render.tables import (
     METHOD_HEADING,
     STATISTICS_HEADERS,
     comparison_cell,
+    legend,
     markdown_table,
     rule_line,
     statistics_cells,

@@ -19,7 +19,7 @@ from harness.analysis.significance import Comparison, Shape, Thresholds
 from harness.findings import Finding, FollowUp
 from harness.metric_names import Criterion
 from harness.render import screen
-from harness.render.marks import legend, marks_text
+from harness.render.tables import legend, marks_text
 from harness.steps.answers import Setting
 from harness.steps.bisection import ReleaseStep, SweepOutcome
 from harness.steps.judge import Judgement

@@ -15,12 +15,13 @@ from harness.analysis.set_comparison import Pair, SetComparison
 from harness.analysis.significance import MOVED, Verdict
 from harness.metric_names import reading_rank
 from harness.render import screen
-from harness.render.marks import legend, marks_text
 from harness.render.tables import (
     METHOD_ANCHOR,
     METHOD_HEADING,
     STATISTICS_HEADERS,
+    legend,
     markdown_table,
+    marks_text,
     rule_line,
     rule_text,
     statistics_cells,
