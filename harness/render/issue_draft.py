@@ -181,10 +181,8 @@ def description(d: DraftInputs) -> str:
         return f"{context} The script below times it; its output on each release it ran on follows."
     assert change.before_ns is not None and change.after_ns is not None
     metric = change.metric
-    if metric.is_duration:
-        moved = "slower" if change.ratio >= 1 else "faster"
-    else:
-        moved = "higher" if change.ratio >= 1 else "lower"
+    slower, faster = ("slower", "faster") if metric.is_duration else ("higher", "lower")
+    moved = slower if change.ratio >= 1 else faster
     at = f", at {sizes_text(d.sizes)}" if d.sizes else ""
     sentences = [
         f"{metric.quoted()} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax "

@@ -7,6 +7,7 @@ known (``upstream.change`` reads them back), and ``answer`` always.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -23,7 +24,7 @@ from harness.render.tables import format_interval, markdown_table, rule_text
 from harness.render.text import inline
 from harness.render.why import why_json
 from harness.steps.answers import Setting
-from harness.steps.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
+from harness.steps.bisection import BisectOutcome, SweepOutcome, expected_probes
 from harness.steps.judge import FIX, Judgement, Terms
 from harness.steps.probes import Probe
 from harness.store.results import StoredResult
@@ -274,10 +275,7 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
             detail = f"{step.change} {against_cell(compared)}" if compared else step.change
         said = f"{step.metric}: {step.before} → {step.after}: {detail}"
         lines.append(f"- {inline(said)}")
-    changed: dict[str, list[ReleaseStep]] = {}
-    for step in found.steps:
-        changed.setdefault(step.metric, []).append(step)
-    several = [name for name, steps in changed.items() if len(steps) > 1]
+    several = [name for name, n in Counter(s.metric for s in found.steps).items() if n > 1]
     if several:
         lines += [
             "",

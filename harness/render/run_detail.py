@@ -71,9 +71,7 @@ def environment_block(result: StoredResult) -> str:
     host = stored.host
     jax_info = stored.jax
     revision = host.harness
-    machine_basis = (
-        host.machine.basis if host.machine is not None else "not recorded: an older result"
-    )
+    basis = host.machine.basis if host.machine is not None else "not recorded: an older result"
     facts = {
         "jax / jaxlib / numpy": " / ".join(
             host.packages.get(p, "?") for p in ("jax", "jaxlib", "numpy")
@@ -87,7 +85,7 @@ def environment_block(result: StoredResult) -> str:
             f"{host.cpu_model or '?'} ({'?' if host.usable_cores is None else host.usable_cores} "
             "usable cores)"
         ),
-        "machine": f"{result.result.machine} ({machine_basis})",
+        "machine": f"{result.result.machine} ({basis})",
         "harness": "{commit}{dirty}".format(
             commit=(revision.commit if revision else "?")[:12],
             dirty=" (uncommitted changes)" if revision and revision.dirty else "",

@@ -194,14 +194,11 @@ def triage_markdown(
     first = found.first_round
     link, why = plot
     error = family_error(found, setting.thresholds)
+    none = "**Nothing could be measured**" if first.unmeasured() else "**No confirmed change**"
     lines = [
         f"# Triage: {inline(setting.case)}, jax {first.releases[0]} → {first.releases[-1]}",
         "",
-        "**Answers**"
-        if found.changes()
-        else "**Nothing could be measured**"
-        if first.unmeasured()
-        else "**No confirmed change**",
+        "**Answers**" if found.changes() else none,
         "",
         *_answer_lines(found, setting),
         "",
