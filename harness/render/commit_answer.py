@@ -26,6 +26,7 @@ from harness.render.release_answers import (
     CLASSIFICATION,
     Answer,
     answer_head,
+    findings_json,
     judged_cells,
     judged_json,
 )
@@ -197,10 +198,7 @@ def commit_bisect_json(found: CommitBisect, setting: Setting) -> dict[str, Any]:
         }
     if found.jaxlib_change:
         data["jaxlib_change"] = found.jaxlib_change
-    why = commit_why(found, setting)
-    if why:
-        data["why"] = [line.markdown() for line in why]
-        data["findings"] = [line.data() for line in why]
+    data.update(findings_json(commit_why(found, setting)))
     data.update(why_json(setting))
     data.update(
         probe_count=len(found.probes),

@@ -203,6 +203,11 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: Finding | None
     return "\n".join(lines)
 
 
+def findings_json(why: list[Finding]) -> dict[str, Any]:
+    """The sentences as a page shows them, and the findings as data (what the draft reads)."""
+    return {"why": [f.markdown() for f in why], "findings": [f.data() for f in why]} if why else {}
+
+
 def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[str, Any]:
     """The start of every bisect answer's data (releases or commits): the setting, its two ends."""
     return {
@@ -234,11 +239,7 @@ def bisect_json(
     if found.found:
         data.update({f"last_{old}": found.last_good, f"first_{new}": found.first_bad})
         data.update(untested_between=found.between())
-        why = bisect_why(found, setting)
-        if why:
-            # The sentences as a page shows them, and the findings as data (what the draft reads).
-            data["why"] = [line.markdown() for line in why]
-            data["findings"] = [line.data() for line in why]
+        data.update(findings_json(bisect_why(found, setting)))
         data["next"] = [each.data() for each in bisect_follow_ups(Bisected(found, setting))]
         data.update(why_json(setting))
     data.update(
