@@ -125,16 +125,14 @@ def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
     return markdown_table(table, ["function · fact", *(f"jax {release}" for release in releases)])
 
 
+PLOT_ALTS = {WALL: "median wall time by release", SCALING: "time per call by device count"}
+
+
 def plot_lines(timing: TimingGroup, plots: DrawnPlots) -> list[str]:
-    key = timing.key
     lines = []
-    for kind, alt in (
-        (WALL, "median wall time by release"),
-        (SCALING, "time per call by device count"),
-    ):
-        link = plots.link(key, kind)
-        if link:
-            lines += [f"![{inline(key.case)}: {alt}]({link})", ""]
+    for kind, alt in PLOT_ALTS.items():
+        link = plots.link(timing.key, kind)
+        lines += [f"![{inline(timing.key.case)}: {alt}]({link})", ""] if link else []
     return lines
 
 
