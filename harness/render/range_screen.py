@@ -43,8 +43,7 @@ def unmeasured_line(found: SweepOutcome) -> str:
 def head_line(command: str, setting: Setting, first: str, last: str) -> str:
     """``Sweep: scan_sync at M=2 N=600 · profile cpu · jax 0.4.26 → 0.12.0.1`` (``at``: sizes)."""
     sizes = f" at {sizes_text(setting.sizes)}" if setting.sizes else ""
-    what = setting.metric.metric_name if setting.metric else ""
-    by = f" · by {what}" if what else ""
+    by = f" · by {setting.metric.metric_name}" if setting.metric else ""
     return (
         f"{command}: {setting.case}{sizes} · profile {setting.profile} · jax {first} → {last}{by}"
     )
