@@ -178,14 +178,10 @@ def draw_triage_plot(
     results = [m.result for m in found.first_round.ok() if m.result is not None]
     series = metric_series(results, plotted_metrics(found, setting))
     changes = list(dict.fromkeys(c.step.after for c in found.changes()))
-    name = f"{PLOTS}/{stem}.png"
-    title = (
-        f"{setting.case}, jax {found.first_round.releases[0]} → {found.first_round.releases[-1]}"
-    )
-    why = draw_series(
-        title, found.first_round.releases, series, changes, inside(out, PLOTS, f"{stem}.png")
-    )
-    return (None, why) if why else (name, "")
+    releases = found.first_round.releases
+    title = f"{setting.case}, jax {releases[0]} → {releases[-1]}"
+    why = draw_series(title, releases, series, changes, inside(out, PLOTS, f"{stem}.png"))
+    return (None, why) if why else (f"{PLOTS}/{stem}.png", "")
 
 
 def triage_markdown(
