@@ -235,8 +235,8 @@ def blocks_lines(
         shown: set[str] = set()
         body = [line for b in blocks for line in [*block_lines(b, fold, shown, thresholds), ""]]
         if len(body) <= budget:  # the legend says the marks of the rows shown only
-            rows = [r for b in blocks for r in _rows_ordered(b.rows)[: fold[0]]]
-            marked += [r.comparison for r in rows if r.comparison is not None]
+            shown_rows = [r for b in blocks for r in _rows_ordered(b.rows)[: fold[0]]]
+            marked += [r.comparison for r in shown_rows if r.comparison is not None]
             return body
     rows = []
     for block in blocks:
