@@ -129,7 +129,7 @@ def statistics_cells(
     """The full statistics of one comparison, as table cells under STATISTICS_HEADERS.
 
     *between* is the coefficient of variation of a side's process medians, *within* the
-    median over its processes of IQR / median; the caveats are marks (``marks.legend`` says them).
+    median over its processes of IQR / median; the caveats are marks (``legend`` says them).
     """
     a, b = comparison.spreads
     return [
