@@ -106,18 +106,6 @@ def offsets(count: int, points: bool) -> list[float]:
     return [-DODGE / 2 + i * step for i in range(count)]
 
 
-def legend_beside(axes: Axes, columns: int = 1) -> None:
-    """The legend right of the axes, never over the data; constrained layout makes room for it."""
-    axes.legend(
-        loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8, ncols=columns
-    )
-
-
-def legend_columns(count: int) -> int:
-    """One column up to 14 entries, then two: a long legend stays no taller than the plot."""
-    return 1 if count <= 14 else 2
-
-
 def release_ticks(axes: Axes, labels: Sequence[str], rotation: int, **font: Any) -> None:
     """A tick per release; two releases (``as_points``) upright, with room beside their points."""
     points = as_points(labels)
@@ -192,6 +180,20 @@ def error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], li
     return medians, spread
 
 
+def group_axes(axes: Axes, key: GroupKey, what: str, x: str, y: str, series: int) -> None:
+    """A group's plot's labels and title (what it shows, of which group); its legend right of the
+    axes, never over the data (constrained layout makes room), in two columns past 14 series so
+    that it stays no taller than the plot."""
+    axes.set_xlabel(x, fontsize=8)
+    axes.set_ylabel(y, fontsize=9)
+    axes.set_ylim(bottom=0)
+    axes.set_title(wrapped(f"{key.case}: {what} · {key.describe()}", TITLE_WIDTH), fontsize=9)
+    columns = 1 if series <= 14 else 2
+    axes.legend(
+        loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8, ncols=columns
+    )
+
+
 def wall_figure(timing: TimingGroup) -> Figure | None:
     """Each program's wall time by release, a look of its own per program; two releases as points
     side by side (two categories), more joined by lines (a trend).  None when no program has one."""
@@ -200,7 +202,6 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
     lines = timing.wall
     if not lines:
         return None
-    key = timing.key
     releases = timing.comparison.group.releases
     unit, scale = unit_for([s for points in lines.values() for _, s in points])
     points = as_points(releases)
@@ -221,13 +222,7 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
             label=program,
         )
     release_ticks(axes, [f"jax {r}" for r in releases], 30)
-    axes.set_ylabel(f"wall time ({unit})", fontsize=9)
-    axes.set_xlabel(SPREAD, fontsize=8)
-    axes.set_ylim(bottom=0)
-    axes.set_title(
-        wrapped(f"{key.case}: wall time by release · {key.describe()}", TITLE_WIDTH), fontsize=9
-    )
-    legend_beside(axes, legend_columns(len(lines)))
+    group_axes(axes, timing.key, "wall time by release", SPREAD, f"wall time ({unit})", len(lines))
     return figure
 
 
@@ -240,7 +235,6 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
     lines = timing.scaling
     if not lines:
         return None
-    key = timing.key
     unit, scale = unit_for([s for points in lines.values() for _, s in points])
     figure = Figure(figsize=(9, 4.8), layout="constrained")
     axes = figure.subplots()
@@ -262,14 +256,8 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
     counts = sorted({d for points in lines.values() for d, _ in points})
     axes.set_xscale("log", base=2)
     axes.set_xticks(counts, [str(c) for c in counts])
-    axes.set_xlabel(f"devices · {SPREAD}", fontsize=8)
-    axes.set_ylabel(f"wall time per call ({unit})", fontsize=9)
-    axes.set_ylim(bottom=0)
-    axes.set_title(
-        wrapped(f"{key.case}: time per call by device count · {key.describe()}", TITLE_WIDTH),
-        fontsize=9,
-    )
-    legend_beside(axes, legend_columns(len(lines)))
+    what, y = "time per call by device count", f"wall time per call ({unit})"
+    group_axes(axes, timing.key, what, f"devices · {SPREAD}", y, len(lines))
     return figure
 
 
