@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.analysis.significance import Comparison
 from harness.findings import Finding, FollowUp
 from harness.render import screen
 from harness.render.range_screen import Block, Row, claim_text, frame, head_line, metric_row
@@ -25,23 +26,25 @@ class Bisected:
     hint: Finding | None = None
 
 
+def _step(found: BisectOutcome) -> Comparison | None:
+    """The first bad probe against the good end: the step's direction."""
+    judged = _probe(found, str(found.first_bad))
+    return None if judged is None else judged.vs_good
+
+
 def bisect_why(found: BisectOutcome, setting: Setting) -> list[Finding]:
     """What the found step says of why: a plain script's own libraries (the library or JAX?), the
     defaults that changed, tried, and what each release compiled."""
     if not found.found or found.last_good is None or found.first_bad is None:
         return []
-    libraries = libraries_line(setting, found.last_good, found.first_bad)
-    judged = _probe(found, found.first_bad)
-    step = None if judged is None else judged.vs_good  # its direction: the step's
+    good, bad, criterion = found.last_good, found.first_bad, setting.criterion
+    libraries = libraries_line(setting, good, bad)
+    said = [libraries] if libraries else []
     # A bisect's "bad" release is the one its user does not want, whichever way the number moved.
     unwanted = setting.terms is REGRESSION
-    criterion = setting.criterion
-    defaults = (
-        why_lines(setting, found.last_good, found.first_bad, step, criterion, unwanted=unwanted)
-        if criterion.explained
-        else []
-    )
-    return [*([libraries] if libraries else []), *defaults]
+    if criterion.explained:
+        said += why_lines(setting, good, bad, _step(found), criterion, unwanted=unwanted)
+    return said
 
 
 def _probe(found: BisectOutcome, release: str) -> Judgement | None:
@@ -60,14 +63,10 @@ def _bisect_row(each: Bisected) -> Row:
 def bisect_follow_ups(each: Bisected) -> list[FollowUp]:
     """What narrows the step found (``why.next_steps``), then the issue draft over it."""
     setting, found = each.setting, each.found
-    good, bad = str(found.last_good), str(found.first_bad)
-    judged = _probe(found, bad)
-    step = None if judged is None else judged.vs_good
+    good, bad, criterion = str(found.last_good), str(found.first_bad), setting.criterion
     unwanted = setting.terms is REGRESSION
-    criterion = setting.criterion
-    narrowing = next_steps(setting, good, bad, criterion, step, setting.terms, unwanted=unwanted)
     return [
-        *narrowing,
+        *next_steps(setting, good, bad, criterion, _step(found), setting.terms, unwanted=unwanted),
         issue_follow_up(setting, good, bad, criterion, "the upstream issue, drafted"),
     ]
 

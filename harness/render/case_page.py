@@ -17,7 +17,6 @@ from harness.analysis.report_model import (
     TimingGroup,
 )
 from harness.analysis.significance import DEFAULT_THRESHOLDS
-from harness.render.marks import legend
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
 from harness.render.tables import (
@@ -25,11 +24,12 @@ from harness.render.tables import (
     METHOD_HEADING,
     STATISTICS_HEADERS,
     comparison_cell,
+    legend,
     markdown_table,
     rule_line,
     statistics_cells,
 )
-from harness.render.text import Markdown, code_span, inline
+from harness.render.text import Markdown, code_span, folded, inline
 
 
 def claim_table(claims: ClaimTable) -> str:
@@ -125,16 +125,14 @@ def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
     return markdown_table(table, ["function · fact", *(f"jax {release}" for release in releases)])
 
 
+PLOT_ALTS = {WALL: "median wall time by release", SCALING: "time per call by device count"}
+
+
 def plot_lines(timing: TimingGroup, plots: DrawnPlots) -> list[str]:
-    key = timing.key
     lines = []
-    for kind, alt in (
-        (WALL, "median wall time by release"),
-        (SCALING, "time per call by device count"),
-    ):
-        link = plots.link(key, kind)
-        if link:
-            lines += [f"![{inline(key.case)}: {alt}]({link})", ""]
+    for kind, alt in PLOT_ALTS.items():
+        link = plots.link(timing.key, kind)
+        lines += [f"![{inline(timing.key.case)}: {alt}]({link})", ""] if link else []
     return lines
 
 
@@ -144,17 +142,9 @@ def group_section(
     comparison = timing.comparison
     group = comparison.group
     lines = [f"### {inline(group.key.describe())}", ""]
-    if len(group.runs) == 1:
-        lines += [
-            f"Only jax {inline(group.releases[0])} ran in this group: nothing to compare yet.",
-            "",
-        ]
-    else:
-        lines += [
-            f"Baseline (A): jax {inline(comparison.baseline)}, "
-            f"{inline(comparison.baseline_reason)}.",
-            "",
-        ]
+    only = f"Only jax {inline(group.releases[0])} ran in this group: nothing to compare yet."
+    base = f"Baseline (A): jax {inline(comparison.baseline)}, {inline(comparison.baseline_reason)}."
+    lines += [only if len(group.runs) == 1 else base, ""]
     if timing.hosts:
         lines += [
             "> [!WARNING]",
@@ -165,14 +155,7 @@ def group_section(
     lines += [timing_table(timing), ""]
     lines += plot_lines(timing, plots)
     if comparison.comparisons:
-        lines += [
-            "<details><summary>Statistics in full</summary>",
-            "",
-            statistics_table(timing, thresholds),
-            "",
-            "</details>",
-            "",
-        ]
+        lines += [folded("Statistics in full", statistics_table(timing, thresholds)), ""]
     return "\n".join(lines)
 
 

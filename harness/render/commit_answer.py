@@ -21,15 +21,14 @@ from harness.findings import Finding
 from harness.install.commit_venvs import commit_label
 from harness.metric_names import Criterion
 from harness.render import screen
-from harness.render.json_out import comparison_json
 from harness.render.range_screen import Block, frame, head_line, metric_row
 from harness.render.release_answers import (
     CLASSIFICATION,
     Answer,
-    against_cell,
     answer_head,
-    median_cell,
-    median_ns,
+    findings_json,
+    judged_cells,
+    judged_json,
 )
 from harness.render.tables import markdown_table, rule_text
 from harness.render.text import inline
@@ -59,19 +58,9 @@ def _what(probe: CommitProbe) -> str:
 
 def _rows(found: CommitBisect, setting: Setting) -> tuple[list[str], list[list[str]]]:
     headers = [h.format(old=found.terms.old, new=found.terms.new) for h in HEADERS]
+    terms, metric = found.terms, setting.metric
     rows = [
-        [
-            str(i),
-            p.stage,
-            _what(p),
-            p.jaxlib,
-            found.terms.word(p.judgement.verdict),
-            median_cell(p.judgement.result, setting.metric),
-            against_cell(p.judgement.vs_good),
-            against_cell(p.judgement.vs_bad),
-            p.judgement.reason,
-            p.judgement.note,
-        ]
+        [str(i), p.stage, _what(p), p.jaxlib, *judged_cells(p.judgement, terms, metric)]
         for i, p in enumerate(found.probes, 1)
     ]
     return headers, rows
@@ -209,10 +198,7 @@ def commit_bisect_json(found: CommitBisect, setting: Setting) -> dict[str, Any]:
         }
     if found.jaxlib_change:
         data["jaxlib_change"] = found.jaxlib_change
-    why = commit_why(found, setting)
-    if why:
-        data["why"] = [line.markdown() for line in why]
-        data["findings"] = [line.data() for line in why]
+    data.update(findings_json(commit_why(found, setting)))
     data.update(why_json(setting))
     data.update(
         probe_count=len(found.probes),
@@ -230,18 +216,12 @@ def commit_bisect_json(found: CommitBisect, setting: Setting) -> dict[str, Any]:
 
 
 def _probe_json(probe: CommitProbe, found: CommitBisect, setting: Setting) -> dict[str, Any]:
-    judged = probe.judgement
     return {
         "release": probe.name,
         "commit": probe.commit.sha if probe.commit else None,
         "stage": probe.stage,
         "jaxlib": probe.jaxlib,
-        "verdict": found.terms.word(judged.verdict),
-        "reason": judged.reason,
-        "source": judged.note,
-        "median_ns": median_ns(judged.result, setting.metric),
-        "vs_good": comparison_json(judged.vs_good),
-        "vs_bad": comparison_json(judged.vs_bad),
+        **judged_json(probe.judgement, found.terms, setting.metric),
     }
 
 

@@ -6,7 +6,11 @@ and since which release; a short script (the case's own code and a plain timing 
 install line and environment variables; the script's real output on the last good and the first
 bad release, each run in a venv holding only jax and jaxlib; then the evidence as short tables (the
 bisect's probes, a number per release from stored results).  The full instrumented script is a file
-beside the draft, its output folded away, as is ``jax.print_environment_info()``.
+beside the draft, its output folded away, as is ``jax.print_environment_info()``.  The description
+says how sure the change is, from its metric per process on each release ("every one on 0.4.33
+slower than every one on 0.4.31" where the two sets do not overlap, else the medians and the test),
+and which phase moved: the program's other kinds (a script's phases) as their comparisons judged
+them, "compile time moved (×16.6 slower); tracing and lowering did not".
 
 An ending (``render_crash``): the same form with the sections that differ: the release that runs,
 the one that crashes, the signal or exit status, faulthandler's stack or the last lines, the
@@ -28,19 +32,18 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, outcome
 from harness.analysis.groups import release_key
 from harness.analysis.metrics import metric_samples
-from harness.analysis.significance import MOVED, Shape
+from harness.analysis.significance import MOVED, Shape, Verdict
 from harness.catalogue.discovery import CaseInfo
 from harness.explain.reproducer_script import REQUIREMENTS
 from harness.host.environment import redact, scrub, shareable_variables
 from harness.measure.case_process import tail
 from harness.measure.deaths import from_site_packages
-from harness.metric_names import MetricKey
-from harness.render.draft_summary import how_sure, phase_reading, provenance
+from harness.metric_names import JSON, KINDS, PHASES, PROCESS, MetricKey
 from harness.render.tables import markdown_table
-from harness.render.text import code_span, fenced, inline
+from harness.render.text import code_span, fenced, folded, inline
 from harness.store.results import StoredResult
 from harness.store.schema import EndKind, RunStatus
-from harness.units import format_ns, sizes_text
+from harness.units import format_ns, format_p, sizes_text
 from harness.upstream.change import (
     PLATFORMS,
     Change,
@@ -163,7 +166,7 @@ def headline(claim: str) -> str:
 def description(d: DraftInputs) -> str:
     """A few short sentences: what changed by how much, how sure, in which phase, from where."""
     change = d.change
-    context = provenance(d.case)
+    context = d.case.subject.provenance(d.case.claim, d.case.source)  # a user's, or a discussion
     shaped = change is not None and change.shape is not Shape.COST and change.significant
     if change is not None and change.metric is not None and shaped:
         compared = change.compared
@@ -178,10 +181,8 @@ def description(d: DraftInputs) -> str:
         return f"{context} The script below times it; its output on each release it ran on follows."
     assert change.before_ns is not None and change.after_ns is not None
     metric = change.metric
-    if metric.is_duration:
-        moved = "slower" if change.ratio >= 1 else "faster"
-    else:
-        moved = "higher" if change.ratio >= 1 else "lower"
+    slower, faster = ("slower", "faster") if metric.is_duration else ("higher", "lower")
+    moved = slower if change.ratio >= 1 else faster
     at = f", at {sizes_text(d.sizes)}" if d.sizes else ""
     sentences = [
         f"{metric.quoted()} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax "
@@ -193,6 +194,62 @@ def description(d: DraftInputs) -> str:
         context,
     ]
     return " ".join(sentence for sentence in sentences if sentence)
+
+
+def how_sure(change: Change) -> str:
+    """How sure the change is, in a sentence a JAX user reads at once, from its comparison's process
+    medians; "" where the two releases' stored results were not compared, or the step is a value's
+    or a presence's (its own words say every process)."""
+    compared = change.compared
+    if compared is None or compared.shape is not Shape.COST:
+        return ""
+    old, new = compared.baseline, compared.candidate
+    count = f"{old.n}" if old.n == new.n else f"{old.n} and {new.n}"
+    metric = change.metric
+    duration = metric is None or metric.is_duration
+    higher, lower = ("slower", "faster") if duration else ("higher", "lower")
+    ahead = higher if new.minimum > old.maximum else lower if new.maximum < old.minimum else ""
+    if ahead:
+        return (
+            f"Measured in {count} separate Python processes per release: every one on "
+            f"{change.first_bad} {ahead} than every one on {change.last_good}."
+        )
+    return (
+        f"Measured in {count} separate Python processes per release, whose figures overlap: the "
+        f"medians differ ×{compared.ratio:.3g} at p={format_p(compared.p_value)} (Welch's t-test "
+        "on their logs)."
+    )
+
+
+def phase_reading(change: Change) -> str:
+    """Which phases of the changed program (a script: of the process) moved and which did not, in a
+    line, from the change's comparisons."""
+    metric = change.metric
+    if metric is None or not change.comparisons:
+        return ""
+    name = PROCESS if metric.name in (JSON, PROCESS) else metric.name
+    moved, still = [], []
+    table = PHASES if name == PROCESS else KINDS
+    # What comes before the run first (tracing, lowering, compiling), then the run's own times.
+    for kind, measured in sorted(table.items(), key=lambda row: row[1].run_time):
+        compared = change.comparisons.get(MetricKey(name, kind))
+        if not measured.words or compared is None or compared.shape is not Shape.COST:
+            continue
+        if compared.verdict in MOVED:
+            ratio = max(compared.ratio, 1 / compared.ratio)
+            moved.append((kind, f"{measured.words} (×{ratio:.3g} {compared.said})"))
+        elif compared.verdict is Verdict.UNCHANGED:
+            still.append(measured.words)
+    if not moved or ([kind for kind, _ in moved] == [metric.kind] and not still):
+        return ""  # nothing moved, or only the metric the headline already names
+    said = f"{_joined([text for _, text in moved])} moved" + (
+        f"; {_joined(still)} did not" if still else ""
+    )
+    return said[0].upper() + said[1:] + "."
+
+
+def _joined(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def newest_release(d: DraftInputs) -> str:
@@ -362,10 +419,6 @@ def why(d: DraftInputs) -> list[str]:
         listed = "\n".join(f"- {scrub(line)}" for line in rest)
         said += ["", folded(f"{more}, each compiled module", listed)]
     return said
-
-
-def folded(summary: str, body: str) -> str:
-    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
 def releases_table(

@@ -146,29 +146,23 @@ def report_json(model: ReportModel, thresholds: Thresholds) -> dict[str, Any]:
         for case in model.cases
         for figure in case.claims.figures
     ]
-    timings = []
-    for timing in model.timings:
-        key, compared = timing.key, timing.comparison
-        timings.append(
-            {
-                "case": key.case,
-                "profile": key.profile,
-                "sizes": dict(key.sizes),
-                "backend": key.backend,
-                "device_count": key.device_count,
-                "machine": key.machine,
-                "baseline": compared.baseline,
-                "comparisons": [
-                    {
-                        "release": release,
-                        "metric": metric.metric_name,
-                        **(comparison_json(comparison) or {}),
-                    }
-                    for release, by_key in compared.comparisons.items()
-                    for metric, comparison in by_key.items()
-                ],
-            }
-        )
+    timings = [
+        {
+            "case": t.key.case,
+            "profile": t.key.profile,
+            "sizes": dict(t.key.sizes),
+            "backend": t.key.backend,
+            "device_count": t.key.device_count,
+            "machine": t.key.machine,
+            "baseline": t.comparison.baseline,
+            "comparisons": [
+                {"release": release, "metric": key.metric_name, **(comparison_json(found) or {})}
+                for release, by_key in t.comparison.comparisons.items()
+                for key, found in by_key.items()
+            ],
+        }
+        for t in model.timings
+    ]
     changes = [
         {
             "case": change.key.case,

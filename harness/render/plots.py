@@ -1,39 +1,124 @@
-"""PNG plots for the report: per comparison group, median wall time by release, and time per call
-against device count for programs named ``<method>_d<devices>``.
+"""Every PNG plot and how it looks.  The report's, per comparison group: median wall time by
+release, and time per call against device count for programs named ``<method>_d<devices>``; a
+triage's: a metric over a run of releases, one panel per metric, the confirmed changes marked
+between releases.
 
-The points are the model's (``analysis.plot_points``, held by each ``TimingGroup``); drawing them
-needs matplotlib (the ``report`` extra).  Without it no plot is drawn and the report says why.
+How every plot looks is decided once: a look per series no other series shares, labels wrapped
+whole, legends beside the axes, units that match the numbers drawn, and two releases drawn as
+points.  The points are the models' (``analysis.plot_points``); drawing them needs matplotlib (the
+``report`` extra), and without it nothing is drawn and the page says why.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from harness.analysis.plot_points import Series
 from harness.analysis.report_model import GroupKey, TimingGroup
-from harness.render.plot_style import (
-    COLOURS,
-    LINESTYLES,
-    MARKERS,
-    SPREAD,
-    TITLE_WIDTH,
-    as_points,
-    legend_beside,
-    legend_columns,
-    offsets,
-    series_styles,
-    unit_for,
-    wrapped,
-)
+from harness.metric_names import MetricKey
 from harness.stats import Summary
 from harness.store.files import child, output_folder, replace_file
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+# Ten colours, seven markers: 7 and 10 share no factor, so (colour, marker) first repeats at series
+# 70, and the line style, which changes every ten series, keeps even those apart.
+COLOURS = tuple(f"C{i}" for i in range(10))
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+LINESTYLES = ("-", "--", ":", "-.")
+LABEL_WIDTH = 34  # characters per line of a y-label at the plots' font size
+TITLE_WIDTH = 70
+SEPARATOR = " · "
+SPREAD = "points: median of the process medians · bars: IQR between processes"
+# Two releases are two categories, not a trend's two ends: each release's points side by side.
+MOST_FOR_POINTS = 2
+DODGE = 0.5  # the share of a category's width the side-by-side points take
+
+
+@dataclass(frozen=True)
+class Style:
+    colour: str
+    marker: str
+    linestyle: str
+
+
+def series_styles(count: int) -> list[Style]:
+    """``count`` looks, no two alike: colours and markers cycle at unequal lengths, styles by 10."""
+    return [
+        Style(
+            COLOURS[i % len(COLOURS)],
+            MARKERS[i % len(MARKERS)],
+            LINESTYLES[(i // len(COLOURS)) % len(LINESTYLES)],
+        )
+        for i in range(count)
+    ]
+
+
+def unit_for(summaries: Sequence[Summary]) -> tuple[str, float]:
+    """The largest unit the biggest median reaches, and nanoseconds per that unit."""
+    largest = max(s.median for s in summaries)
+    return next((unit, scale) for unit, scale in UNITS if largest >= scale or scale == 1.0)
+
+
+def metric_axis(key: MetricKey, summaries: Sequence[Summary]) -> tuple[str, float]:
+    """A metric's y-label and its values' divisor: ``two_scans dispatch (ms)``, never
+    ``dispatch_ns (ms)``; a script's own number (``json.FIELD``) is drawn as printed, its unit."""
+    if not key.in_ns:
+        return f"{key.metric_name} (as printed)", 1.0
+    unit, scale = unit_for(summaries)
+    return f"{key.name} {key.kind} ({unit})", scale
+
+
+def wrapped(text: str, width: int = LABEL_WIDTH) -> str:
+    """The text on as many lines as it needs, so a label or title is drawn whole, never cut at the
+    edge; lines break between a description's `` · `` parts, inside one only if it is too long."""
+    lines: list[str] = []
+    for part in text.split(SEPARATOR):
+        if lines and len(lines[-1]) + len(SEPARATOR) + len(part) <= width:
+            lines[-1] += SEPARATOR + part
+        else:
+            lines += textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False) or [
+                part
+            ]
+    return "\n".join(lines)
+
+
+def as_points(releases: Sequence[str]) -> bool:
+    """Whether releases are drawn as points side by side, not joined by lines."""
+    return len(releases) <= MOST_FOR_POINTS
+
+
+def offsets(count: int, points: bool) -> list[float]:
+    """Where each series sits within its release's category: spread across it when drawn as points,
+    so a release's points and bars do not cover each other; at the centre when lines join them."""
+    if not points or count < 2:
+        return [0.0] * count
+    step = DODGE / (count - 1)
+    return [-DODGE / 2 + i * step for i in range(count)]
+
+
+def release_ticks(axes: Axes, labels: Sequence[str], rotation: int, **font: Any) -> None:
+    """A tick per release; two releases (``as_points``) upright, with room beside their points."""
+    points = as_points(labels)
+    axes.set_xticks(
+        range(len(labels)),
+        list(labels),
+        rotation=0 if points else rotation,
+        ha="center" if points else "right",
+        **font,
+    )
+    if points:
+        axes.set_xlim(-0.6, len(labels) - 0.4)
+
 
 WALL = "wall"
 SCALING = "scaling"
@@ -95,6 +180,20 @@ def error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], li
     return medians, spread
 
 
+def group_axes(axes: Axes, key: GroupKey, what: str, x: str, y: str, series: int) -> None:
+    """A group's plot's labels and title (what it shows, of which group); its legend right of the
+    axes, never over the data (constrained layout makes room), in two columns past 14 series so
+    that it stays no taller than the plot."""
+    axes.set_xlabel(x, fontsize=8)
+    axes.set_ylabel(y, fontsize=9)
+    axes.set_ylim(bottom=0)
+    axes.set_title(wrapped(f"{key.case}: {what} · {key.describe()}", TITLE_WIDTH), fontsize=9)
+    columns = 1 if series <= 14 else 2
+    axes.legend(
+        loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8, ncols=columns
+    )
+
+
 def wall_figure(timing: TimingGroup) -> Figure | None:
     """Each program's wall time by release, a look of its own per program; two releases as points
     side by side (two categories), more joined by lines (a trend).  None when no program has one."""
@@ -103,7 +202,6 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
     lines = timing.wall
     if not lines:
         return None
-    key = timing.key
     releases = timing.comparison.group.releases
     unit, scale = unit_for([s for points in lines.values() for _, s in points])
     points = as_points(releases)
@@ -123,21 +221,8 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
             capsize=3,
             label=program,
         )
-    axes.set_xticks(
-        range(len(releases)),
-        [f"jax {r}" for r in releases],
-        rotation=0 if points else 30,
-        ha="center" if points else "right",
-    )
-    if points:
-        axes.set_xlim(-0.6, len(releases) - 0.4)
-    axes.set_ylabel(f"wall time ({unit})", fontsize=9)
-    axes.set_xlabel(SPREAD, fontsize=8)
-    axes.set_ylim(bottom=0)
-    axes.set_title(
-        wrapped(f"{key.case}: wall time by release · {key.describe()}", TITLE_WIDTH), fontsize=9
-    )
-    legend_beside(axes, legend_columns(len(lines)))
+    release_ticks(axes, [f"jax {r}" for r in releases], 30)
+    group_axes(axes, timing.key, "wall time by release", SPREAD, f"wall time ({unit})", len(lines))
     return figure
 
 
@@ -150,7 +235,6 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
     lines = timing.scaling
     if not lines:
         return None
-    key = timing.key
     unit, scale = unit_for([s for points in lines.values() for _, s in points])
     figure = Figure(figsize=(9, 4.8), layout="constrained")
     axes = figure.subplots()
@@ -172,14 +256,8 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
     counts = sorted({d for points in lines.values() for d, _ in points})
     axes.set_xscale("log", base=2)
     axes.set_xticks(counts, [str(c) for c in counts])
-    axes.set_xlabel(f"devices · {SPREAD}", fontsize=8)
-    axes.set_ylabel(f"wall time per call ({unit})", fontsize=9)
-    axes.set_ylim(bottom=0)
-    axes.set_title(
-        wrapped(f"{key.case}: time per call by device count · {key.describe()}", TITLE_WIDTH),
-        fontsize=9,
-    )
-    legend_beside(axes, legend_columns(len(lines)))
+    what, y = "time per call by device count", f"wall time per call ({unit})"
+    group_axes(axes, timing.key, what, f"devices · {SPREAD}", y, len(lines))
     return figure
 
 
@@ -203,3 +281,55 @@ def draw_plots(timings: Sequence[TimingGroup], out_dir: Path) -> DrawnPlots:
                 save_figure(figure, child(folder, name))
                 files[(key, kind)] = f"{PLOTS}/{name}"
     return DrawnPlots(files)
+
+
+MOST_PANELS = 6
+Panel = tuple[MetricKey, list[tuple[str, Summary]]]
+
+
+def draw_series(
+    title: str, releases: Sequence[str], series: Series, changes: Sequence[str], path: Path
+) -> str | None:
+    """Draw up to six metrics over ``releases`` into ``path``, a dashed line before each release in
+    ``changes``; None when drawn, else why not."""
+    missing = matplotlib_missing()
+    if missing:
+        return missing
+    panels = [(key, points) for key, points in series.items() if points][:MOST_PANELS]
+    if not panels:
+        return "no metric ran ok on any release"
+    figure = series_figure(title, releases, panels, changes)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # planted in the reports folder: the plot would land wherever it points
+    if path.parent.is_symlink():
+        return f"{path.parent} is a link, not a folder"
+    save_figure(figure, path)
+    return None
+
+
+def series_figure(
+    title: str, releases: Sequence[str], panels: Sequence[Panel], changes: Sequence[str]
+) -> Figure:
+    """A panel per metric, its y-label the metric's name and the unit its values are drawn in."""
+    from matplotlib.figure import Figure
+
+    points = as_points(releases)
+    width = max(6.0, 0.5 * len(releases) + 3)
+    figure = Figure(figsize=(width, 2.6 * len(panels) + 0.8), layout="constrained")
+    axes_list = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
+    for axes, (key, found) in zip(axes_list, panels, strict=True):
+        label, scale = metric_axis(key, [s for _, s in found])
+        medians, spread = error_bars([s for _, s in found], scale)
+        xs = [releases.index(r) for r, _ in found]
+        # Two releases are two categories: points, not a line that reads as a trend between them.
+        axes.errorbar(
+            xs, medians, yerr=spread, marker="o", capsize=3, linestyle="none" if points else "-"
+        )
+        for release in changes:
+            axes.axvline(releases.index(release) - 0.5, color="C3", linestyle="--", linewidth=1)
+        release_ticks(axes, releases, 45, fontsize=7)
+        axes.set_ylabel(wrapped(label), fontsize=8)
+        axes.set_ylim(bottom=0)
+    axes_list[0].set_title(wrapped(title, TITLE_WIDTH), fontsize=9)
+    axes_list[-1].set_xlabel(f"jax release · {SPREAD} · dashed: a confirmed change", fontsize=8)
+    return figure

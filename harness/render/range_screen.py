@@ -19,7 +19,7 @@ from harness.analysis.significance import Comparison, Shape, Thresholds
 from harness.findings import Finding, FollowUp
 from harness.metric_names import Criterion
 from harness.render import screen
-from harness.render.marks import legend, marks_text
+from harness.render.tables import legend, marks_text
 from harness.steps.answers import Setting
 from harness.steps.bisection import ReleaseStep, SweepOutcome
 from harness.steps.judge import Judgement
@@ -43,8 +43,7 @@ def unmeasured_line(found: SweepOutcome) -> str:
 def head_line(command: str, setting: Setting, first: str, last: str) -> str:
     """``Sweep: scan_sync at M=2 N=600 · profile cpu · jax 0.4.26 → 0.12.0.1`` (``at``: sizes)."""
     sizes = f" at {sizes_text(setting.sizes)}" if setting.sizes else ""
-    what = setting.metric.metric_name if setting.metric else ""
-    by = f" · by {what}" if what else ""
+    by = f" · by {setting.metric.metric_name}" if setting.metric else ""
     return (
         f"{command}: {setting.case}{sizes} · profile {setting.profile} · jax {first} → {last}{by}"
     )
@@ -205,19 +204,12 @@ def _why_shown(why: Sequence[Finding], most: int) -> list[str]:
 
 
 def block_lines(
-    block: Block,
-    fold: tuple[int, int, int],
-    shown: set[str],
-    thresholds: Thresholds,
-    marked: list[Comparison] | None = None,
+    block: Block, fold: tuple[int, int, int], shown: set[str], thresholds: Thresholds
 ) -> list[str]:
-    """A block folded to ``fold``; a command in ``shown`` is not offered again (``shown`` grows);
-    the comparisons whose marks it shows are added to ``marked`` (the legend says those only)."""
+    """A block folded to ``fold``; a command in ``shown`` is not offered again (``shown`` grows)."""
     most, why, commands = fold
     lines = screen.wrap(block.head, indent="  ")
     rows = _rows_ordered(block.rows)
-    if marked is not None:
-        marked += [r.comparison for r in rows[:most] if r.comparison is not None]
     cells = [[r.criterion.name, r.figures, *r.cells(thresholds)] for r in rows[:most]]
     lines += screen.table(cells, BLOCK_HEADERS, indent="  ", shrink=1)
     if len(rows) > most:
@@ -242,12 +234,10 @@ def blocks_lines(
     budget.  The comparisons whose marks are shown go to ``marked``."""
     for fold in FOLDS:
         shown: set[str] = set()
-        found: list[Comparison] = []
-        body = [
-            line for b in blocks for line in [*block_lines(b, fold, shown, thresholds, found), ""]
-        ]
-        if len(body) <= budget:
-            marked += found
+        body = [line for b in blocks for line in [*block_lines(b, fold, shown, thresholds), ""]]
+        if len(body) <= budget:  # the legend says the marks of the rows shown only
+            shown_rows = [r for b in blocks for r in _rows_ordered(b.rows)[: fold[0]]]
+            marked += [r.comparison for r in shown_rows if r.comparison is not None]
             return body
     rows = []
     for block in blocks:

@@ -7,6 +7,7 @@ known (``upstream.change`` reads them back), and ``answer`` always.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -23,7 +24,7 @@ from harness.render.tables import format_interval, markdown_table, rule_text
 from harness.render.text import inline
 from harness.render.why import why_json
 from harness.steps.answers import Setting
-from harness.steps.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
+from harness.steps.bisection import BisectOutcome, SweepOutcome, expected_probes
 from harness.steps.judge import FIX, Judgement, Terms
 from harness.steps.probes import Probe
 from harness.store.results import StoredResult
@@ -45,12 +46,9 @@ class Answer:
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", redact(self.text))
         object.__setattr__(self, "markdown", redact(self.markdown))
-        object.__setattr__(self, "data", _redacted(self.data))
-
-
-def _redacted(value: Any) -> Any:
-    """A JSON value with every string redacted, keys left as they are (the answer's own names)."""
-    return leaves_mapped(value, lambda leaf: redact(leaf) if isinstance(leaf, str) else leaf)
+        # every string of the data, its keys left as they are (the answer's own names)
+        data = leaves_mapped(self.data, lambda s: redact(s) if isinstance(s, str) else s)
+        object.__setattr__(self, "data", data)
 
 
 CLASSIFICATION = (
@@ -96,35 +94,48 @@ def against_cell(comparison: Comparison | None) -> str:
     )
 
 
+def judged_cells(judged: Judgement, terms: Terms, metric: MetricKey | None) -> list[str]:
+    """A metric's probe after where it ran: verdict, median, against each endpoint, why, source."""
+    return [
+        terms.word(judged.verdict),
+        median_cell(judged.result, metric),
+        against_cell(judged.vs_good),
+        against_cell(judged.vs_bad),
+        judged.reason,
+        judged.note,
+    ]
+
+
+def judged_json(judged: Judgement, terms: Terms, metric: MetricKey | None) -> dict[str, Any]:
+    """A probe's judgement as data, after where it ran (a release's, or a commit's)."""
+    return {
+        "verdict": terms.word(judged.verdict),
+        "reason": judged.reason,
+        "source": judged.note,
+        "median_ns": median_ns(judged.result, metric),
+        "vs_good": comparison_json(judged.vs_good),
+        "vs_bad": comparison_json(judged.vs_bad),
+    }
+
+
 def _claim_evidence(judged: Judgement) -> str:
     found = claim_evidence(judged.result) if judged.result is not None else ""
     return found or judged.reason
 
 
 def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list[list[str]]]:
-    numbered = [
-        [str(i), j.release, setting.jaxlib.get(j.release, "?"), setting.terms.word(j.verdict)]
-        for i, j in enumerate(found.probes, 1)
-    ]
+    probes = found.probes
+    ran = [[str(i), j.release, setting.jaxlib.get(j.release, "?")] for i, j in enumerate(probes, 1)]
     head = ["#", "jax", "jaxlib", "verdict"]
     if setting.metric is None:
         rows = [
-            [*row, j.claim or "–", _claim_evidence(j), j.note]
-            for row, j in zip(numbered, found.probes, strict=True)
+            [*row, setting.terms.word(j.verdict), j.claim or "–", _claim_evidence(j), j.note]
+            for row, j in zip(ran, probes, strict=True)
         ]
         return [*head, "claim", "evidence", "source"], rows
     ends = [f"vs {setting.terms.old} endpoint", f"vs {setting.terms.new} endpoint"]
-    rows = [
-        [
-            *row,
-            median_cell(j.result, setting.metric),
-            against_cell(j.vs_good),
-            against_cell(j.vs_bad),
-            j.reason,
-            j.note,
-        ]
-        for row, j in zip(numbered, found.probes, strict=True)
-    ]
+    cells = [judged_cells(j, setting.terms, setting.metric) for j in probes]
+    rows = [[*row, *judged] for row, judged in zip(ran, cells, strict=True)]
     return [*head, "median", *ends, "why", "source"], rows
 
 
@@ -192,6 +203,11 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: Finding | None
     return "\n".join(lines)
 
 
+def findings_json(why: list[Finding]) -> dict[str, Any]:
+    """The sentences as a page shows them, and the findings as data (what the draft reads)."""
+    return {"why": [f.markdown() for f in why], "findings": [f.data() for f in why]} if why else {}
+
+
 def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[str, Any]:
     """The start of every bisect answer's data (releases or commits): the setting, its two ends."""
     return {
@@ -223,11 +239,7 @@ def bisect_json(
     if found.found:
         data.update({f"last_{old}": found.last_good, f"first_{new}": found.first_bad})
         data.update(untested_between=found.between())
-        why = bisect_why(found, setting)
-        if why:
-            # The sentences as a page shows them, and the findings as data (what the draft reads).
-            data["why"] = [line.markdown() for line in why]
-            data["findings"] = [line.data() for line in why]
+        data.update(findings_json(bisect_why(found, setting)))
         data["next"] = [each.data() for each in bisect_follow_ups(Bisected(found, setting))]
         data.update(why_json(setting))
     data.update(
@@ -240,14 +252,9 @@ def bisect_json(
             {
                 "release": j.release,
                 "jaxlib": setting.jaxlib.get(j.release),
-                "verdict": setting.terms.word(j.verdict),
-                "reason": j.reason,
-                "source": j.note,
+                **judged_json(j, setting.terms, setting.metric),
                 "result": j.result.path.name if j.result is not None else None,
                 "claim": j.claim,
-                "median_ns": median_ns(j.result, setting.metric),
-                "vs_good": comparison_json(j.vs_good),
-                "vs_bad": comparison_json(j.vs_bad),
             }
             for j in found.probes
         ],
@@ -269,10 +276,7 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
             detail = f"{step.change} {against_cell(compared)}" if compared else step.change
         said = f"{step.criterion.name}: {step.before} → {step.after}: {detail}"
         lines.append(f"- {inline(said)}")
-    changed: dict[str, list[ReleaseStep]] = {}
-    for step in found.steps:
-        changed.setdefault(step.criterion.name, []).append(step)
-    several = [name for name, steps in changed.items() if len(steps) > 1]
+    several = [n for n, k in Counter(s.criterion.name for s in found.steps).items() if k > 1]
     if several:
         lines += [
             "",

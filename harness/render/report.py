@@ -31,7 +31,7 @@ from harness.render.tables import (
     rule_text,
     verdict_text,
 )
-from harness.render.text import Markdown, code_span, inline
+from harness.render.text import Markdown, code_span, folded, inline
 from harness.units import format_ratio, short_machine, sizes_text
 
 INDEX = "index.md"
@@ -65,10 +65,9 @@ def case_link(case: str, pages: Mapping[str, str]) -> Markdown:
     return Markdown(f"[{inline(case)}]({pages.get(case, f'{case}.md')})")
 
 
-def claims_overview(claims: ClaimTable, pages: Mapping[str, str] | None = None) -> str:
+def claims_overview(claims: ClaimTable, pages: Mapping[str, str]) -> str:
     """Cases × releases: ✓ / ✗ / status per (case, profile, backend, sizes), and the release ranges
     in words; rows skipped on every release named below it instead."""
-    pages = pages or {}
     table = [
         [
             case_link(line.case, pages),
@@ -91,32 +90,19 @@ def claims_overview(claims: ClaimTable, pages: Mapping[str, str] | None = None) 
     return text.strip()
 
 
-def changes_overview(timings: Sequence[TimingGroup], pages: Mapping[str, str] | None = None) -> str:
-    rows = []
-    for timing in timings:
-        comparison, key = timing.comparison, timing.key
-        rows.append(
-            [
-                case_link(key.case, pages or {}),
-                key.describe(),
-                ", ".join(comparison.group.releases),
-                comparison.baseline,
-                *(timing.tallies or ["–"] * 4),
-            ]
-        )
-    return markdown_table(
-        rows,
+def changes_overview(timings: Sequence[TimingGroup], pages: Mapping[str, str]) -> str:
+    rows = [
         [
-            "case",
-            "compared within",
-            "releases",
-            "baseline",
-            "slower",
-            "faster",
-            "undecided",
-            "noisy",
-        ],
-    )
+            case_link(t.key.case, pages),
+            t.key.describe(),
+            ", ".join(t.comparison.group.releases),
+            t.comparison.baseline,
+            *(t.tallies or ["–"] * 4),
+        ]
+        for t in timings
+    ]
+    group = ["case", "compared within", "releases", "baseline"]
+    return markdown_table(rows, [*group, "slower", "faster", "undecided", "noisy"])
 
 
 def where(
@@ -212,14 +198,10 @@ def runs_overview(runs: Sequence[RunView]) -> str:
 
 
 def render_index(
-    model: ReportModel,
-    generated_at: datetime,
-    plots: DrawnPlots,
-    pages: Mapping[str, str] | None = None,
+    model: ReportModel, generated_at: datetime, plots: DrawnPlots, pages: Mapping[str, str]
 ) -> str:
     """The index page, with a sentence per machine's latest calibration (``harness calibrate``);
     ``pages``: each case's page name (``page_names``)."""
-    pages = pages or page_names([case.case for case in model.cases])
     problems, searched = model.problems, model.searched
     noise_floor = [noise_floor_sentence(run) for run in model.noise_floors]
     lines = ["# JAX reproduction report", ""]
@@ -280,15 +262,7 @@ def render_index(
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
         lines += [changes_overview(model.timings, pages), ""]
-    lines += [
-        "<details><summary>Every run shown</summary>",
-        "",
-        runs_overview(model.runs),
-        "",
-        "</details>",
-        "",
-    ]
-    lines += method_section(model)
+    lines += [folded("Every run shown", runs_overview(model.runs)), "", *method_section(model)]
     return "\n".join(lines)
 
 

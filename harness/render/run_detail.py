@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from harness.analysis.report_model import RunView
 from harness.render.screen import ELLIPSIS, shorten
 from harness.render.tables import markdown_table
-from harness.render.text import Markdown, code_span, fenced, inline
+from harness.render.text import Markdown, code_span, fenced, folded, inline
 from harness.stats import summarize
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
@@ -47,7 +47,7 @@ def metrics_table(result: StoredResult) -> str:
             rows.append(_summary_row(name, "dispatch (Python regains control)", dispatch))
         rows.append(_summary_row(name, "wall (until ready)", [s.wall_ns for s in samples]))
         steps = records[0].steps
-        for i, step in enumerate(steps[:-1] if len(steps) > 1 else []):
+        for i, step in enumerate(steps[:-1]):  # the last one's return: dispatch
             marks = [s.marks_ns[i] for s in samples if len(s.marks_ns) > i]
             if marks:
                 median = format_ns(summarize(marks).median)
@@ -71,9 +71,7 @@ def environment_block(result: StoredResult) -> str:
     host = stored.host
     jax_info = stored.jax
     revision = host.harness
-    machine_basis = (
-        host.machine.basis if host.machine is not None else "not recorded: an older result"
-    )
+    basis = host.machine.basis if host.machine is not None else "not recorded: an older result"
     facts = {
         "jax / jaxlib / numpy": " / ".join(
             host.packages.get(p, "?") for p in ("jax", "jaxlib", "numpy")
@@ -87,7 +85,7 @@ def environment_block(result: StoredResult) -> str:
             f"{host.cpu_model or '?'} ({'?' if host.usable_cores is None else host.usable_cores} "
             "usable cores)"
         ),
-        "machine": f"{result.result.machine} ({machine_basis})",
+        "machine": f"{result.result.machine} ({basis})",
         "harness": "{commit}{dirty}".format(
             commit=(revision.commit if revision else "?")[:12],
             dirty=" (uncommitted changes)" if revision and revision.dirty else "",
@@ -115,7 +113,7 @@ def environment_block(result: StoredResult) -> str:
         table += f"\n\n{ELLIPSIS} ends a value shortened here; the result file holds it whole."
     info = jax_info.environment_info.strip() if jax_info else ""
     info_block = f"\n\n{fenced(info)}" if info else ""
-    return f"<details><summary>Environment</summary>\n\n{table}{info_block}\n\n</details>"
+    return folded("Environment", f"{table}{info_block}")
 
 
 VARIABLE_COLUMNS = 80

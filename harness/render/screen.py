@@ -181,12 +181,8 @@ def _units(words: list[str]) -> list[str]:
     """An option and its value kept together (``--profile cpu``): a break falls between options."""
     units: list[str] = []
     for word in words:
-        if (
-            units
-            and units[-1].startswith("--")
-            and " " not in units[-1]
-            and not word.startswith("-")
-        ):
+        option = units and units[-1].startswith("--") and " " not in units[-1]
+        if option and not word.startswith("-"):
             units[-1] += f" {word}"
         else:
             units.append(word)

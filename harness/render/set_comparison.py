@@ -15,12 +15,13 @@ from harness.analysis.set_comparison import Pair, SetComparison
 from harness.analysis.significance import MOVED, Verdict
 from harness.metric_names import reading_rank
 from harness.render import screen
-from harness.render.marks import legend, marks_text
 from harness.render.tables import (
     METHOD_ANCHOR,
     METHOD_HEADING,
     STATISTICS_HEADERS,
+    legend,
     markdown_table,
+    marks_text,
     rule_line,
     rule_text,
     statistics_cells,
@@ -37,13 +38,6 @@ _FRAME_LINES = 12
 
 def _ordered(pair: Pair) -> list[MetricComparison]:
     return sorted(pair.metrics, key=lambda m: reading_rank(m.key))
-
-
-def _rows(pair: Pair, markdown: bool, comparison: SetComparison) -> list[list[str]]:
-    return [
-        [m.key.label(), *statistics_cells(m.comparison, markdown, comparison.thresholds)]
-        for m in _ordered(pair)
-    ]
 
 
 def _short_row(m: MetricComparison, comparison: SetComparison) -> list[str]:
@@ -161,7 +155,10 @@ def render_markdown(comparison: SetComparison) -> str:
     for pair in comparison.pairs:
         lines += [f"## {inline(pair.title())}", ""]
         lines += [f"> {inline(n)}" for n in pair.notes] + ([""] if pair.notes else [])
-        rows = _rows(pair, markdown=True, comparison=comparison)
+        rows = [
+            [m.key.label(), *statistics_cells(m.comparison, thresholds=comparison.thresholds)]
+            for m in _ordered(pair)
+        ]
         lines += [markdown_table(rows, ["metric", *STATISTICS_HEADERS]), ""]
         marks = legend((m.comparison for m in pair.metrics), comparison.thresholds)
         lines += [inline(marks), ""] if marks else []

@@ -1,19 +1,80 @@
-"""Text for comparisons and GitHub-flavoured markdown tables.  Pure functions."""
+"""Text for comparisons and GitHub-flavoured markdown tables.  Pure functions.
+
+A comparison's caveats (``Comparison.flags``) are sentences, the same few for most metrics of a run:
+repeated in every row they made tables a thousand columns wide.  So each kind gets a mark, a letter
+(``marks_of``); a table, in the terminal or a report, shows the letters and its legend says each
+once.  The sentences themselves stay in the JSON (``flags``).
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tabulate import tabulate
 
+from harness.analysis.metrics import SEPARATE_UNDER_LOAD
+from harness.analysis.processes import UPPER_ESTIMATE
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
-from harness.render.marks import marks_text
 from harness.render.text import Markdown, inline, one_line
 from harness.units import format_p, format_ratio
 
 NOISY_MARK = "⚠"
+
+
+@dataclass(frozen=True)
+class Mark:
+    letter: str
+    meaning: str
+
+
+def _marks(thresholds: Thresholds) -> list[tuple[str, Mark]]:
+    """(what the caveat's sentence holds, its mark), the first that matches a sentence marks it."""
+    return [
+        (SEPARATE_UNDER_LOAD, Mark("L", "separate runs, one measured under load: no verdict")),
+        (UPPER_ESTIMATE, Mark("u", "the ratio is an upper estimate: it barely passed the test")),
+        ("too few processes", Mark("f", f"fewer than {thresholds.min_processes} processes a side")),
+        (
+            "process medians vary",
+            Mark("v", f"process medians vary by more than {thresholds.max_between_cv:.0%}"),
+        ),
+        (
+            "of median within processes",
+            Mark(
+                "w", f"IQR within processes above {thresholds.max_relative_iqr:.0%} of the median"
+            ),
+        ),
+        (
+            "measured under load",
+            Mark("l", "processes measured while other work loaded the machine"),
+        ),
+        ("ranks of the process medians", Mark("r", "the rank test of the process medians fails")),
+        ("median", Mark("0", "a median zero or below: no test")),
+    ]
+
+
+OTHER = Mark("*", "another caveat: the report's JSON names it")
+
+
+def marks_of(flags: Iterable[str], thresholds: Thresholds) -> list[Mark]:
+    """The marks of caveats' sentences (comparisons' ``flags``), each once, in legend order."""
+    known = _marks(thresholds)
+    found = {next((mark for text, mark in known if text in flag), OTHER) for flag in flags}
+    return [mark for mark in [*(mark for _, mark in known), OTHER] if mark in found]
+
+
+def marks_text(comparison: Comparison, thresholds: Thresholds) -> str:
+    """``v l``: the cell of a table's *caveats* column."""
+    return " ".join(mark.letter for mark in marks_of(comparison.flags, thresholds))
+
+
+def legend(comparisons: Iterable[Comparison], thresholds: Thresholds) -> str:
+    """``caveats: v process medians vary by more than 10% · l processes measured …``; or empty."""
+    used = marks_of([flag for c in comparisons for flag in c.flags], thresholds)
+    shown = [f"{mark.letter} {mark.meaning}" for mark in used]
+    return f"caveats: {' · '.join(shown)}" if shown else ""
 
 
 def format_interval(comparison: Comparison) -> str:
@@ -68,7 +129,7 @@ def statistics_cells(
     """The full statistics of one comparison, as table cells under STATISTICS_HEADERS.
 
     *between* is the coefficient of variation of a side's process medians, *within* the
-    median over its processes of IQR / median; the caveats are marks (``marks.legend`` says them).
+    median over its processes of IQR / median; the caveats are marks (``legend`` says them).
     """
     a, b = comparison.spreads
     return [

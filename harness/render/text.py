@@ -59,6 +59,11 @@ def fenced(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{text}\n{fence}"
 
 
+def folded(summary: str, body: str) -> str:
+    """``body`` folded away under ``summary`` (GitHub's ``<details>``), both markdown already."""
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
 def terminal(value: Any) -> str:
     """``value`` for a terminal or a CI log: control characters (an escape sequence's ESC among
     them) and marks that reorder text as U+FFFD; line breaks and tabs kept."""

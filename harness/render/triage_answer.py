@@ -15,12 +15,11 @@ from harness.analysis.significance import Comparison, format_margin
 from harness.findings import Finding
 from harness.names import inside
 from harness.render.json_out import comparison_json
-from harness.render.range_screen import unmeasured_line
+from harness.render.plots import draw_series
 from harness.render.release_answers import Answer, against_cell, releases_markdown, sweep_json
-from harness.render.series_plot import draw_series
 from harness.render.tables import markdown_table
 from harness.render.text import fenced, inline
-from harness.render.triage_screen import follow_ups, triage_screen
+from harness.render.triage_screen import follow_ups, no_answer, processes_again, triage_screen
 from harness.render.triage_words import answered, answers, death_line, family_error
 from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
@@ -42,9 +41,8 @@ RULE = (
 
 def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
     first = found.first_round
-    again = [min(c.comparison.processes) for c in found.confirmations if c.comparison is not None]
-    fewest, most = (min(again), max(again)) if again else (0, 0)
-    measured = f", {fewest}{f'–{most}' if most > fewest else ''} processes a side" if again else ""
+    again = processes_again(found)
+    measured = f", {again}" if again else ""
     undecided = f", {len(found.undecided())} undecided" if found.undecided() else ""
     return (
         f"{len(first.releases)} releases on the index in the range, {len(first.ok())} ran ok "
@@ -75,32 +73,16 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     if undecided:
         lines.append(
             f"- Undecided, not unchanged: {inline('; '.join(undecided))}: measured again, the "
-            "statistics "
-            "could tell neither the change nor its absence within --max-processes (the looks stop "
-            "early where even the most processes allowed would be unlikely to decide). The same "
-            "command with a larger --max-processes (what ran out of processes is measured again, "
-            "the rest reused), on a quiet machine, may decide."
+            "statistics could tell neither the change nor its absence within --max-processes (the "
+            "looks stop early where even the most processes allowed would be unlikely to decide). "
+            "The same command with a larger --max-processes (what ran out of processes is measured "
+            "again, the rest reused), on a quiet machine, may decide."
         )
     lines += [f"- jax {release}: {fault}." for release, fault in found.faults()]
     if found.changes() or found.undecided():
         return lines
-    if lines:  # faults alone: said, and then why there is no answer
-        return [*lines, *_no_answer(found)]
-    return _no_answer(found)
-
-
-def _no_answer(found: TriageOutcome) -> list[str]:
-    if found.first_round.unmeasured():
-        return [unmeasured_line(found.first_round)]
-    if found.first_round.steps:
-        return [
-            "No confirmed change: no candidate step of the first round held on measuring again."
-        ]
-    return [
-        "No change found: no step between consecutive releases passed the first round's screen "
-        "(each comparison is in the releases table; an undecided one there is not evidence of no "
-        "change)."
-    ]
+    # faults alone: said, and then why there is no answer
+    return [*lines, no_answer(found, "each comparison is in the releases table")]
 
 
 def _measured(comparison: Comparison) -> str:
@@ -204,14 +186,10 @@ def draw_triage_plot(
     results = [m.result for m in found.first_round.ok() if m.result is not None]
     series = metric_series(results, plotted_metrics(found, setting))
     changes = list(dict.fromkeys(c.step.after for c in found.changes()))
-    name = f"{PLOTS}/{stem}.png"
-    title = (
-        f"{setting.case}, jax {found.first_round.releases[0]} → {found.first_round.releases[-1]}"
-    )
-    why = draw_series(
-        title, found.first_round.releases, series, changes, inside(out, PLOTS, f"{stem}.png")
-    )
-    return (None, why) if why else (name, "")
+    releases = found.first_round.releases
+    title = f"{setting.case}, jax {releases[0]} → {releases[-1]}"
+    why = draw_series(title, releases, series, changes, inside(out, PLOTS, f"{stem}.png"))
+    return (None, why) if why else (f"{PLOTS}/{stem}.png", "")
 
 
 def triage_markdown(
@@ -219,14 +197,12 @@ def triage_markdown(
 ) -> str:
     first = found.first_round
     link, why = plot
+    error = family_error(found, setting.thresholds)
+    none = "**Nothing could be measured**" if first.unmeasured() else "**No confirmed change**"
     lines = [
         f"# Triage: {inline(setting.case)}, jax {first.releases[0]} → {first.releases[-1]}",
         "",
-        "**Answers**"
-        if found.changes()
-        else "**Nothing could be measured**"
-        if first.unmeasured()
-        else "**No confirmed change**",
+        "**Answers**" if found.changes() else none,
         "",
         *_answer_lines(found, setting),
         "",
@@ -243,11 +219,7 @@ def triage_markdown(
         "",
         RULE,
         "",
-        *(
-            [family_error(found, setting.thresholds), ""]
-            if family_error(found, setting.thresholds)
-            else []
-        ),
+        *([error, ""] if error else []),
         *releases_markdown(first, setting, "## Releases (first round)"),
     ]
     return "\n".join(lines)

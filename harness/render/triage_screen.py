@@ -79,13 +79,31 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
     return blocks
 
 
+def processes_again(found: TriageOutcome) -> str:
+    """``5–10 processes a side``: how far measuring the candidates again went; "" where none was."""
+    again = [min(c.comparison.processes) for c in found.confirmations if c.comparison is not None]
+    if not again:
+        return ""
+    fewest, most = min(again), max(again)
+    return f"{fewest}{f'–{most}' if most > fewest else ''} processes a side"
+
+
+def no_answer(found: TriageOutcome, compared: str) -> str:
+    """Why a triage confirmed no change; ``compared``: where the first round's comparisons are."""
+    if found.first_round.unmeasured():
+        return unmeasured_line(found.first_round)
+    if found.first_round.steps:
+        return "No confirmed change: no candidate step of the first round held on measuring again."
+    return (
+        "No change found: no step between consecutive releases passed the first round's screen "
+        f"({compared}; an undecided one is not evidence of no change)."
+    )
+
+
 def _triage_counts(found: TriageOutcome, processes: int, wall_s: float) -> list[str]:
     first = found.first_round
-    again = [min(c.comparison.processes) for c in found.confirmations if c.comparison is not None]
-    measured = ""
-    if again:
-        fewest, most = min(again), max(again)
-        measured = f" ({fewest}{f'–{most}' if most > fewest else ''} processes a side)"
+    again = processes_again(found)
+    measured = f" ({again})" if again else ""
     confirmed = len(found.changes())
     undecided = len(found.undecided())
     dropped = len(found.confirmations) - confirmed - undecided
@@ -144,17 +162,6 @@ def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report
     for release, fault in found.faults():
         tail += screen.wrap(f"jax {release}: {fault}.", lines=2)
     if not blocks:
-        if found.first_round.unmeasured():
-            said = unmeasured_line(found.first_round)
-        elif found.first_round.steps:
-            said = (
-                "No confirmed change: no candidate step of the first round held on measuring again."
-            )
-        else:
-            said = (
-                "No change found: no step between consecutive releases passed the first round's "
-                "screen (the report has each comparison; an undecided one is not evidence of no "
-                "change)."
-            )
+        said = no_answer(found, "the report has each comparison")
         tail = [*tail, *screen.wrap(said), *_dropped_lines(found)]
     return frame(head, blocks, tail, setting, [f"Report: {report}"])

@@ -128,18 +128,12 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
             f"{'missing' if change.regression else 'printed'} on {step.after} in "
             f"{n_b - k_b if change.regression else k_b} of {n_b}"
         )
-    key = step.key
-    ratio = comparison.ratio
-    figures = (
-        f"{key.format(comparison.baseline.median)} → {key.format(comparison.candidate.median)}"
-    )
-    name = (
-        f"{step.criterion.name} (JAX's own import, not the script's code)"
-        if key.is_jax_import
-        else step.criterion.name
-    )
-    zero = 0 in (comparison.baseline.median, comparison.candidate.median)
-    if comparison.shape is Shape.VALUE or (comparison.constant and zero):
+    key, ratio = step.key, comparison.ratio
+    before, after = comparison.baseline.median, comparison.candidate.median
+    figures = f"{key.format(before)} → {key.format(after)}"
+    own = " (JAX's own import, not the script's code)" if key.is_jax_import else ""
+    name = f"{step.criterion.name}{own}"
+    if comparison.shape is Shape.VALUE or (comparison.constant and 0 in (before, after)):
         # From zero or to zero: no ratio means anything, the values say it all.
         return f"{name}: {comparison.said} since {step.after} (last {step.before})"
     # the script's own unit: which way is better is the user's (--higher-is-better)
@@ -147,17 +141,12 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
         moved = f"higher {_factor(ratio)}" if ratio >= 1 else f"lower {_factor(1 / ratio)}"
         how = "worse" if change.regression else "better"
         return f"{name}: {moved} ({how}) since {step.after} (last {step.before}; {figures})"
-    if change.regression:
-        return (
-            f"{name}: slower {_factor(ratio)} since {step.after} (last good {step.before}; "
-            f"{figures})"
-        )
-    if fix:
-        return (
-            f"{name}: fixed in {step.after} ({_factor(1 / ratio)} faster; last slow {step.before}; "
-            f"{figures})"
-        )
-    return (
-        f"{name}: faster {_factor(1 / ratio)} since {step.after} (last slower {step.before}; "
-        f"{figures})"
+    if fix and not change.regression:
+        faster = f"{_factor(1 / ratio)} faster"
+        return f"{name}: fixed in {step.after} ({faster}; last slow {step.before}; {figures})"
+    moved, last = (
+        (f"slower {_factor(ratio)}", "last good")
+        if change.regression
+        else (f"faster {_factor(1 / ratio)}", "last slower")
     )
+    return f"{name}: {moved} since {step.after} ({last} {step.before}; {figures})"

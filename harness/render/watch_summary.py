@@ -36,13 +36,7 @@ HEADLINES = {
     3: "**No regression confirmed, but not everything was decided.**",
     0: "**No regression.**",
 }
-OUTCOME_WORDS = {
-    "regression": "regression",
-    "measured nothing": "measured nothing",
-    "undecided": "undecided",
-    "unchanged": "no change found",
-    "improved": "improved",
-}
+OUTCOME_WORDS = {"unchanged": "no change found"}  # the other outcomes say themselves
 
 
 @dataclass(frozen=True)
@@ -180,7 +174,7 @@ def watch_markdown(summary: WatchSummary) -> str:
     ]
     for t in summary.targets:
         page = f"[{inline(t.page)}]({t.page})" if t.page else "—"
-        outcome = OUTCOME_WORDS[t.outcome] + (
+        outcome = OUTCOME_WORDS.get(t.outcome, t.outcome) + (
             f" (remembered from {t.remembered})" if t.remembered else ""
         )
         lines.append(f"| {code_span(t.target)} | {t.kind} | {outcome} | {_smallest(t)} | {page} |")
