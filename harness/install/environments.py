@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.catalogue.discovery import CaseInfo
-from harness.catalogue.script_deps import Declared
 from harness.install import script_envs, venvs
-from harness.install.script_envs import InstallFailed, NotInstallable, ResolvedSet, ScriptEnvRequest
+from harness.install.script_envs import InstallFailed, NotInstallable, ScriptEnvRequest
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv
 from harness.pins import Profile, index_release
@@ -56,13 +55,6 @@ class Failed:
 
 # What preparing a release gives: ready, cannot be had, or could not be tried.
 Outcome = Prepared | Unavailable | Failed
-
-
-def libraries_of(resolved: ResolvedSet, declared: Declared, held: tuple[str, ...]) -> Libraries:
-    cutoff = resolved.cutoff.isoformat() if resolved.cutoff else None
-    return Libraries(
-        resolved.policy, resolved.pins, resolved.sha256, cutoff, declared.requirements, held
-    )
 
 
 def not_tried(found: InstallFailed | str) -> str:
@@ -175,8 +167,7 @@ class Environments:
         if isinstance(found, InstallFailed):
             return Failed(not_tried(found))
         if isinstance(found, NotInstallable):
-            asked = ResolvedSet((), found.policy, found.cutoff)
             when = f"as of {found.cutoff:%Y-%m-%d}" if found.cutoff else "the newest versions"
             line = f"not installable ({when}): {found.reason}"
-            return Unavailable(line, libraries_of(asked, declared, held))
-        return Prepared(found.interpreter, libraries_of(found.resolved, declared, held))
+            return Unavailable(line, script_envs.libraries(request, (), found.cutoff))
+        return Prepared(found.interpreter, found.libraries)

@@ -11,7 +11,7 @@ Each step is cached so a reuse needs no network: ``uv pip compile`` into exact p
 ``<folder>/script-resolutions/<key>/``; a venv named for the pins and the interpreter,
 ``<folder>/script-env-<16 hex>``, synced to exactly that set, compiled once as ``venvs.ensure``
 does, reused while every file its distributions installed is still there; what it holds (``uv pip
-freeze``) as a ``ResolvedSet`` a result stores. Every uv call goes through a ``Runner`` (tested with
+freeze``) as the ``Libraries`` a result stores. Every uv call goes through a ``Runner`` (tested with
 a fake); standard library and ``packaging`` only, as the noxfile may build these venvs itself.
 """
 
@@ -47,6 +47,7 @@ from harness.measure.locks import venv_lock
 from harness.names import inside
 from harness.pins import AS_OF, NEWEST, POLICIES, Profile, Release
 from harness.store.files import replace_file
+from harness.store.schema import Libraries
 
 # A week: time for a library to ship the quick fix a new jax often needs, while the next jax release
 # is most often weeks away (a median of 28 days between jax's uploads from 0.4.20 to 0.12.0.1), so
@@ -87,35 +88,13 @@ def run(command: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @dataclass(frozen=True)
-class ResolvedSet:
-    """What a script's venv holds (sorted ``name==version``), under which policy and cutoff: what a
-    result's ``Libraries`` records (``environments.libraries_of``)."""
-
-    pins: tuple[str, ...]
-    policy: str
-    cutoff: datetime | None
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256("\n".join(self.pins).encode()).hexdigest()
-
-    def version_of(self, name: str) -> str | None:
-        wanted = canonicalize_name(name)
-        for pin in self.pins:
-            pinned, version = pin.split("==", 1)
-            if canonicalize_name(pinned) == wanted:
-                return version
-        return None
-
-
-@dataclass(frozen=True)
 class ScriptEnv:
     """A ready venv: the interpreter it was made with, its version, and what it holds."""
 
     venv: Path
     python: str
     python_version: str
-    resolved: ResolvedSet
+    libraries: Libraries
 
     @property
     def interpreter(self) -> Path:
@@ -125,11 +104,10 @@ class ScriptEnv:
 @dataclass(frozen=True)
 class NotInstallable:
     """Why a script's set cannot be had on a release: the resolver proved it (no solution), its
-    reason in one line. An answer: kept as a resolution is, and stored as the release's result."""
+    reason in one line, under the request's cutoff. An answer: kept as a resolution is, and stored
+    as the release's result."""
 
     reason: str
-    stage: str  # "resolve": only the resolver proves a set cannot be had
-    policy: str
     cutoff: datetime | None
 
 
@@ -155,6 +133,17 @@ class ScriptEnvRequest:
 
     def __post_init__(self) -> None:
         check_policy(self.policy)
+
+
+def libraries(
+    request: ScriptEnvRequest, pins: tuple[str, ...], cutoff: datetime | None
+) -> Libraries:
+    """What a result records of a script's venv: ``pins`` resolved under the request's policy and
+    cutoff (none where the set cannot be had), with what it declared and held; the SHA-256 is of
+    the pins alone, whatever the policy."""
+    digest = hashlib.sha256("\n".join(pins).encode()).hexdigest()
+    iso = cutoff.isoformat() if cutoff else None
+    return Libraries(request.policy, pins, digest, iso, request.declared.requirements, request.hold)
 
 
 def check_policy(policy: str) -> str:
@@ -382,7 +371,7 @@ def _kept(
         if "problem" in stored:
             if not isinstance(stored["problem"], str):
                 return None
-            return NotInstallable(stored["problem"], "resolve", request.policy, cutoff)
+            return NotInstallable(stored["problem"], cutoff)
         pins = stored["pins"]
         if not isinstance(pins, list) or release_pins_problem(pins, request) is not None:
             return None  # not what a resolution of this request gives: resolved afresh
@@ -426,7 +415,7 @@ def resolve(
             if "no solution found" in output.lower() and not NOT_THE_INDEX_S_ANSWER.search(output):
                 answer = {"key": key, "resolved_at": now, "problem": reason}
                 replace_file(record, json.dumps(answer))
-                return NotInstallable(reason, "resolve", request.policy, cutoff)
+                return NotInstallable(reason, cutoff)
             return InstallFailed(f"`uv pip compile` failed: {reason}", "resolve")
         try:
             pins = parse_pins(done.stdout)
@@ -562,5 +551,4 @@ def ensure(
     installed = install(venv, request.python, python_version, pins, uv=uv, runner=runner)
     if isinstance(installed, InstallFailed):
         return installed
-    resolved = ResolvedSet(installed, request.policy, cutoff)
-    return ScriptEnv(venv, request.python, python_version, resolved)
+    return ScriptEnv(venv, request.python, python_version, libraries(request, installed, cutoff))
