@@ -199,41 +199,6 @@ def refused(result: StoredResult) -> bool:
     return result.result.status is RunStatus.SKIPPED and result.result.detail.startswith(REFUSED)
 
 
-def newest_results(
-    root: Path,
-    case: str,
-    release: str,
-    profile: str,
-    machine: str,
-    accept: Callable[[StoredResult], bool] | None = None,
-) -> dict[str, StoredResult]:
-    """Cell key → the newest stored result of that cell, for one case on one release and profile, on
-    ``machine``.
-
-    A point refused by the budget was never measured: raising the budget must run it.
-    Results merged in from other machines do not count; results from before machine
-    ids do, since they were most likely stored here.  ``accept`` narrows which results
-    count at all (a triage tells its first round from its confirmations so).
-    """
-    if any(name_problem(name) for name in (case, release, profile)):
-        return {}  # such a cell cannot have been stored
-    folder = inside(root, case, f"jax-{release}", profile)
-    if not folder.is_dir():
-        return {}
-    mine = [
-        r
-        for r in load_results(folder)[0]
-        if not refused(r)
-        and r.result.machine in (machine, UNRECORDED_MACHINE)
-        and (accept is None or accept(r))
-    ]
-    newest = newest_runs(
-        mine,
-        key=lambda r: cell_key(r.result.case, r.result.release, r.result.profile, r.result.sizes),
-    )
-    return {key: found.result for key, found in newest.items()}
-
-
 def cut_short(stored: StoredResult) -> bool:
     """Stored before its planned processes all ran ok: an interrupted run, to measure again."""
     result = stored.result
@@ -250,10 +215,31 @@ def newest_result(
     machine: str,
     accept: Callable[[StoredResult], bool] | None = None,
 ) -> StoredResult | None:
-    """The newest stored result of one cell (case, sizes, release, profile) on ``machine``."""
-    return newest_results(root, case, release, profile, machine, accept).get(
-        cell_key(case, release, profile, sizes)
+    """The newest stored result of one cell (case, sizes, release, profile) on ``machine``.
+
+    A point refused by the budget was never measured: raising the budget must run it.
+    Results merged in from other machines do not count; results from before machine
+    ids do, since they were most likely stored here.  ``accept`` narrows which results
+    count at all (a triage tells its first round from its confirmations so).
+    """
+    if any(name_problem(name) for name in (case, release, profile)):
+        return None  # such a cell cannot have been stored
+    folder = inside(root, case, f"jax-{release}", profile)
+    if not folder.is_dir():
+        return None
+    mine = [
+        r
+        for r in load_results(folder)[0]
+        if not refused(r)
+        and r.result.machine in (machine, UNRECORDED_MACHINE)
+        and (accept is None or accept(r))
+    ]
+    newest = newest_runs(
+        mine,
+        key=lambda r: cell_key(r.result.case, r.result.release, r.result.profile, r.result.sizes),
     )
+    found = newest.get(cell_key(case, release, profile, sizes))
+    return found.result if found else None
 
 
 def read_result(path: Path) -> StoredResult:
