@@ -31,6 +31,7 @@ from typing import Any
 
 from harness.errors import UsageError
 from harness.host.environment import meminfo_bytes
+from harness.units import format_bytes
 
 SizePoint = dict[str, int]
 DEFAULT_SEED = 20241129
@@ -197,12 +198,7 @@ class Budget:
 
 
 def format_quantity(kind: str, value: float) -> str:
-    if kind == "bytes":
-        for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-            if value >= scale:
-                return f"{value / scale:.3g} {unit}"
-        return f"{value:.0f} B"
-    return f"{value:.3g} {kind}"
+    return format_bytes(value) if kind == "bytes" else f"{value:.3g} {kind}"
 
 
 @dataclass(frozen=True)
