@@ -94,15 +94,11 @@ class Environments:
     fixed: dict[str, Prepared] = field(default_factory=dict)
     _noted: bool = field(default=False, init=False, repr=False)  # the script's notes said, once
 
-    def use(self, label: str, prepared: Prepared) -> None:
-        """``label`` runs in ``prepared``, made by its caller (``bisect --commits``: a commit)."""
-        self.fixed[label] = prepared
-
     def use_commit(self, label: str, interpreter: Path, held: Libraries) -> None:
         """``label`` is jax at a commit, its venv made by ``bisect --commits``: a script's runs
         there with its libraries ``held``; a case's is prepared as a release's venv is."""
         if self.case.subject.own_venv:
-            self.use(label, Prepared(interpreter, held))
+            self.fixed[label] = Prepared(interpreter, held)
 
     def resolved(self, envs: Mapping[str, ReleaseEnv]) -> dict[str, str | None]:
         """By label, what a script's venv resolved to (its set's SHA-256) or why it cannot be had,

@@ -143,9 +143,9 @@ def test_a_stored_result_counts_only_when_resolved_as_its_release_would_be_now(t
     scan_sync = discovery.discover(REPO / "cases")["scan_sync"]
     assert Environments(scan_sync, None).matches("0.4.31", None)
     assert not Environments(scan_sync, None).matches("0.4.31", same)
+    chosen.use_commit("git-abc-jaxlib-0.4.31", Path("commit/bin/python"), same)
     commit = Prepared(Path("commit/bin/python"), same)
-    chosen.use("git-abc-jaxlib-0.4.31", commit)
-    assert chosen.prepare("git-abc-jaxlib-0.4.31", release(tmp_path)) is commit
+    assert chosen.prepare("git-abc-jaxlib-0.4.31", release(tmp_path)) == commit
     assert chosen.matches("git-abc-jaxlib-0.4.31", same)
 
 
