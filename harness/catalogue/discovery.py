@@ -112,11 +112,11 @@ def _source(path: Path) -> bytes:
         raise UsageError(f"case file {path.name} cannot be read: {exc.strerror or exc}") from None
 
 
-def _constants(path: Path) -> dict[str, Any]:
-    """The case's constants, read without importing it; UsageError naming file and constant."""
+def case_tree(path: Path) -> ast.Module:
+    """The case file parsed, never imported (``outline`` reads it too); UsageError naming it."""
     try:
         # Bytes, as Python reads a module: a UTF-8 byte order mark or a coding line is honoured.
-        tree = ast.parse(_source(path), filename=str(path))
+        return ast.parse(_source(path), filename=str(path))
     except SyntaxError as exc:
         where = f" (line {exc.lineno})" if exc.lineno else ""
         raise UsageError(f"case file {path.name} does not parse: {exc.msg}{where}") from None
@@ -124,8 +124,12 @@ def _constants(path: Path) -> dict[str, Any]:
         raise UsageError(f"case file {path.name} is too deeply nested to parse") from None
     except ValueError as exc:  # e.g. a NUL byte
         raise UsageError(f"case file {path.name} cannot be read: {exc}") from None
+
+
+def _constants(path: Path) -> dict[str, Any]:
+    """The case's constants, read without importing it; UsageError naming file and constant."""
     found: dict[str, Any] = {}
-    for node in tree.body:
+    for node in case_tree(path).body:
         name, value = _assigned(node)
         if name is None or value is None:
             continue
@@ -179,9 +183,7 @@ def _is_count(value: Any) -> bool:
 
 def _is_source(value: Any) -> bool:
     """One non-empty line; a URL is an https:// one without spaces."""
-    if not isinstance(value, str) or not value.strip() or "\n" in value:
-        return False
-    return "://" not in value or SOURCE_URL.fullmatch(value) is not None
+    return _is_line(value) and ("://" not in value or SOURCE_URL.fullmatch(value) is not None)
 
 
 def _problem(constants: dict[str, Any]) -> str | None:

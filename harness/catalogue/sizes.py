@@ -226,12 +226,13 @@ class SizeSpace:
     def refusal(self, point: Mapping[str, int], budget: Budget) -> str | None:
         """Why ``point`` may not run: a cost formula failing there (a division by zero inside the
         space), or its cost over the budget; None when it may."""
-        for expression in self.cost.values():
+        cost = {}
+        for kind, expression in self.cost.items():
             try:
-                evaluate_cost(expression, point)
+                cost[kind] = evaluate_cost(expression, point)
             except UsageError as exc:
                 return f"its cost cannot be estimated: {exc}"
-        return budget.refusal(self.cost_of(point))
+        return budget.refusal(cost)
 
     def strategy(self, budget: Budget, *, log_spaced: bool = True) -> Any:
         """A hypothesis strategy of size dicts inside the ranges and the budget.
