@@ -181,11 +181,6 @@ def cutoff_for(release: Release, policy: str, times: UploadTimes) -> datetime | 
     return cutoff.astimezone(UTC).replace(microsecond=0)
 
 
-def requirement_lines(release: Release, profile: Profile | None, declared: Declared) -> list[str]:
-    """What to resolve: the release's own requirements (jax, jaxlib, pins), then the script's."""
-    return [*release.requirements(profile), *declared.requirements]
-
-
 def constraint_lines(
     release: Release, profile: Profile | None, hold: Sequence[str] = ()
 ) -> list[str]:
@@ -233,7 +228,7 @@ def resolution_key(
     inputs = {
         "format": FORMAT,
         "declared": request.declared.key(),
-        "requirements": requirement_lines(request.release, request.profile, Declared()),
+        "requirements": request.release.requirements(request.profile),
         "constraints": constraint_lines(request.release, request.profile, request.hold),
         "extras": list(request.profile.jax_extras) if request.profile else [],
         "policy": request.policy,
@@ -402,7 +397,8 @@ def resolve(
     release, profile, hold = request.release, request.profile, request.hold
     try:
         work.mkdir(parents=True, exist_ok=True)
-        wanted = requirement_lines(release, profile, request.declared)
+        # What to resolve: the release's own requirements (jax, jaxlib, pins), then the script's.
+        wanted = [*release.requirements(profile), *request.declared.requirements]
         replace_file(work / "requirements.in", "\n".join(wanted) + "\n")
         replace_file(
             work / "constraints.txt", "\n".join(constraint_lines(release, profile, hold)) + "\n"
@@ -524,7 +520,6 @@ def ensure(
     """A venv under ``folder`` holding the request's resolved set, why the set cannot be had, or why
     it could not be tried this time. A second call for the same request reuses the venv and the
     resolution, touching neither; a ``requires-python`` the interpreter misses is a UsageError."""
-    check_policy(request.policy)
     # Every command runs in a folder of its own: a relative path would move with it.
     folder = folder.absolute()
     uv = uv if uv is not None else uv_command()

@@ -144,13 +144,9 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
     editable, so its code follows the checkout, but a dependency added to pyproject.toml reaches
     the venv only through a new install: its hash is part of it."""
     project = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
-    install = list(env.install)
-    return {
-        "python": env.python,
-        "install": install,
-        "pyproject": project,
-        "bytecode": "compileall",
-    }
+    return dict(
+        python=env.python, install=list(env.install), pyproject=project, bytecode="compileall"
+    )
 
 
 def missing_files(venv: Path, packages: Sequence[str] | None = None) -> list[str]:
@@ -186,39 +182,35 @@ def ensure(env: ReleaseEnv) -> str | None:
     sessions, two test workers) make it once, the second waiting and then finding it ready.
     """
     with venv_lock(env.venv):
-        return _ensure_locked(env)
-
-
-def _ensure_locked(env: ReleaseEnv) -> str | None:
-    record = env.venv / INSTALLED
-    wanted = install_record(env)
-    damaged = False
-    try:
-        if json.loads(record.read_text()) == wanted and env.interpreter.exists():
-            damaged = bool(missing_files(env.venv))
-            if not damaged:
-                return None
-    except (OSError, ValueError):
-        pass  # not installed yet, or by something else
-    uv = uv_command()
-    if uv is None:
-        return UV_MISSING
-    # A venv damaged since its install (a file of jaxlib deleted) is installed again over itself.
-    again = ["--reinstall"] if damaged else []
-    python = ["--python", str(env.interpreter)]
-    steps = [("uv pip install", [*uv, "pip", "install", "--quiet", *again, *python, *env.install])]
-    if not (env.venv / "pyvenv.cfg").is_file():
-        make = [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)]
-        steps.insert(0, ("uv venv", make))
-    steps.append(("compileall", compile_all(env.venv)))
-    for what, command in steps:
-        done = run_whole(command, REPO, INSTALL_TIMEOUT_S)
-        if done.returncode == 124:
-            return f"`{what}` did not finish within {INSTALL_TIMEOUT_S} s"
-        if done.returncode != 0:
-            return f"`{what}` failed: {last_lines(done.stderr or done.stdout)}"
-    try:
-        record.write_text(json.dumps(wanted))
-    except OSError as exc:
-        return f"cannot write {record}: {exc.strerror or exc}"
-    return None
+        record = env.venv / INSTALLED
+        wanted = install_record(env)
+        damaged = False
+        try:
+            if json.loads(record.read_text()) == wanted and env.interpreter.exists():
+                damaged = bool(missing_files(env.venv))
+                if not damaged:
+                    return None
+        except (OSError, ValueError):
+            pass  # not installed yet, or by something else
+        uv = uv_command()
+        if uv is None:
+            return UV_MISSING
+        # A venv damaged since its install (a file of jaxlib deleted): installed again over itself.
+        again = ["--reinstall"] if damaged else []
+        install = ["--quiet", *again, "--python", str(env.interpreter), *env.install]
+        steps = [("uv pip install", [*uv, "pip", "install", *install])]
+        if not (env.venv / "pyvenv.cfg").is_file():
+            make = [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)]
+            steps.insert(0, ("uv venv", make))
+        steps.append(("compileall", compile_all(env.venv)))
+        for what, command in steps:
+            done = run_whole(command, REPO, INSTALL_TIMEOUT_S)
+            if done.returncode == 124:
+                return f"`{what}` did not finish within {INSTALL_TIMEOUT_S} s"
+            if done.returncode != 0:
+                return f"`{what}` failed: {last_lines(done.stderr or done.stdout)}"
+        try:
+            record.write_text(json.dumps(wanted))
+        except OSError as exc:
+            return f"cannot write {record}: {exc.strerror or exc}"
+        return None
