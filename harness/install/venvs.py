@@ -8,6 +8,11 @@ harness (``harness.commands.nox_session``) picks the interpreter and hands the r
 the command as a *plan* file; this module carries it out.  A venv is built once: the install
 it holds is recorded beside it, and a venv whose record matches is used as it is.  Standard
 library only: the checks the noxfile runs in nox's own environment read plans.
+
+What ``jax.export`` needs besides jax (``export_tools``: ``flatbuffers`` and, on some releases,
+``absl``, both pure Python) goes into a folder of its own beside the venvs, put last on the path
+of a step's capture process only (``harness.measure.script_capture``): a script's venv is never
+changed and its own packages come first.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ REPO = Path(__file__).resolve().parents[2]
 INSTALLED = ".harness-install.json"  # what the venv holds, written after a successful install
 INSTALL_TIMEOUT_S = 900
 ERROR_LINES = 6
+EXPORT_PACKAGES = ("flatbuffers", "absl-py")
+EXPORT_DONE = ".installed"
 UV_MISSING = (
     "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
 )
@@ -214,3 +221,24 @@ def ensure(env: ReleaseEnv) -> str | None:
         except OSError as exc:
             return f"cannot write {record}: {exc.strerror or exc}"
         return None
+
+
+def export_tools(cache: Path, interpreter: Path) -> Path | str:
+    """The folder holding ``EXPORT_PACKAGES`` for ``interpreter``, installed once; or why not."""
+    # Absolute: the capture process runs where the script runs, not where the harness was started.
+    folder = (cache / "export-tools").resolve()
+    if (folder / EXPORT_DONE).is_file():
+        return folder
+    uv = uv_command()
+    if uv is None:
+        return "uv is not installed (it installs flatbuffers for jax.export)"
+    where = ["--target", str(folder), "--python", str(interpreter)]
+    done = run_whole([*uv, "pip", "install", "--quiet", *where, *EXPORT_PACKAGES], REPO, 600)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"flatbuffers could not be installed: {last}"
+    try:
+        (folder / EXPORT_DONE).write_text("\n".join(EXPORT_PACKAGES) + "\n")
+    except OSError as exc:
+        return f"flatbuffers could not be installed: {exc}"
+    return folder

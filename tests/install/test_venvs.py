@@ -1,5 +1,6 @@
 """Release venvs: the plan nox hands over, and building a venv only when it does not hold its
-install."""
+install; the folder of what jax.export needs besides jax, installed once, named so that a process
+started anywhere finds it."""
 
 import json
 import subprocess
@@ -12,9 +13,11 @@ import pytest
 from harness.errors import UsageError
 from harness.install import venvs
 from harness.install.venvs import (
+    EXPORT_DONE,
     INSTALLED,
     ReleaseEnv,
     ensure,
+    export_tools,
     install_record,
     read_plan,
     venv_name,
@@ -218,3 +221,14 @@ def test_two_runs_that_need_one_new_release_venv_at_once_make_it_once(tmp_path, 
     assert problems == [None, None]
     assert [command for command in ran if command[1] == "venv"] == [["uv", "venv", "--quiet"]]
     assert sum(command[1:3] == ["pip", "install"] for command in ran) == 1, "the second reused it"
+
+
+def test_a_relative_cache_gives_an_absolute_folder_a_process_elsewhere_can_use(
+    tmp_path, monkeypatch
+):
+    (tmp_path / ".nox" / "export-tools").mkdir(parents=True)
+    (tmp_path / ".nox" / "export-tools" / EXPORT_DONE).write_text("flatbuffers\nabsl-py\n")
+    monkeypatch.chdir(tmp_path)
+    found = export_tools(tmp_path.joinpath(".nox").relative_to(tmp_path), tmp_path / "python")
+    assert found == tmp_path / ".nox" / "export-tools"
+    assert not isinstance(found, str) and found.is_absolute()
