@@ -67,7 +67,8 @@ class CaseInfo:
         return sizes.plan(self.space, anchors, effort, overrides, seed=seed, budget=budget)
 
     def source_figure(self, point: Mapping[str, int]) -> str:
-        return sizes.source_figure(self.source_runs, point)
+        """What the discussion printed at ``point``, where it ran at exactly those sizes, or ""."""
+        return "; ".join(run.said() for run in self.source_runs if run.sizes == dict(point))
 
 
 # The constants the harness reads from a case file, with the type each must have.

@@ -314,11 +314,6 @@ class SourceRun:
         return f"{self.call} on {self.device}: {self.printed}"
 
 
-def source_figure(runs: Sequence[SourceRun], point: Mapping[str, int]) -> str:
-    """What the discussion printed at ``point``, where it ran at exactly those sizes; else ""."""
-    return "; ".join(run.said() for run in runs if run.sizes == dict(point))
-
-
 @dataclass(frozen=True)
 class PlannedPoint:
     sizes: SizePoint
