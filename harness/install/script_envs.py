@@ -254,23 +254,23 @@ def parse_pins(text: str) -> tuple[str, ...]:
     return tuple(f"{name}=={version}" for name, version in sorted(pins.items()))
 
 
-def uv_reason(output: str, limit: int = REASON_CHARS) -> str:
-    """The most telling part of uv's error output, in one line of at most ``limit`` characters: for
+def uv_reason(output: str) -> str:
+    """The most telling part of uv's error output, in one line of at most ``REASON_CHARS``: for
     no solution, uv's explanation ("Because equinox>=0.13.8 depends on ..."), or its hint where a
     package was cut off by date; any other error by its first line, first and last causes."""
     error, causes, hints = _uv_parts(output)
     if not error:
         lines = [line.strip() for line in output.splitlines() if line.strip()]
-        return _one_line(lines[-1] if lines else "no output", limit)
+        return _one_line(lines[-1] if lines else "no output")
     if "no solution found" in error.lower():
         cut_off = [hint for hint in hints if "exclude-newer" in hint]
         if cut_off:
             # uv's advice ("Consider using `exclude-newer-package`") is for uv's users, not ours.
-            return _one_line(". ".join(cut_off[0].split(". ")[:2]).rstrip(".") + ".", limit)
+            return _one_line(". ".join(cut_off[0].split(". ")[:2]).rstrip(".") + ".")
         if causes:
-            return _one_line(" ".join(causes), limit)
+            return _one_line(" ".join(causes))
     parts = [error, *causes[:1], *causes[-1:]]
-    return _one_line(": ".join(dict.fromkeys(parts)), limit)
+    return _one_line(": ".join(dict.fromkeys(parts)))
 
 
 def _uv_parts(output: str) -> tuple[str, list[str], list[str]]:
@@ -308,9 +308,9 @@ def _uv_parts(output: str) -> tuple[str, list[str], list[str]]:
     return error, causes, hints
 
 
-def _one_line(text: str, limit: int) -> str:
+def _one_line(text: str) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1].rstrip() + "…"
 
 
 def env_name(pins: Sequence[str], python: str, python_version: str) -> str:

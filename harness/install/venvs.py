@@ -156,27 +156,25 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
     )
 
 
-def missing_files(venv: Path, packages: Sequence[str] | None = None) -> list[str]:
-    """Files the installs of ``packages`` (None: every distribution) recorded (their RECORD) that
-    are gone from ``venv`` (a module, a jaxlib ``.so``), or a RECORD that cannot be read."""
+def missing_files(venv: Path) -> list[str]:
+    """Files the venv's distributions recorded (their RECORD) that are gone from ``venv`` (a module,
+    a jaxlib ``.so``), or a RECORD that cannot be read."""
     found = sorted(venv.glob("lib/python3*/site-packages"))
     if not found:
         return ["site-packages"]
     site = found[-1]
-    patterns = [f"{package}-*.dist-info" for package in packages] if packages else ["*.dist-info"]
     gone = []
-    for pattern in patterns:
-        for info in site.glob(pattern):
-            try:
-                lines = (info / "RECORD").read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                gone.append(f"{info.name}/RECORD")
-                continue
-            for line in lines:
-                name = line.split(",", 1)[0]
-                # Paths above site-packages (scripts under bin/) are the venv's own business.
-                if name and not name.startswith("..") and not (site / name).exists():
-                    gone.append(name)
+    for info in site.glob("*.dist-info"):
+        try:
+            lines = (info / "RECORD").read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            gone.append(f"{info.name}/RECORD")
+            continue
+        for line in lines:
+            name = line.split(",", 1)[0]
+            # Paths above site-packages (scripts under bin/) are the venv's own business.
+            if name and not name.startswith("..") and not (site / name).exists():
+                gone.append(name)
     return gone
 
 

@@ -99,7 +99,7 @@ def _depth_over(structure: bytes, limit: int) -> bool:
     return bool(brackets)
 
 
-def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+def parse_document(data: bytes) -> Any:
     """``data`` as strict UTF-8 JSON within the bounds above; DocumentProblem saying why not."""
     try:
         text = data.decode("utf-8")
@@ -109,7 +109,7 @@ def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     try:
         document = json.loads(text, parse_constant=_refuse_constant, parse_float=_bounded_float)
     except RecursionError:
-        raise DocumentProblem(f"unreadable JSON (nested deeper than {max_depth} levels)") from None
+        raise DocumentProblem(f"unreadable JSON (nested deeper than {MAX_DEPTH} levels)") from None
     except json.JSONDecodeError as exc:
         raise DocumentProblem(f"unreadable JSON ({exc})") from None
     except DocumentProblem as exc:
@@ -121,8 +121,8 @@ def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     if digits:
         count = len(digits.group().lstrip(b"-"))
         raise DocumentProblem(f"unreadable JSON (a number of {count:,} digits is out of range)")
-    if _depth_over(structure, max_depth):
-        raise DocumentProblem(f"unreadable JSON (nested deeper than {max_depth} levels)")
+    if _depth_over(structure, MAX_DEPTH):
+        raise DocumentProblem(f"unreadable JSON (nested deeper than {MAX_DEPTH} levels)")
     if _SURROGATE.search(data) and _lone_surrogate(document):
         raise DocumentProblem("unreadable JSON (a \\u escape of half a UTF-16 pair: no character)")
     return document
