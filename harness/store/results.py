@@ -189,11 +189,6 @@ def newest_runs(
     return found
 
 
-def cell_key(case: str, release: str, profile: str, sizes: Mapping[str, int]) -> str:
-    """What a sweep measures once: a case at sizes on a release under a profile."""
-    return json.dumps([case, release, profile, sorted(sizes.items())])
-
-
 def refused(result: StoredResult) -> bool:
     """A point the budget refused was never measured."""
     return result.result.status is RunStatus.SKIPPED and result.result.detail.startswith(REFUSED)
@@ -234,11 +229,9 @@ def newest_result(
         and r.result.machine in (machine, UNRECORDED_MACHINE)
         and (accept is None or accept(r))
     ]
-    newest = newest_runs(
-        mine,
-        key=lambda r: cell_key(r.result.case, r.result.release, r.result.profile, r.result.sizes),
-    )
-    found = newest.get(cell_key(case, release, profile, sizes))
+    # one cell, whether its machine is this one or unrecorded
+    newest = newest_runs(mine, key=lambda r: cell_of(r)._replace(machine=machine))
+    found = newest.get(Cell(case, release, profile, tuple(sorted(sizes.items())), machine))
     return found.result if found else None
 
 
