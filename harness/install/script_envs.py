@@ -34,13 +34,13 @@ from packaging.utils import canonicalize_name
 
 from harness.catalogue.script_deps import Declared, canonical, check_requires_python
 from harness.errors import UsageError
-from harness.install.subprocesses import run_whole
 from harness.install.upload_times import IndexUnreachable, UploadTimes, shown
 from harness.install.venvs import (
     INSTALL_TIMEOUT_S,
     UV_MISSING,
     compile_all,
     missing_files,
+    run_whole,
     uv_command,
 )
 from harness.measure.locks import venv_lock

@@ -13,22 +13,30 @@ What ``jax.export`` needs besides jax (``export_tools``: ``flatbuffers`` and, on
 ``absl``, both pure Python) goes into a folder of its own beside the venvs, put last on the path
 of a step's capture process only (``harness.measure.script_capture``): a script's venv is never
 changed and its own packages come first.
+
+Every installer's command (uv, ``compileall``) runs in a process group of its own, ended whole
+(``run_whole``): uv and ``compileall -j 0`` start processes of their own, and ending only the
+command on an interrupt (Ctrl-C, SIGTERM) or a time-out would leave those running, still writing
+into the venv.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
+import os
 import shutil
+import signal
+import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.errors import UsageError
 from harness.install.index import Listing
-from harness.install.subprocesses import run_whole
 from harness.measure.locks import venv_lock
 from harness.pins import Profile, Release, install_args
 from harness.store.files import parse_document, read_bounded, replace_file
@@ -124,6 +132,47 @@ def _plan_entry(row: object, where: str) -> ReleaseEnv:
     if not isinstance(install, list) or not all(isinstance(a, str) for a in install):
         raise UsageError(f"{where}: 'install' is not a list of strings")
     return ReleaseEnv(row["jax"], row["jaxlib"], row["python"], tuple(install), Path(row["venv"]))
+
+
+def _end_group(process: subprocess.Popen[str]) -> None:
+    # Already gone, with everything it started: nothing to end.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def run_whole(
+    command: Sequence[str], cwd: Path, timeout_s: float, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``command`` with its output captured; 124 past ``timeout_s``, 127 when it cannot start, never
+    a raise. An interrupt while it runs ends it and all it started before it propagates."""
+    try:
+        process = subprocess.Popen(
+            list(command),
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            # A group of its own, so that the whole of it can be ended; a terminal's Ctrl-C then
+            # reaches the harness only, which ends the group itself.
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return subprocess.CompletedProcess(list(command), 127, "", f"error: {exc}")
+    try:
+        stdout, stderr = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _end_group(process)
+        late = f"error: did not finish within {timeout_s:.0f} s"
+        return subprocess.CompletedProcess(list(command), 124, "", late)
+    except BaseException:
+        _end_group(process)
+        raise
+    # Whatever it started and left behind (a compile worker) goes with it.
+    _end_group(process)
+    return subprocess.CompletedProcess(list(command), process.returncode, stdout, stderr)
 
 
 def uv_command() -> list[str] | None:
