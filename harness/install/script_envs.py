@@ -47,7 +47,7 @@ from harness.measure.locks import venv_lock
 from harness.names import inside
 from harness.pins import AS_OF, NEWEST, POLICIES, Profile, Release
 from harness.store.files import replace_file
-from harness.store.schema import Libraries
+from harness.store.schema import PIN, Libraries
 
 # A week: time for a library to ship the quick fix a new jax often needs, while the next jax release
 # is most often weeks away (a median of 28 days between jax's uploads from 0.4.20 to 0.12.0.1), so
@@ -75,7 +75,6 @@ SCRUBBED_VARIABLES = (
     "UV_PRERELEASE",
     "UV_RESOLUTION",
 )
-PIN = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)")
 
 Runner = Callable[[Sequence[str], Path], "subprocess.CompletedProcess[str]"]
 

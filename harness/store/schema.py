@@ -59,6 +59,7 @@ from harness.units import UNRECORDED_MACHINE
 
 SCHEMA = "jax-repro-harness/result"
 SCHEMA_VERSION = 3
+PIN = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)")
 # JAX_PLATFORMS names platforms; default_backend() names the backend they run on.
 PLATFORM_BACKENDS = {"cuda": "gpu", "rocm": "gpu"}
 
@@ -623,7 +624,7 @@ def _sha256(value: Any, where: str) -> str:
 
 def _pins(value: Any, where: str) -> tuple[str, ...]:
     pins = list_of(string)(value, where)
-    if not all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+", pin) for pin in pins):
+    if not all(PIN.fullmatch(pin) for pin in pins):
         raise SchemaError(where, "expected name==version for every distribution")
     return pins
 
