@@ -1,9 +1,8 @@
 """Problem sizes: the same on every release, and searchable with hypothesis.
 
-A case declares, as plain data, a size *space* (an inclusive integer range per
-size name), *anchor* points (the discussion's own configurations, scaled to the
-machine) and a *cost* (arithmetic expressions over the sizes giving bytes and
-flops).  From those this module plans the points to run:
+A case declares, as plain data, a size *space* (an inclusive integer range per size name), *anchor*
+points (the discussion's own configurations, scaled to the machine) and a *cost* (arithmetic
+expressions over the sizes giving bytes and flops).  From those this module plans the points to run:
 
 - ``quick`` runs the anchors of the profile's device class (a GPU profile a case's
   ``GPU_ANCHORS``, the discussion's own sizes where it measured on a GPU; a CPU
@@ -13,8 +12,8 @@ flops).  From those this module plans the points to run:
 - command-line sizes always win;
 - a point whose cost is over the budget is refused before anything is allocated.
 
-Hypothesis is imported inside the functions that use it: the noxfile validates
-command lines in nox's own environment, where it may not be installed.
+Hypothesis is imported inside the functions that use it: the noxfile validates command lines in
+nox's own environment, where it may not be installed.
 """
 
 from __future__ import annotations
@@ -256,9 +255,8 @@ LOG_STEPS = 1000
 def _log_integers(lo: int, hi: int) -> Any:
     """Integers in [lo, hi]; log-spaced when the range spans more than a factor 16.
 
-    Sizes matter by order of magnitude, and hypothesis favours small values: a
-    log-spaced index spreads drawn points over the range while still shrinking
-    towards ``lo``.
+    Sizes matter by order of magnitude, and hypothesis favours small values: a log-spaced index
+    spreads drawn points over the range while still shrinking towards ``lo``.
     """
 
     from hypothesis import strategies as st

@@ -1,22 +1,20 @@
 """Stored results: one schema-versioned JSON document per cell, written atomically, loaded and
 parsed once.
 
-Files are created atomically (written under a temporary name, fsynced, then
-hard-linked to their final name, which fails rather than replaces) so a finished
-result is never overwritten or left half-written.  A result is checked by parsing
-it (``harness.store.schema``) before it is written and when it is loaded; older
-schema versions are migrated on load (``harness.store.migrations``), never on disk.
-The loader names every file it cannot use and why, and carries on with the rest;
-it reads only regular files within ``store.files``' bounds (size, depth, numbers, UTF-8).
+Files are created atomically (written under a temporary name, fsynced, then hard-linked to their
+final name, which fails rather than replaces) so a finished result is never overwritten or left
+half-written.  A result is checked by parsing it (``harness.store.schema``) before it is written and
+when it is loaded; older schema versions are migrated on load (``harness.store.migrations``), never
+on disk. The loader names every file it cannot use and why, and carries on with the rest; it reads
+only regular files within ``store.files``' bounds (size, depth, numbers, UTF-8).
 
-Results gathered from many machines may hold one result twice (the same file in two
-CI artifacts): the loader counts a result once per id and content, and names a file
-whose id is taken by different content.  ``host.machine`` (the machine id) was added
-without a schema bump: it is optional, and results stored before it load as from an
-unrecorded machine.
+Results gathered from many machines may hold one result twice (the same file in two CI artifacts):
+the loader counts a result once per id and content, and names a file whose id is taken by different
+content.  ``host.machine`` (the machine id) was added without a schema bump: it is optional, and
+results stored before it load as from an unrecorded machine.
 
-Which run of a cell counts is decided in one place, ``newest_runs``: the newest by
-creation time, the id breaking ties.
+Which run of a cell counts is decided in one place, ``newest_runs``: the newest by creation time,
+the id breaking ties.
 """
 
 from __future__ import annotations

@@ -1,17 +1,15 @@
 """The stored result as typed, immutable records, and ``parse``: JSON in, a ``Result`` or a
 ``SchemaError``.
 
-A result file is untrusted input: ``parse`` checks every field it reads for its type
-and names the first wrong one by its path (``host.machine.id: expected str, got
-list``).  Fields this harness does not know are ignored, never fatal, so a newer
-harness may add fields without a schema bump; fields a reader can do without are
-optional, so results stored before they existed still load.  ``parse`` reads only
-the newest schema version; ``harness.store.migrations`` brings older files up to it.
+A result file is untrusted input: ``parse`` checks every field it reads for its type and names the
+first wrong one by its path (``host.machine.id: expected str, got list``).  Fields this harness does
+not know are ignored, never fatal, so a newer harness may add fields without a schema bump; fields a
+reader can do without are optional, so results stored before they existed still load.  ``parse``
+reads only the newest schema version; ``harness.store.migrations`` brings older files up to it.
 
-A result is one *cell* (a case at sizes on a release under a profile) measured in
-one or more case processes; each process keeps its own measurements
-(``ProcessRun``).  Statistics and claim verdicts over processes are the readers'
-business (``harness.analysis``), never stored.
+A result is one *cell* (a case at sizes on a release under a profile) measured in one or more case
+processes; each process keeps its own measurements (``ProcessRun``).  Statistics and claim verdicts
+over processes are the readers' business (``harness.analysis``), never stored.
 
 Each record class both reads and writes its shape by its fields: ``_read`` checks each by its
 type (``_check_of``; the few whose JSON says more by ``_SPECIAL``) and takes its default, and
