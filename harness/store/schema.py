@@ -11,14 +11,13 @@ A result is one *cell* (a case at sizes on a release under a profile) measured i
 processes; each process keeps its own measurements (``ProcessRun``).  Statistics and claim verdicts
 over processes are the readers' business (``harness.analysis``), never stored.
 
-Each record class both reads and writes its shape by its fields: ``_read`` checks each by its
-type (``_check_of``; the few whose JSON says more by ``_SPECIAL``) and takes its default, and
-``to_json`` writes each by its name (``_Record``), so names, types and defaults are written out
-once.  The case process
-(``harness.measure.child``) builds a ``ProcessRun`` and writes it; the runner reads it
-back, adds what only the parent knows (index, window, load) and stores it in a
-``Result`` it builds the same way.  ``parse(result.to_json()) == result`` for every
-record: a field a writer leaves out at its default reads back as that default.
+Each record class both reads and writes its shape by its fields: ``_read`` checks each by its type
+(``_check_of``; the few whose JSON says more by ``_SPECIAL``) and takes its default, and ``to_json``
+writes each by its name (``_Record``), so names, types and defaults are written out once.  The case
+process (``harness.measure.child``) builds a ``ProcessRun`` and writes it; the runner reads it back,
+adds what only the parent knows (index, window, load) and stores it in a ``Result`` it builds the
+same way.  ``parse(result.to_json()) == result`` for every record: a field a writer leaves out at
+its default reads back as that default.
 
 Why not validate with the published JSON Schema (``docs/result.schema.json``, which the tests keep
 matched to this module) and a schema library: a reader needs the typed records anyway, which
