@@ -345,11 +345,10 @@ def discover(cases_dir: Path = DEFAULT_CASES_DIR) -> Catalogue:
     return Catalogue(cases, broken)
 
 
-def select(catalogue: dict[str, CaseInfo], names: Sequence[str]) -> list[CaseInfo]:
-    broken: dict[str, str] = getattr(catalogue, "broken", {})
+def select(catalogue: Catalogue, names: Sequence[str]) -> list[CaseInfo]:
     for name in names:
-        if name in broken:
-            raise UsageError(broken[name])
+        if name in catalogue.broken:
+            raise UsageError(catalogue.broken[name])
     if not names:
         return list(catalogue.values())
     unknown = [n for n in names if n not in catalogue]
