@@ -31,8 +31,7 @@ from harness import pins
 from harness.cli import sessions as views
 from harness.errors import UsageError
 from harness.host import gpu
-from harness.install.interpreters import interpreter
-from harness.pins import DEFAULT_RELEASE, DRIVEN, RELEASE_BY_VERSION, Profile, Release
+from harness.pins import DEFAULT_RELEASE, DRIVEN, RELEASE_BY_VERSION, Profile, Release, interpreter
 
 HERE = Path(__file__).resolve().parent
 PYTHON = interpreter(DEFAULT_RELEASE.python)

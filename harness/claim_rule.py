@@ -49,13 +49,6 @@ class ClaimVerdict:
             return f"{UNSETTLED}: holds in {self.agree} of {self.of} processes, not in the others"
         return f"{UNSETTLED}: {leaning} in {self.agree} of {self.of} processes"
 
-    def mark(self, with_hint: bool = False) -> str:
-        """✓, ✗ or ?; with ``with_hint`` an unsettled claim that leans one way shows it, e.g.
-        ``? (✓)``."""
-        if self.settled or not with_hint or self.hint is None:
-            return MARKS[self.outcome]
-        return f"{MARKS[UNSETTLED]} ({MARKS[HOLDS if self.hint else DOES_NOT_HOLD]})"
-
 
 def settle_claim(
     process_verdicts: Sequence[bool],

@@ -1,9 +1,8 @@
 """``python -m harness``: parse the command line, run the command's module, turn every user mistake
 into one line.
 
-Every user mistake becomes one line on stderr and exit code 2; a traceback here means a
-bug in the harness, not in the input.  The commands themselves live in
-``harness.commands``, one module each.
+Every user mistake becomes one line on stderr and exit code 2; a traceback here means a bug in the
+harness, not in the input.  The commands themselves live in ``harness.commands``, one module each.
 """
 
 from __future__ import annotations

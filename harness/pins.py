@@ -5,7 +5,7 @@ A *release* is a jax release with the jaxlib it installs with and any extra pins
 *profile* is the device flags set before JAX starts, what the device needs installed,
 and the releases it makes sense for.  ``noxfile.py`` builds its sessions from these
 tables, and the ``bisect``/``sweep`` sessions pin releases found on the package index
-by the same rules (``index_release``).
+by the same rules (``index_release``), each on the interpreter its Python names (``interpreter``).
 
 Standard library only (with ``harness.units``): the noxfile imports this module in
 nox's own environment, which has neither JAX nor hypothesis.
@@ -13,6 +13,7 @@ nox's own environment, which has neither JAX nor hypothesis.
 
 from __future__ import annotations
 
+import glob
 import os
 from dataclasses import dataclass, field
 
@@ -195,6 +196,16 @@ def nox_profile_words(label: str) -> list[str]:
     none for the label of a run made directly (``default``, or a user's own), which nox refuses:
     nox's default is used."""
     return ["--profile", label] if label in PROFILE_BY_NAME else []
+
+
+def interpreter(version: str) -> str:
+    """The interpreter nox's sessions and every release venv are made with for Python ``version``:
+    pyenv's own copy when it has one, else the bare version. pyenv shims answer "command not found"
+    for versions installed but not activated, and nox cannot see through them: it would skip the
+    session ("interpreter not found", an error on CI)."""
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    found = glob.glob(os.path.join(root, "versions", f"{version}.*", "bin", f"python{version}"))
+    return max(found, key=version_key) if found else version
 
 
 def index_release(jax: str, jaxlib: str) -> Release:

@@ -17,7 +17,7 @@ UNRECORDED_MACHINE = "unrecorded"
 
 def format_bytes(value: float) -> str:
     """A size in the binary unit that reads best: ``512 B``, ``3.4 KiB``, ``1.2 GiB``."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if abs(value) >= scale:
             return f"{value / scale:.3g} {unit}"
     return f"{value:.0f} B"

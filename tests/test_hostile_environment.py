@@ -4,7 +4,7 @@ environment.
 Each either works or is one ``harness: error:`` line with a non-zero exit; never a traceback, a
 hang, or a device or link of the system replaced by a file.  (Signals:
 tests/measure/test_guardian.py; the lock's faults: tests/measure/test_locks.py; FIFOs and devices as
-outputs: tests/store/test_streams.py.)
+outputs: tests/store/test_files.py.)
 """
 
 import os

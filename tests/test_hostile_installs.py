@@ -87,7 +87,7 @@ def test_an_index_killed_mid_triage_stores_nothing_and_the_release_is_measured_n
     def ensure_while(request, folder, times):
         if request.release.jax in index_up:
             pins = ("equinox==0.11.4", f"jax=={request.release.jax}", "jaxlib==0.4.30")
-            resolved = script_envs.ResolvedSet(pins, request.policy, None)
+            resolved = script_envs.libraries(request, pins, None)
             return ScriptEnv(tmp_path / "script-env-up", request.python, "3.12.1", resolved)
         return real_ensure(request, folder, times)
 
@@ -193,7 +193,7 @@ def test_a_kept_resolution_tampered_with_is_resolved_afresh(tmp_path, pins):
     record.write_text(json.dumps({**stored, "pins": pins}))
     env = ensure(request(), tmp_path, times_of(tmp_path), runner=uv, uv=["uv"])
     assert len(uv.steps("pip compile")) == 2
-    assert "jax==0.4.31" in env.resolved.pins
+    assert "jax==0.4.31" in env.libraries.installed
     synced = (env.venv / script_envs.PINS_FILE).read_text().splitlines()
     assert all(script_envs.PIN.fullmatch(line) for line in synced), synced
 
@@ -205,7 +205,7 @@ def test_a_venv_record_listing_an_option_is_not_trusted(tmp_path):
     stored = json.loads(record.read_text())
     record.write_text(json.dumps({**stored, "installed": ["--index-url=http://127.0.0.1:8/"]}))
     again = ensure(request(), tmp_path, times_of(tmp_path), runner=uv, uv=["uv"])
-    assert "--index-url=http://127.0.0.1:8/" not in again.resolved.pins
+    assert "--index-url=http://127.0.0.1:8/" not in again.libraries.installed
     assert len(uv.steps("pip sync")) == 2
 
 

@@ -1,4 +1,5 @@
-"""The release and profile tables: the only place versions and flags are listed."""
+"""The release and profile tables: the only place versions and flags are listed; the interpreter
+a Python version names: pyenv's copy of it, else the bare version."""
 
 from harness import pins
 from harness.pins import (
@@ -13,6 +14,7 @@ from harness.pins import (
     Release,
     index_release,
     install_args,
+    interpreter,
     nox_profile_words,
 )
 from harness.units import version_key
@@ -97,3 +99,17 @@ def test_a_command_offered_to_the_user_is_typed_as_they_run_the_sessions(monkeyp
     assert pins.session_words("bisect") == ["nox", "-s", "bisect", "--"]
     monkeypatch.setenv(pins.DRIVEN, "1")
     assert pins.session_words("bisect") == ["jax-repro", "bisect"]
+
+
+def test_pyenv_s_copy_of_a_version_is_taken_the_latest_of_its_patches(tmp_path, monkeypatch):
+    for patch in ("3.12.2", "3.12.4", "3.11.9"):
+        python = tmp_path / "versions" / patch / "bin" / f"python{patch.rsplit('.', 1)[0]}"
+        python.parent.mkdir(parents=True)
+        python.touch()
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    assert interpreter("3.12") == str(tmp_path / "versions" / "3.12.4" / "bin" / "python3.12")
+
+
+def test_a_version_pyenv_lacks_is_left_for_nox_to_find(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    assert interpreter("3.13") == "3.13"

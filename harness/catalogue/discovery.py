@@ -67,7 +67,8 @@ class CaseInfo:
         return sizes.plan(self.space, anchors, effort, overrides, seed=seed, budget=budget)
 
     def source_figure(self, point: Mapping[str, int]) -> str:
-        return sizes.source_figure(self.source_runs, point)
+        """What the discussion printed at ``point``, where it ran at exactly those sizes, or ""."""
+        return "; ".join(run.said() for run in self.source_runs if run.sizes == dict(point))
 
 
 # The constants the harness reads from a case file, with the type each must have.
@@ -112,11 +113,11 @@ def _source(path: Path) -> bytes:
         raise UsageError(f"case file {path.name} cannot be read: {exc.strerror or exc}") from None
 
 
-def _constants(path: Path) -> dict[str, Any]:
-    """The case's constants, read without importing it; UsageError naming file and constant."""
+def case_tree(path: Path) -> ast.Module:
+    """The case file parsed, never imported (``outline`` reads it too); UsageError naming it."""
     try:
         # Bytes, as Python reads a module: a UTF-8 byte order mark or a coding line is honoured.
-        tree = ast.parse(_source(path), filename=str(path))
+        return ast.parse(_source(path), filename=str(path))
     except SyntaxError as exc:
         where = f" (line {exc.lineno})" if exc.lineno else ""
         raise UsageError(f"case file {path.name} does not parse: {exc.msg}{where}") from None
@@ -124,8 +125,12 @@ def _constants(path: Path) -> dict[str, Any]:
         raise UsageError(f"case file {path.name} is too deeply nested to parse") from None
     except ValueError as exc:  # e.g. a NUL byte
         raise UsageError(f"case file {path.name} cannot be read: {exc}") from None
+
+
+def _constants(path: Path) -> dict[str, Any]:
+    """The case's constants, read without importing it; UsageError naming file and constant."""
     found: dict[str, Any] = {}
-    for node in tree.body:
+    for node in case_tree(path).body:
         name, value = _assigned(node)
         if name is None or value is None:
             continue
@@ -179,9 +184,7 @@ def _is_count(value: Any) -> bool:
 
 def _is_source(value: Any) -> bool:
     """One non-empty line; a URL is an https:// one without spaces."""
-    if not isinstance(value, str) or not value.strip() or "\n" in value:
-        return False
-    return "://" not in value or SOURCE_URL.fullmatch(value) is not None
+    return _is_line(value) and ("://" not in value or SOURCE_URL.fullmatch(value) is not None)
 
 
 def _problem(constants: dict[str, Any]) -> str | None:
@@ -342,11 +345,10 @@ def discover(cases_dir: Path = DEFAULT_CASES_DIR) -> Catalogue:
     return Catalogue(cases, broken)
 
 
-def select(catalogue: dict[str, CaseInfo], names: Sequence[str]) -> list[CaseInfo]:
-    broken: dict[str, str] = getattr(catalogue, "broken", {})
+def select(catalogue: Catalogue, names: Sequence[str]) -> list[CaseInfo]:
     for name in names:
-        if name in broken:
-            raise UsageError(broken[name])
+        if name in catalogue.broken:
+            raise UsageError(catalogue.broken[name])
     if not names:
         return list(catalogue.values())
     unknown = [n for n in names if n not in catalogue]

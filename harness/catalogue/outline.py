@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import UsageError
+from harness.catalogue.discovery import case_tree
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -33,14 +33,8 @@ class CaseOutline:
 
 
 def outline(path: Path) -> CaseOutline:
-    """The outline of the case file at ``path``; UsageError when it does not parse."""
-    try:
-        # Bytes, as Python reads a module: a UTF-8 byte order mark or a coding line is honoured.
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, OSError, UnicodeDecodeError, ValueError) as exc:
-        raise UsageError(f"case file {path.name} cannot be read: {exc}") from None
-    except (RecursionError, MemoryError):
-        raise UsageError(f"case file {path.name} is too deeply nested to parse") from None
+    """The outline of the case file at ``path``; UsageError when it cannot be read or parsed."""
+    tree = case_tree(path)
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
     verdict = functions.get("verdict")
     return CaseOutline(

@@ -1,23 +1,21 @@
 """What a plain script needs besides JAX: its PEP 723 block, ``--with SPEC`` and
 ``--requirements FILE``.
 
-A repro script often imports a library (equinox, flax, optax) that must be installed
-beside the JAX release under test.  It says so in a PEP 723 inline metadata block
-(``# /// script`` … ``# ///``, TOML with ``dependencies`` and ``requires-python``), or
-the command line does (``--with``, ``--requirements``).  All three are read here into
-one typed ``Declared``: PEP 508 requirements, checked and written in one canonical form,
-with where each came from.
+A repro script often imports a library (equinox, flax, optax) that must be installed beside the JAX
+release under test.  It says so in a PEP 723 inline metadata block (``# /// script`` … ``# ///``,
+TOML with ``dependencies`` and ``requires-python``), or the command line does (``--with``,
+``--requirements``).  All three are read here into one typed ``Declared``: PEP 508 requirements,
+checked and written in one canonical form, with where each came from.
 
-Everything read here is untrusted input, so only plain requirements on the package
-index are taken: no direct references (``pkg @ URL``), no paths, no pip options (``-r``,
-``-e``, ``--index-url``), none of which may become a path or reach another index behind
-the user's back.  A requirement on jax, jaxlib or a JAX plugin is refused: the release
-under test is the harness's to choose.  The script's ``[tool]`` table (e.g. ``[tool.uv]``)
-is not applied, since the harness resolves each release's set itself; a ``[tool.uv]`` table is said
-in a note, as uv would have applied it.
+Everything read here is untrusted input, so only plain requirements on the package index are taken:
+no direct references (``pkg @ URL``), no paths, no pip options (``-r``, ``-e``, ``--index-url``),
+none of which may become a path or reach another index behind the user's back.  A requirement on
+jax, jaxlib or a JAX plugin is refused: the release under test is the harness's to choose.  The
+script's ``[tool]`` table (e.g. ``[tool.uv]``) is not applied, since the harness resolves each
+release's set itself; a ``[tool.uv]`` table is said in a note, as uv would have applied it.
 
-Standard library and ``packaging`` only: the noxfile checks a command line in nox's own
-environment, which has ``packaging`` (nox needs it) and nothing else.
+Standard library and ``packaging`` only: the noxfile checks a command line in nox's own environment,
+which has ``packaging`` (nox needs it) and nothing else.
 """
 
 from __future__ import annotations

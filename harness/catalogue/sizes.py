@@ -1,9 +1,8 @@
 """Problem sizes: the same on every release, and searchable with hypothesis.
 
-A case declares, as plain data, a size *space* (an inclusive integer range per
-size name), *anchor* points (the discussion's own configurations, scaled to the
-machine) and a *cost* (arithmetic expressions over the sizes giving bytes and
-flops).  From those this module plans the points to run:
+A case declares, as plain data, a size *space* (an inclusive integer range per size name), *anchor*
+points (the discussion's own configurations, scaled to the machine) and a *cost* (arithmetic
+expressions over the sizes giving bytes and flops).  From those this module plans the points to run:
 
 - ``quick`` runs the anchors of the profile's device class (a GPU profile a case's
   ``GPU_ANCHORS``, the discussion's own sizes where it measured on a GPU; a CPU
@@ -13,8 +12,8 @@ flops).  From those this module plans the points to run:
 - command-line sizes always win;
 - a point whose cost is over the budget is refused before anything is allocated.
 
-Hypothesis is imported inside the functions that use it: the noxfile validates
-command lines in nox's own environment, where it may not be installed.
+Hypothesis is imported inside the functions that use it: the noxfile validates command lines in
+nox's own environment, where it may not be installed.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from typing import Any
 
 from harness.errors import UsageError
 from harness.host.environment import meminfo_bytes
+from harness.units import format_bytes
 
 SizePoint = dict[str, int]
 DEFAULT_SEED = 20241129
@@ -197,12 +197,7 @@ class Budget:
 
 
 def format_quantity(kind: str, value: float) -> str:
-    if kind == "bytes":
-        for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-            if value >= scale:
-                return f"{value / scale:.3g} {unit}"
-        return f"{value:.0f} B"
-    return f"{value:.3g} {kind}"
+    return format_bytes(value) if kind == "bytes" else f"{value:.3g} {kind}"
 
 
 @dataclass(frozen=True)
@@ -230,12 +225,13 @@ class SizeSpace:
     def refusal(self, point: Mapping[str, int], budget: Budget) -> str | None:
         """Why ``point`` may not run: a cost formula failing there (a division by zero inside the
         space), or its cost over the budget; None when it may."""
-        for expression in self.cost.values():
+        cost = {}
+        for kind, expression in self.cost.items():
             try:
-                evaluate_cost(expression, point)
+                cost[kind] = evaluate_cost(expression, point)
             except UsageError as exc:
                 return f"its cost cannot be estimated: {exc}"
-        return budget.refusal(self.cost_of(point))
+        return budget.refusal(cost)
 
     def strategy(self, budget: Budget, *, log_spaced: bool = True) -> Any:
         """A hypothesis strategy of size dicts inside the ranges and the budget.
@@ -259,9 +255,8 @@ LOG_STEPS = 1000
 def _log_integers(lo: int, hi: int) -> Any:
     """Integers in [lo, hi]; log-spaced when the range spans more than a factor 16.
 
-    Sizes matter by order of magnitude, and hypothesis favours small values: a
-    log-spaced index spreads drawn points over the range while still shrinking
-    towards ``lo``.
+    Sizes matter by order of magnitude, and hypothesis favours small values: a log-spaced index
+    spreads drawn points over the range while still shrinking towards ``lo``.
     """
 
     from hypothesis import strategies as st
@@ -315,11 +310,6 @@ class SourceRun:
     def said(self) -> str:
         """``test1(10_000) on the poster's GPU: t1 = 0.001s, t2 = 0.137s``."""
         return f"{self.call} on {self.device}: {self.printed}"
-
-
-def source_figure(runs: Sequence[SourceRun], point: Mapping[str, int]) -> str:
-    """What the discussion printed at ``point``, where it ran at exactly those sizes; else ""."""
-    return "; ".join(run.said() for run in runs if run.sizes == dict(point))
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from harness.catalogue.script_deps import Declared
 from harness.metric_names import JSON, PROCESS
@@ -35,129 +35,84 @@ class ChildStart:
     script_args: tuple[str, ...] = ()
 
 
-class Subject(Protocol):
-    """What a ``CaseInfo`` measures, asked rather than told apart."""
+class Subject:
+    """What a ``CaseInfo`` measures, asked rather than told apart: as this base answers, a case
+    module of ``cases/``, imported by the case process and measured at planned sizes;
+    ``PlainScript`` answers for a plain script."""
 
-    @property
-    def kind(self) -> str:
-        """``case`` or ``script``: how a watch's summary names a target."""
-
-    @property
-    def args(self) -> tuple[str, ...]:
-        """Its command line after the file (``--script-arg``); a case has none."""
-
-    @property
-    def given(self) -> tuple[str, ...]:
-        """How the command line added to what it needs (``--with optax --requirements r.txt``)."""
+    kind = "case"  # how a watch's summary names a target: "case" or "script"
+    # Its command line after the file (``--script-arg``); a case has none.
+    args: tuple[str, ...] = ()
+    # How the command line added to what it needs (``--with optax --requirements r.txt``).
+    given: tuple[str, ...] = ()
+    # What it needs besides JAX, as a venv of its own takes it (``harness.install.script_envs``).
+    declared = Declared()
+    # Whether it runs in a venv of its own (jax, jaxlib, what it declares), not a release's.
+    own_venv = False
+    # Judged on every metric that moved when no criterion is given (a case needs one).
+    every_metric = False
+    # The programs of its figures a draft tables per release: phases and JSON numbers.
+    figure_programs: tuple[str, ...] = ()
 
     @property
     def requirements(self) -> tuple[str, ...]:
         """What it declares besides JAX, in canonical form; a case needs nothing but JAX."""
-
-    @property
-    def own_venv(self) -> bool:
-        """Whether it runs in a venv of its own (jax, jaxlib, what it declares), not a release's."""
-
-    @property
-    def every_metric(self) -> bool:
-        """Judged on every metric that moved when no criterion is given (a case needs one)."""
-
-    @property
-    def figure_programs(self) -> tuple[str, ...]:
-        """The programs of its figures a draft tables per release: phases and JSON numbers."""
+        return self.declared.requirements
 
     @property
     def script_file(self) -> str:
         """The script's file name, as answers name it; empty for a case."""
-
-    @property
-    def declared(self) -> Declared:
-        """What it needs besides JAX, as a venv of its own takes it
-        (``harness.install.script_envs``)."""
-
-    def child_start(self) -> ChildStart: ...
-
-    def identity(self) -> ScriptIdentity | None:
-        """What its results record of it (``Result.script``)."""
-
-    def measured_by(self, recorded: ScriptIdentity | None) -> bool:
-        """Whether a stored result that recorded ``recorded`` measured what this is now."""
-
-    def mixing_problem(self, folder: str, recorded: Iterable[ScriptIdentity | None]) -> str:
-        """Why a results folder whose results recorded ``recorded`` cannot take its results; empty
-        when it can. ``recorded`` is read only where the answer depends on it."""
-
-    def named_by(self, name: str, path: str) -> tuple[str, ...]:
-        """How a command line names it (file as ``path``): ``--case NAME`` or ``--script PATH``."""
-
-    def command_words(self, name: str, path: str, libraries: Sequence[str]) -> list[str]:
-        """How a command line names it with what it runs with, as shell words: a case by name; a
-        script by ``path``, its arguments, what the command line added to what it declares, and
-        ``libraries`` (how they are had: ``--deps``, ``--hold``)."""
-
-    def content_digest(self, path: Path) -> str:
-        """The SHA-256 of what it runs, its file at ``path``."""
-
-    def own_text(self, path: Path) -> bytes | None:
-        """The file a draft copies as it is (a script's, full and short); None: exported."""
-
-    def device_needs(self, min_devices: int, devices_used: int | None) -> tuple[int, int | None]:
-        """The devices a process of it is known to need and use before it starts."""
-
-    def provenance(self, claim: str, source: str) -> str:
-        """Where a draft says the report comes from."""
-
-
-@dataclass(frozen=True)
-class CaseModule:
-    """A case module of ``cases/``, imported by the case process, measured at planned sizes."""
-
-    kind = "case"
-    args = given = requirements = figure_programs = ()
-    own_venv = every_metric = False
-    script_file = ""
-
-    @property
-    def declared(self) -> Declared:
-        return Declared()
+        return ""
 
     def child_start(self) -> ChildStart:
         return ChildStart()
 
     def identity(self) -> ScriptIdentity | None:
+        """What its results record of it (``Result.script``)."""
         return None
 
     def measured_by(self, recorded: ScriptIdentity | None) -> bool:
+        """Whether a stored result that recorded ``recorded`` measured what this is now."""
         return True  # a case's results are told apart by its name and sizes
 
     def mixing_problem(self, folder: str, recorded: Iterable[ScriptIdentity | None]) -> str:
+        """Why a results folder whose results recorded ``recorded`` cannot take its results; empty
+        when it can. ``recorded`` is read only where the answer depends on it."""
         return ""
 
     def named_by(self, name: str, path: str) -> tuple[str, ...]:
+        """How a command line names it (file as ``path``): ``--case NAME`` or ``--script PATH``."""
         return ("--case", name)
 
     def command_words(self, name: str, path: str, libraries: Sequence[str]) -> list[str]:
-        return list(self.named_by(name, path))  # it declares no libraries: none are had
+        """How a command line names it with what it runs with, as shell words: a case by name; a
+        script by ``path``, its arguments, what the command line added to what it declares, and
+        ``libraries`` (how they are had: ``--deps``, ``--hold``)."""
+        return list(self.named_by(name, path))  # a case declares no libraries: none are had
 
     def content_digest(self, path: Path) -> str:
+        """The SHA-256 of what it runs, its file at ``path``."""
         return hashlib.sha256(path.read_bytes()).hexdigest()
 
     def own_text(self, path: Path) -> bytes | None:
+        """The file a draft copies as it is (a script's, full and short); None: exported."""
         return None
 
     def device_needs(self, min_devices: int, devices_used: int | None) -> tuple[int, int | None]:
+        """The devices a process of it is known to need and use before it starts."""
         return min_devices, devices_used
 
     def provenance(self, claim: str, source: str) -> str:
+        """Where a draft says the report comes from."""
         shown = f" ({source})" if source.startswith("https://") else ""
         return f"Found while checking a claim from a user discussion{shown}: {claim}"
 
 
-CASE_MODULE = CaseModule()
+CASE_MODULE = Subject()
 
 
 @dataclass(frozen=True)
-class PlainScript:
+class PlainScript(Subject):
     """A plain repro script measured in place of a case, run as ``python FILE`` (``scripts``)."""
 
     file: str  # its file name, as results and reports show it
@@ -178,10 +133,6 @@ class PlainScript:
     @property
     def script_file(self) -> str:
         return self.file
-
-    @property
-    def requirements(self) -> tuple[str, ...]:
-        return self.declared.requirements
 
     def child_start(self) -> ChildStart:
         return ChildStart(self.sha256, self.args)

@@ -37,7 +37,7 @@ from harness.explain.crash import StatusReproduced, ends_of, status_reproduced
 from harness.explain.tried import error_of
 from harness.install.commit_venvs import is_commit_label
 from harness.install.environments import Environments
-from harness.install.export_tools import export_tools
+from harness.install.venvs import export_tools
 from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
 from harness.metric_names import JSON, PROCESS, Criterion, MetricKey

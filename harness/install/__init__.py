@@ -1,10 +1,9 @@
 """Installing: the environments a side runs in, above ``measure`` and below ``steps``.
 
 Releases on the package index (``index``) and when each was uploaded (``upload_times``); one cached
-venv per release and build (``venvs``), each on the interpreter its Python version names
-(``interpreters``); a script's own venv per release, its libraries resolved as of the release's date
-or newest (``script_envs``); which of them a side runs in (``environments``); the tools
-``jax.export`` needs (``export_tools``); below releases, a range's jax commits (``commits``) and a
-venv per commit and jaxlib (``commit_venvs``); an installer's command run so nothing it starts
-outlives it (``subprocesses``).
+venv per release and build, the tools ``jax.export`` needs, and every installer's command run so
+nothing it starts outlives it (``venvs``); a script's own venv per release, its libraries resolved
+as of the release's date or newest (``script_envs``); which of them a side runs in
+(``environments``); below releases, a range's jax commits (``commits``) and a venv per commit and
+jaxlib (``commit_venvs``).
 """

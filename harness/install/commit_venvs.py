@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.install import venvs
-from harness.install.subprocesses import run_whole
-from harness.install.venvs import INSTALL_TIMEOUT_S, ReleaseEnv
+from harness.install.venvs import INSTALL_TIMEOUT_S, ReleaseEnv, run_whole
 
 OUTCOME = ".harness-commit.json"  # whether the commit installed and imported, beside the venv
 IMPORT_TIMEOUT_S = 300

@@ -11,6 +11,7 @@ own repository cached beside the release venvs. Standard library only: nothing h
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import subprocess
@@ -126,15 +127,9 @@ def release_commit(repo: Path, version: str, *, fetch: bool = False) -> str:
         if attempt:
             git(repo, "fetch", "--quiet", "--tags", "origin")
         for tag in (f"jax-v{version}", f"jax-{version}", f"v{version}"):
-            verify = ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet"]
-            found = subprocess.run(
-                [*verify, f"refs/tags/{tag}^{{commit}}"],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if found.returncode == 0 and found.stdout.strip():
-                return found.stdout.strip()
+            with contextlib.suppress(UsageError):  # no such tag: the next spelling
+                found = git(repo, "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}")
+                return found.strip()
     fuller = "give a fuller clone with --jax-repo"
     raise UsageError(f"the jax repository {repo} has no tag jax-v{version} ({fuller})")
 

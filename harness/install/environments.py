@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.catalogue.discovery import CaseInfo
-from harness.catalogue.script_deps import Declared
 from harness.install import script_envs, venvs
-from harness.install.script_envs import InstallFailed, NotInstallable, ResolvedSet, ScriptEnvRequest
+from harness.install.script_envs import InstallFailed, NotInstallable, ScriptEnvRequest
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv
 from harness.pins import Profile, index_release
@@ -56,13 +55,6 @@ class Failed:
 
 # What preparing a release gives: ready, cannot be had, or could not be tried.
 Outcome = Prepared | Unavailable | Failed
-
-
-def libraries_of(resolved: ResolvedSet, declared: Declared, held: tuple[str, ...]) -> Libraries:
-    cutoff = resolved.cutoff.isoformat() if resolved.cutoff else None
-    return Libraries(
-        resolved.policy, resolved.pins, resolved.sha256, cutoff, declared.requirements, held
-    )
 
 
 def not_tried(found: InstallFailed | str) -> str:
@@ -102,15 +94,11 @@ class Environments:
     fixed: dict[str, Prepared] = field(default_factory=dict)
     _noted: bool = field(default=False, init=False, repr=False)  # the script's notes said, once
 
-    def use(self, label: str, prepared: Prepared) -> None:
-        """``label`` runs in ``prepared``, made by its caller (``bisect --commits``: a commit)."""
-        self.fixed[label] = prepared
-
     def use_commit(self, label: str, interpreter: Path, held: Libraries) -> None:
         """``label`` is jax at a commit, its venv made by ``bisect --commits``: a script's runs
         there with its libraries ``held``; a case's is prepared as a release's venv is."""
         if self.case.subject.own_venv:
-            self.use(label, Prepared(interpreter, held))
+            self.fixed[label] = Prepared(interpreter, held)
 
     def resolved(self, envs: Mapping[str, ReleaseEnv]) -> dict[str, str | None]:
         """By label, what a script's venv resolved to (its set's SHA-256) or why it cannot be had,
@@ -175,8 +163,7 @@ class Environments:
         if isinstance(found, InstallFailed):
             return Failed(not_tried(found))
         if isinstance(found, NotInstallable):
-            asked = ResolvedSet((), found.policy, found.cutoff)
             when = f"as of {found.cutoff:%Y-%m-%d}" if found.cutoff else "the newest versions"
             line = f"not installable ({when}): {found.reason}"
-            return Unavailable(line, libraries_of(asked, declared, held))
-        return Prepared(found.interpreter, libraries_of(found.resolved, declared, held))
+            return Unavailable(line, script_envs.libraries(request, (), found.cutoff))
+        return Prepared(found.interpreter, found.libraries)

@@ -11,7 +11,7 @@ Each step is cached so a reuse needs no network: ``uv pip compile`` into exact p
 ``<folder>/script-resolutions/<key>/``; a venv named for the pins and the interpreter,
 ``<folder>/script-env-<16 hex>``, synced to exactly that set, compiled once as ``venvs.ensure``
 does, reused while every file its distributions installed is still there; what it holds (``uv pip
-freeze``) as a ``ResolvedSet`` a result stores. Every uv call goes through a ``Runner`` (tested with
+freeze``) as the ``Libraries`` a result stores. Every uv call goes through a ``Runner`` (tested with
 a fake); standard library and ``packaging`` only, as the noxfile may build these venvs itself.
 """
 
@@ -34,19 +34,20 @@ from packaging.utils import canonicalize_name
 
 from harness.catalogue.script_deps import Declared, canonical, check_requires_python
 from harness.errors import UsageError
-from harness.install.subprocesses import run_whole
 from harness.install.upload_times import IndexUnreachable, UploadTimes, shown
 from harness.install.venvs import (
     INSTALL_TIMEOUT_S,
     UV_MISSING,
     compile_all,
     missing_files,
+    run_whole,
     uv_command,
 )
 from harness.measure.locks import venv_lock
 from harness.names import inside
 from harness.pins import AS_OF, NEWEST, POLICIES, Profile, Release
 from harness.store.files import replace_file
+from harness.store.schema import PIN, Libraries
 
 # A week: time for a library to ship the quick fix a new jax often needs, while the next jax release
 # is most often weeks away (a median of 28 days between jax's uploads from 0.4.20 to 0.12.0.1), so
@@ -74,7 +75,6 @@ SCRUBBED_VARIABLES = (
     "UV_PRERELEASE",
     "UV_RESOLUTION",
 )
-PIN = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)")
 
 Runner = Callable[[Sequence[str], Path], "subprocess.CompletedProcess[str]"]
 
@@ -87,35 +87,13 @@ def run(command: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @dataclass(frozen=True)
-class ResolvedSet:
-    """What a script's venv holds (sorted ``name==version``), under which policy and cutoff: what a
-    result's ``Libraries`` records (``environments.libraries_of``)."""
-
-    pins: tuple[str, ...]
-    policy: str
-    cutoff: datetime | None
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256("\n".join(self.pins).encode()).hexdigest()
-
-    def version_of(self, name: str) -> str | None:
-        wanted = canonicalize_name(name)
-        for pin in self.pins:
-            pinned, version = pin.split("==", 1)
-            if canonicalize_name(pinned) == wanted:
-                return version
-        return None
-
-
-@dataclass(frozen=True)
 class ScriptEnv:
     """A ready venv: the interpreter it was made with, its version, and what it holds."""
 
     venv: Path
     python: str
     python_version: str
-    resolved: ResolvedSet
+    libraries: Libraries
 
     @property
     def interpreter(self) -> Path:
@@ -125,11 +103,10 @@ class ScriptEnv:
 @dataclass(frozen=True)
 class NotInstallable:
     """Why a script's set cannot be had on a release: the resolver proved it (no solution), its
-    reason in one line. An answer: kept as a resolution is, and stored as the release's result."""
+    reason in one line, under the request's cutoff. An answer: kept as a resolution is, and stored
+    as the release's result."""
 
     reason: str
-    stage: str  # "resolve": only the resolver proves a set cannot be had
-    policy: str
     cutoff: datetime | None
 
 
@@ -155,6 +132,17 @@ class ScriptEnvRequest:
 
     def __post_init__(self) -> None:
         check_policy(self.policy)
+
+
+def libraries(
+    request: ScriptEnvRequest, pins: tuple[str, ...], cutoff: datetime | None
+) -> Libraries:
+    """What a result records of a script's venv: ``pins`` resolved under the request's policy and
+    cutoff (none where the set cannot be had), with what it declared and held; the SHA-256 is of
+    the pins alone, whatever the policy."""
+    digest = hashlib.sha256("\n".join(pins).encode()).hexdigest()
+    iso = cutoff.isoformat() if cutoff else None
+    return Libraries(request.policy, pins, digest, iso, request.declared.requirements, request.hold)
 
 
 def check_policy(policy: str) -> str:
@@ -190,11 +178,6 @@ def cutoff_for(release: Release, policy: str, times: UploadTimes) -> datetime | 
         return None
     cutoff = times.jax_release_time(release.jax, release.jaxlib) + GRACE
     return cutoff.astimezone(UTC).replace(microsecond=0)
-
-
-def requirement_lines(release: Release, profile: Profile | None, declared: Declared) -> list[str]:
-    """What to resolve: the release's own requirements (jax, jaxlib, pins), then the script's."""
-    return [*release.requirements(profile), *declared.requirements]
 
 
 def constraint_lines(
@@ -244,7 +227,7 @@ def resolution_key(
     inputs = {
         "format": FORMAT,
         "declared": request.declared.key(),
-        "requirements": requirement_lines(request.release, request.profile, Declared()),
+        "requirements": request.release.requirements(request.profile),
         "constraints": constraint_lines(request.release, request.profile, request.hold),
         "extras": list(request.profile.jax_extras) if request.profile else [],
         "policy": request.policy,
@@ -270,23 +253,23 @@ def parse_pins(text: str) -> tuple[str, ...]:
     return tuple(f"{name}=={version}" for name, version in sorted(pins.items()))
 
 
-def uv_reason(output: str, limit: int = REASON_CHARS) -> str:
-    """The most telling part of uv's error output, in one line of at most ``limit`` characters: for
+def uv_reason(output: str) -> str:
+    """The most telling part of uv's error output, in one line of at most ``REASON_CHARS``: for
     no solution, uv's explanation ("Because equinox>=0.13.8 depends on ..."), or its hint where a
     package was cut off by date; any other error by its first line, first and last causes."""
     error, causes, hints = _uv_parts(output)
     if not error:
         lines = [line.strip() for line in output.splitlines() if line.strip()]
-        return _one_line(lines[-1] if lines else "no output", limit)
+        return _one_line(lines[-1] if lines else "no output")
     if "no solution found" in error.lower():
         cut_off = [hint for hint in hints if "exclude-newer" in hint]
         if cut_off:
             # uv's advice ("Consider using `exclude-newer-package`") is for uv's users, not ours.
-            return _one_line(". ".join(cut_off[0].split(". ")[:2]).rstrip(".") + ".", limit)
+            return _one_line(". ".join(cut_off[0].split(". ")[:2]).rstrip(".") + ".")
         if causes:
-            return _one_line(" ".join(causes), limit)
+            return _one_line(" ".join(causes))
     parts = [error, *causes[:1], *causes[-1:]]
-    return _one_line(": ".join(dict.fromkeys(parts)), limit)
+    return _one_line(": ".join(dict.fromkeys(parts)))
 
 
 def _uv_parts(output: str) -> tuple[str, list[str], list[str]]:
@@ -324,9 +307,9 @@ def _uv_parts(output: str) -> tuple[str, list[str], list[str]]:
     return error, causes, hints
 
 
-def _one_line(text: str, limit: int) -> str:
+def _one_line(text: str) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1].rstrip() + "…"
 
 
 def env_name(pins: Sequence[str], python: str, python_version: str) -> str:
@@ -382,7 +365,7 @@ def _kept(
         if "problem" in stored:
             if not isinstance(stored["problem"], str):
                 return None
-            return NotInstallable(stored["problem"], "resolve", request.policy, cutoff)
+            return NotInstallable(stored["problem"], cutoff)
         pins = stored["pins"]
         if not isinstance(pins, list) or release_pins_problem(pins, request) is not None:
             return None  # not what a resolution of this request gives: resolved afresh
@@ -413,7 +396,8 @@ def resolve(
     release, profile, hold = request.release, request.profile, request.hold
     try:
         work.mkdir(parents=True, exist_ok=True)
-        wanted = requirement_lines(release, profile, request.declared)
+        # What to resolve: the release's own requirements (jax, jaxlib, pins), then the script's.
+        wanted = [*release.requirements(profile), *request.declared.requirements]
         replace_file(work / "requirements.in", "\n".join(wanted) + "\n")
         replace_file(
             work / "constraints.txt", "\n".join(constraint_lines(release, profile, hold)) + "\n"
@@ -426,7 +410,7 @@ def resolve(
             if "no solution found" in output.lower() and not NOT_THE_INDEX_S_ANSWER.search(output):
                 answer = {"key": key, "resolved_at": now, "problem": reason}
                 replace_file(record, json.dumps(answer))
-                return NotInstallable(reason, "resolve", request.policy, cutoff)
+                return NotInstallable(reason, cutoff)
             return InstallFailed(f"`uv pip compile` failed: {reason}", "resolve")
         try:
             pins = parse_pins(done.stdout)
@@ -535,7 +519,6 @@ def ensure(
     """A venv under ``folder`` holding the request's resolved set, why the set cannot be had, or why
     it could not be tried this time. A second call for the same request reuses the venv and the
     resolution, touching neither; a ``requires-python`` the interpreter misses is a UsageError."""
-    check_policy(request.policy)
     # Every command runs in a folder of its own: a relative path would move with it.
     folder = folder.absolute()
     uv = uv if uv is not None else uv_command()
@@ -562,5 +545,4 @@ def ensure(
     installed = install(venv, request.python, python_version, pins, uv=uv, runner=runner)
     if isinstance(installed, InstallFailed):
         return installed
-    resolved = ResolvedSet(installed, request.policy, cutoff)
-    return ScriptEnv(venv, request.python, python_version, resolved)
+    return ScriptEnv(venv, request.python, python_version, libraries(request, installed, cutoff))

@@ -8,22 +8,35 @@ harness (``harness.commands.nox_session``) picks the interpreter and hands the r
 the command as a *plan* file; this module carries it out.  A venv is built once: the install
 it holds is recorded beside it, and a venv whose record matches is used as it is.  Standard
 library only: the checks the noxfile runs in nox's own environment read plans.
+
+What ``jax.export`` needs besides jax (``export_tools``: ``flatbuffers`` and, on some releases,
+``absl``, both pure Python) goes into a folder of its own beside the venvs, put last on the path
+of a step's capture process only (``harness.measure.script_capture``): a script's venv is never
+changed and its own packages come first.
+
+Every installer's command (uv, ``compileall``) runs in a process group of its own, ended whole
+(``run_whole``): uv and ``compileall -j 0`` start processes of their own, and ending only the
+command on an interrupt (Ctrl-C, SIGTERM) or a time-out would leave those running, still writing
+into the venv.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
+import os
 import shutil
+import signal
+import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.errors import UsageError
 from harness.install.index import Listing
-from harness.install.subprocesses import run_whole
 from harness.measure.locks import venv_lock
 from harness.pins import Profile, Release, install_args
 from harness.store.files import parse_document, read_bounded, replace_file
@@ -32,6 +45,8 @@ REPO = Path(__file__).resolve().parents[2]
 INSTALLED = ".harness-install.json"  # what the venv holds, written after a successful install
 INSTALL_TIMEOUT_S = 900
 ERROR_LINES = 6
+EXPORT_PACKAGES = ("flatbuffers", "absl-py")
+EXPORT_DONE = ".installed"
 UV_MISSING = (
     "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
 )
@@ -119,6 +134,47 @@ def _plan_entry(row: object, where: str) -> ReleaseEnv:
     return ReleaseEnv(row["jax"], row["jaxlib"], row["python"], tuple(install), Path(row["venv"]))
 
 
+def _end_group(process: subprocess.Popen[str]) -> None:
+    # Already gone, with everything it started: nothing to end.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def run_whole(
+    command: Sequence[str], cwd: Path, timeout_s: float, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``command`` with its output captured; 124 past ``timeout_s``, 127 when it cannot start, never
+    a raise. An interrupt while it runs ends it and all it started before it propagates."""
+    try:
+        process = subprocess.Popen(
+            list(command),
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            # A group of its own, so that the whole of it can be ended; a terminal's Ctrl-C then
+            # reaches the harness only, which ends the group itself.
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return subprocess.CompletedProcess(list(command), 127, "", f"error: {exc}")
+    try:
+        stdout, stderr = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _end_group(process)
+        late = f"error: did not finish within {timeout_s:.0f} s"
+        return subprocess.CompletedProcess(list(command), 124, "", late)
+    except BaseException:
+        _end_group(process)
+        raise
+    # Whatever it started and left behind (a compile worker) goes with it.
+    _end_group(process)
+    return subprocess.CompletedProcess(list(command), process.returncode, stdout, stderr)
+
+
 def uv_command() -> list[str] | None:
     found = shutil.which("uv")
     if found:
@@ -144,36 +200,30 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
     editable, so its code follows the checkout, but a dependency added to pyproject.toml reaches
     the venv only through a new install: its hash is part of it."""
     project = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
-    install = list(env.install)
-    return {
-        "python": env.python,
-        "install": install,
-        "pyproject": project,
-        "bytecode": "compileall",
-    }
+    return dict(
+        python=env.python, install=list(env.install), pyproject=project, bytecode="compileall"
+    )
 
 
-def missing_files(venv: Path, packages: Sequence[str] | None = None) -> list[str]:
-    """Files the installs of ``packages`` (None: every distribution) recorded (their RECORD) that
-    are gone from ``venv`` (a module, a jaxlib ``.so``), or a RECORD that cannot be read."""
+def missing_files(venv: Path) -> list[str]:
+    """Files the venv's distributions recorded (their RECORD) that are gone from ``venv`` (a module,
+    a jaxlib ``.so``), or a RECORD that cannot be read."""
     found = sorted(venv.glob("lib/python3*/site-packages"))
     if not found:
         return ["site-packages"]
     site = found[-1]
-    patterns = [f"{package}-*.dist-info" for package in packages] if packages else ["*.dist-info"]
     gone = []
-    for pattern in patterns:
-        for info in site.glob(pattern):
-            try:
-                lines = (info / "RECORD").read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                gone.append(f"{info.name}/RECORD")
-                continue
-            for line in lines:
-                name = line.split(",", 1)[0]
-                # Paths above site-packages (scripts under bin/) are the venv's own business.
-                if name and not name.startswith("..") and not (site / name).exists():
-                    gone.append(name)
+    for info in site.glob("*.dist-info"):
+        try:
+            lines = (info / "RECORD").read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            gone.append(f"{info.name}/RECORD")
+            continue
+        for line in lines:
+            name = line.split(",", 1)[0]
+            # Paths above site-packages (scripts under bin/) are the venv's own business.
+            if name and not name.startswith("..") and not (site / name).exists():
+                gone.append(name)
     return gone
 
 
@@ -186,39 +236,56 @@ def ensure(env: ReleaseEnv) -> str | None:
     sessions, two test workers) make it once, the second waiting and then finding it ready.
     """
     with venv_lock(env.venv):
-        return _ensure_locked(env)
+        record = env.venv / INSTALLED
+        wanted = install_record(env)
+        damaged = False
+        try:
+            if json.loads(record.read_text()) == wanted and env.interpreter.exists():
+                damaged = bool(missing_files(env.venv))
+                if not damaged:
+                    return None
+        except (OSError, ValueError):
+            pass  # not installed yet, or by something else
+        uv = uv_command()
+        if uv is None:
+            return UV_MISSING
+        # A venv damaged since its install (a file of jaxlib deleted): installed again over itself.
+        again = ["--reinstall"] if damaged else []
+        install = ["--quiet", *again, "--python", str(env.interpreter), *env.install]
+        steps = [("uv pip install", [*uv, "pip", "install", *install])]
+        if not (env.venv / "pyvenv.cfg").is_file():
+            make = [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)]
+            steps.insert(0, ("uv venv", make))
+        steps.append(("compileall", compile_all(env.venv)))
+        for what, command in steps:
+            done = run_whole(command, REPO, INSTALL_TIMEOUT_S)
+            if done.returncode == 124:
+                return f"`{what}` did not finish within {INSTALL_TIMEOUT_S} s"
+            if done.returncode != 0:
+                return f"`{what}` failed: {last_lines(done.stderr or done.stdout)}"
+        try:
+            record.write_text(json.dumps(wanted))
+        except OSError as exc:
+            return f"cannot write {record}: {exc.strerror or exc}"
+        return None
 
 
-def _ensure_locked(env: ReleaseEnv) -> str | None:
-    record = env.venv / INSTALLED
-    wanted = install_record(env)
-    damaged = False
-    try:
-        if json.loads(record.read_text()) == wanted and env.interpreter.exists():
-            damaged = bool(missing_files(env.venv))
-            if not damaged:
-                return None
-    except (OSError, ValueError):
-        pass  # not installed yet, or by something else
+def export_tools(cache: Path, interpreter: Path) -> Path | str:
+    """The folder holding ``EXPORT_PACKAGES`` for ``interpreter``, installed once; or why not."""
+    # Absolute: the capture process runs where the script runs, not where the harness was started.
+    folder = (cache / "export-tools").resolve()
+    if (folder / EXPORT_DONE).is_file():
+        return folder
     uv = uv_command()
     if uv is None:
-        return UV_MISSING
-    # A venv damaged since its install (a file of jaxlib deleted) is installed again over itself.
-    again = ["--reinstall"] if damaged else []
-    python = ["--python", str(env.interpreter)]
-    steps = [("uv pip install", [*uv, "pip", "install", "--quiet", *again, *python, *env.install])]
-    if not (env.venv / "pyvenv.cfg").is_file():
-        make = [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)]
-        steps.insert(0, ("uv venv", make))
-    steps.append(("compileall", compile_all(env.venv)))
-    for what, command in steps:
-        done = run_whole(command, REPO, INSTALL_TIMEOUT_S)
-        if done.returncode == 124:
-            return f"`{what}` did not finish within {INSTALL_TIMEOUT_S} s"
-        if done.returncode != 0:
-            return f"`{what}` failed: {last_lines(done.stderr or done.stdout)}"
+        return "uv is not installed (it installs flatbuffers for jax.export)"
+    where = ["--target", str(folder), "--python", str(interpreter)]
+    done = run_whole([*uv, "pip", "install", "--quiet", *where, *EXPORT_PACKAGES], REPO, 600)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"flatbuffers could not be installed: {last}"
     try:
-        record.write_text(json.dumps(wanted))
+        (folder / EXPORT_DONE).write_text("\n".join(EXPORT_PACKAGES) + "\n")
     except OSError as exc:
-        return f"cannot write {record}: {exc.strerror or exc}"
-    return None
+        return f"flatbuffers could not be installed: {exc}"
+    return folder

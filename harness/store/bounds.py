@@ -29,11 +29,7 @@ MAX_INTEGER_DIGITS = 19
 _DIGITS_PYTHON_PRINTS = 4000
 
 
-class _Dropped:
-    """A value ``fit`` left out: the container holding it loses the entry."""
-
-
-DROPPED = _Dropped()
+DROPPED = object()  # a value ``fit`` left out: the container holding it loses the entry
 
 
 def _digits(value: int) -> str:

@@ -25,16 +25,9 @@ T = TypeVar("T")
 Check = Callable[[Any, str], T]
 
 
-def kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def expected(what: str, value: Any, where: str) -> SchemaError:
-    return SchemaError(where, f"expected {what}, got {kind_of(value)}")
+    got = "null" if value is None else "object" if isinstance(value, dict) else type(value).__name__
+    return SchemaError(where, f"expected {what}, got {got}")
 
 
 def string(value: Any, where: str) -> str:

@@ -11,7 +11,10 @@ Writing: an output folder may hold links planted there (``plots → elsewhere``,
 ``page.md.tmp → victim``).  ``output_folder`` refuses a link where a folder is expected,
 and ``replace_file`` writes under a fresh temporary name (created exclusively, so never
 through a link) and renames it over the final name, which replaces a link rather than
-writing through it; on failure the temporary file is removed.
+writing through it; on failure the temporary file is removed.  A file the user named that is no
+regular file (``/dev/stdout``, a device, a FIFO, a shell's ``>(...)``) is written where it is:
+replacing it would put a regular file in place of the device (as root, ``/dev/null`` and
+``/dev/full`` became files) and leave the reader of a FIFO or of ``>(...)`` with nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from typing import Any
 
 from harness.errors import UsageError
 from harness.store.bounds import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_INTEGER_DIGITS, number_problem
-from harness.store.streams import is_stream, write_in_place
 
 # Outside strings, an integer of more digits than any number below MAX_MAGNITUDE; the digits of a
 # float's fraction (0.00012345678901234567 is a float's shortest form) are not one, floats being
@@ -97,7 +99,7 @@ def _depth_over(structure: bytes, limit: int) -> bool:
     return bool(brackets)
 
 
-def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+def parse_document(data: bytes) -> Any:
     """``data`` as strict UTF-8 JSON within the bounds above; DocumentProblem saying why not."""
     try:
         text = data.decode("utf-8")
@@ -107,7 +109,7 @@ def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     try:
         document = json.loads(text, parse_constant=_refuse_constant, parse_float=_bounded_float)
     except RecursionError:
-        raise DocumentProblem(f"unreadable JSON (nested deeper than {max_depth} levels)") from None
+        raise DocumentProblem(f"unreadable JSON (nested deeper than {MAX_DEPTH} levels)") from None
     except json.JSONDecodeError as exc:
         raise DocumentProblem(f"unreadable JSON ({exc})") from None
     except DocumentProblem as exc:
@@ -119,8 +121,8 @@ def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     if digits:
         count = len(digits.group().lstrip(b"-"))
         raise DocumentProblem(f"unreadable JSON (a number of {count:,} digits is out of range)")
-    if _depth_over(structure, max_depth):
-        raise DocumentProblem(f"unreadable JSON (nested deeper than {max_depth} levels)")
+    if _depth_over(structure, MAX_DEPTH):
+        raise DocumentProblem(f"unreadable JSON (nested deeper than {MAX_DEPTH} levels)")
     if _SURROGATE.search(data) and _lone_surrogate(document):
         raise DocumentProblem("unreadable JSON (a \\u escape of half a UTF-16 pair: no character)")
     return document
@@ -199,8 +201,8 @@ def temporary_file(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
 
 def write_text(path: Path, text: str) -> None:
     """Write a file the user named, atomically: a link there is replaced, never written through (but
-    one to a device, FIFO or pipe, ``/dev/stdout``, is, in place: ``store.streams``); a folder
-    there, a missing folder or no permission is one line, not a traceback."""
+    one to a device, FIFO or pipe, ``/dev/stdout``, is, in place: ``is_stream``); a folder there, a
+    missing folder or no permission is one line, not a traceback."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"{path} is a folder: name a file to write")
     try:
@@ -217,3 +219,43 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+# Names of this process's own descriptors: written through the descriptor itself, which keeps its
+# offset and append mode (``> out.txt``, ``>> log``), and never replaced (``/dev/stdout`` is a link
+# in ``/dev``).
+_OWN_DESCRIPTOR = re.compile(r"/dev/(?:fd/(\d+)|(stdin)|(stdout)|(stderr))|/proc/self/fd/(\d+)")
+
+
+def own_descriptor(path: Path) -> int | None:
+    """The descriptor ``path`` names (``/dev/stdout``: 1, ``/dev/fd/63``: 63), or None."""
+    found = _OWN_DESCRIPTOR.fullmatch(str(path))
+    if found is None:
+        return None
+    number, stdin, stdout, _stderr, proc = found.groups()
+    return int(number or proc) if (number or proc) else 0 if stdin else 1 if stdout else 2
+
+
+def is_stream(path: Path) -> bool:
+    """Whether ``path`` is our descriptor or, links followed, not a regular file nor a folder."""
+    if own_descriptor(path) is not None:
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # missing, or a dangling link: a regular file will be written there
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def write_in_place(path: Path, payload: bytes) -> None:
+    """Write ``payload`` to the stream at ``path`` (a FIFO waits for its reader, as ``>`` does)."""
+    own = own_descriptor(path)
+    if own is not None:
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(own, view) :]
+        return
+    # Not O_CREAT nor O_TRUNC: there is nothing to create, and a device's length is not ours to cut.
+    fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(payload)

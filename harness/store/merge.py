@@ -1,11 +1,10 @@
 """``python -m harness merge DIR... --into DIR``: results from many machines into one folder.
 
-CI fans the catalogue out over runners, each uploading its results folder; the
-report wants them in one.  A result is copied byte for byte to the place it would
-have been stored at, so the merged folder looks like one machine's ``results/``.
-A result already there (same id and content: the same file in two artifacts, a
-folder merged twice, or one another merge into the same folder copied meanwhile) is
-counted once; a file that cannot be used, or whose id is taken by other content, is
+CI fans the catalogue out over runners, each uploading its results folder; the report wants them in
+one.  A result is copied byte for byte to the place it would have been stored at, so the merged
+folder looks like one machine's ``results/``. A result already there (same id and content: the same
+file in two artifacts, a folder merged twice, or one another merge into the same folder copied
+meanwhile) is counted once; a file that cannot be used, or whose id is taken by other content, is
 left out with one line saying why.
 """
 

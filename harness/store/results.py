@@ -1,22 +1,20 @@
 """Stored results: one schema-versioned JSON document per cell, written atomically, loaded and
 parsed once.
 
-Files are created atomically (written under a temporary name, fsynced, then
-hard-linked to their final name, which fails rather than replaces) so a finished
-result is never overwritten or left half-written.  A result is checked by parsing
-it (``harness.store.schema``) before it is written and when it is loaded; older
-schema versions are migrated on load (``harness.store.migrations``), never on disk.
-The loader names every file it cannot use and why, and carries on with the rest;
-it reads only regular files within ``store.files``' bounds (size, depth, numbers, UTF-8).
+Files are created atomically (written under a temporary name, fsynced, then hard-linked to their
+final name, which fails rather than replaces) so a finished result is never overwritten or left
+half-written.  A result is checked by parsing it (``harness.store.schema``) before it is written and
+when it is loaded; older schema versions are migrated on load (``harness.store.migrations``), never
+on disk. The loader names every file it cannot use and why, and carries on with the rest; it reads
+only regular files within ``store.files``' bounds (size, depth, numbers, UTF-8).
 
-Results gathered from many machines may hold one result twice (the same file in two
-CI artifacts): the loader counts a result once per id and content, and names a file
-whose id is taken by different content.  ``host.machine`` (the machine id) was added
-without a schema bump: it is optional, and results stored before it load as from an
-unrecorded machine.
+Results gathered from many machines may hold one result twice (the same file in two CI artifacts):
+the loader counts a result once per id and content, and names a file whose id is taken by different
+content.  ``host.machine`` (the machine id) was added without a schema bump: it is optional, and
+results stored before it load as from an unrecorded machine.
 
-Which run of a cell counts is decided in one place, ``newest_runs``: the newest by
-creation time, the id breaking ties.
+Which run of a cell counts is decided in one place, ``newest_runs``: the newest by creation time,
+the id breaking ties.
 """
 
 from __future__ import annotations
@@ -189,49 +187,9 @@ def newest_runs(
     return found
 
 
-def cell_key(case: str, release: str, profile: str, sizes: Mapping[str, int]) -> str:
-    """What a sweep measures once: a case at sizes on a release under a profile."""
-    return json.dumps([case, release, profile, sorted(sizes.items())])
-
-
 def refused(result: StoredResult) -> bool:
     """A point the budget refused was never measured."""
     return result.result.status is RunStatus.SKIPPED and result.result.detail.startswith(REFUSED)
-
-
-def newest_results(
-    root: Path,
-    case: str,
-    release: str,
-    profile: str,
-    machine: str,
-    accept: Callable[[StoredResult], bool] | None = None,
-) -> dict[str, StoredResult]:
-    """Cell key → the newest stored result of that cell, for one case on one release and profile, on
-    ``machine``.
-
-    A point refused by the budget was never measured: raising the budget must run it.
-    Results merged in from other machines do not count; results from before machine
-    ids do, since they were most likely stored here.  ``accept`` narrows which results
-    count at all (a triage tells its first round from its confirmations so).
-    """
-    if any(name_problem(name) for name in (case, release, profile)):
-        return {}  # such a cell cannot have been stored
-    folder = inside(root, case, f"jax-{release}", profile)
-    if not folder.is_dir():
-        return {}
-    mine = [
-        r
-        for r in load_results(folder)[0]
-        if not refused(r)
-        and r.result.machine in (machine, UNRECORDED_MACHINE)
-        and (accept is None or accept(r))
-    ]
-    newest = newest_runs(
-        mine,
-        key=lambda r: cell_key(r.result.case, r.result.release, r.result.profile, r.result.sizes),
-    )
-    return {key: found.result for key, found in newest.items()}
 
 
 def cut_short(stored: StoredResult) -> bool:
@@ -250,10 +208,29 @@ def newest_result(
     machine: str,
     accept: Callable[[StoredResult], bool] | None = None,
 ) -> StoredResult | None:
-    """The newest stored result of one cell (case, sizes, release, profile) on ``machine``."""
-    return newest_results(root, case, release, profile, machine, accept).get(
-        cell_key(case, release, profile, sizes)
-    )
+    """The newest stored result of one cell (case, sizes, release, profile) on ``machine``.
+
+    A point refused by the budget was never measured: raising the budget must run it.
+    Results merged in from other machines do not count; results from before machine
+    ids do, since they were most likely stored here.  ``accept`` narrows which results
+    count at all (a triage tells its first round from its confirmations so).
+    """
+    if any(name_problem(name) for name in (case, release, profile)):
+        return None  # such a cell cannot have been stored
+    folder = inside(root, case, f"jax-{release}", profile)
+    if not folder.is_dir():
+        return None
+    mine = [
+        r
+        for r in load_results(folder)[0]
+        if not refused(r)
+        and r.result.machine in (machine, UNRECORDED_MACHINE)
+        and (accept is None or accept(r))
+    ]
+    # one cell, whether its machine is this one or unrecorded
+    newest = newest_runs(mine, key=lambda r: cell_of(r)._replace(machine=machine))
+    found = newest.get(Cell(case, release, profile, tuple(sorted(sizes.items())), machine))
+    return found.result if found else None
 
 
 def read_result(path: Path) -> StoredResult:

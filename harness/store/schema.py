@@ -1,26 +1,23 @@
 """The stored result as typed, immutable records, and ``parse``: JSON in, a ``Result`` or a
 ``SchemaError``.
 
-A result file is untrusted input: ``parse`` checks every field it reads for its type
-and names the first wrong one by its path (``host.machine.id: expected str, got
-list``).  Fields this harness does not know are ignored, never fatal, so a newer
-harness may add fields without a schema bump; fields a reader can do without are
-optional, so results stored before they existed still load.  ``parse`` reads only
-the newest schema version; ``harness.store.migrations`` brings older files up to it.
+A result file is untrusted input: ``parse`` checks every field it reads for its type and names the
+first wrong one by its path (``host.machine.id: expected str, got list``).  Fields this harness does
+not know are ignored, never fatal, so a newer harness may add fields without a schema bump; fields a
+reader can do without are optional, so results stored before they existed still load.  ``parse``
+reads only the newest schema version; ``harness.store.migrations`` brings older files up to it.
 
-A result is one *cell* (a case at sizes on a release under a profile) measured in
-one or more case processes; each process keeps its own measurements
-(``ProcessRun``).  Statistics and claim verdicts over processes are the readers'
-business (``harness.analysis``), never stored.
+A result is one *cell* (a case at sizes on a release under a profile) measured in one or more case
+processes; each process keeps its own measurements (``ProcessRun``).  Statistics and claim verdicts
+over processes are the readers' business (``harness.analysis``), never stored.
 
-Each record class both reads and writes its shape by its fields: ``_read`` checks each by its
-type (``_check_of``; the few whose JSON says more by ``_SPECIAL``) and takes its default, and
-``to_json`` writes each by its name (``_Record``), so names, types and defaults are written out
-once.  The case process
-(``harness.measure.child``) builds a ``ProcessRun`` and writes it; the runner reads it
-back, adds what only the parent knows (index, window, load) and stores it in a
-``Result`` it builds the same way.  ``parse(result.to_json()) == result`` for every
-record: a field a writer leaves out at its default reads back as that default.
+Each record class both reads and writes its shape by its fields: ``_read`` checks each by its type
+(``_check_of``; the few whose JSON says more by ``_SPECIAL``) and takes its default, and ``to_json``
+writes each by its name (``_Record``), so names, types and defaults are written out once.  The case
+process (``harness.measure.child``) builds a ``ProcessRun`` and writes it; the runner reads it back,
+adds what only the parent knows (index, window, load) and stores it in a ``Result`` it builds the
+same way.  ``parse(result.to_json()) == result`` for every record: a field a writer leaves out at
+its default reads back as that default.
 
 Why not validate with the published JSON Schema (``docs/result.schema.json``, which the tests keep
 matched to this module) and a schema library: a reader needs the typed records anyway, which
@@ -59,6 +56,7 @@ from harness.units import UNRECORDED_MACHINE
 
 SCHEMA = "jax-repro-harness/result"
 SCHEMA_VERSION = 3
+PIN = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)")
 # JAX_PLATFORMS names platforms; default_backend() names the backend they run on.
 PLATFORM_BACKENDS = {"cuda": "gpu", "rocm": "gpu"}
 
@@ -623,7 +621,7 @@ def _sha256(value: Any, where: str) -> str:
 
 def _pins(value: Any, where: str) -> tuple[str, ...]:
     pins = list_of(string)(value, where)
-    if not all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+", pin) for pin in pins):
+    if not all(PIN.fullmatch(pin) for pin in pins):
         raise SchemaError(where, "expected name==version for every distribution")
     return pins
 

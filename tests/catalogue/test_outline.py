@@ -47,7 +47,7 @@ def test_a_one_parameter_verdict_takes_no_sizes():
 def test_a_file_that_does_not_parse_is_a_usage_error(tmp_path):
     path = tmp_path / "broken.py"
     path.write_text("def programs(:\n")
-    with pytest.raises(UsageError, match=r"broken\.py cannot be read"):
+    with pytest.raises(UsageError, match=r"broken\.py does not parse"):
         outline(path)
 
 

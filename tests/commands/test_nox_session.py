@@ -89,7 +89,7 @@ def test_what_cannot_be_prepared_is_one_line_with_the_harness_s_exit_code(tmp_pa
 PREPARING = """
 import sys
 from harness.commands import nox_session
-from harness.install.subprocesses import run_whole
+from harness.install.venvs import run_whole
 
 INSTALLER = (
     "import subprocess, sys, time; "

@@ -11,8 +11,7 @@ import pytest
 
 from harness.explain.reproducer import COMPILE, MEMORY, RUN, counterpart, matched
 from harness.explain.reproducer_script import reproducer_text
-from harness.install.export_tools import export_tools
-from harness.install.venvs import ensure, release_env
+from harness.install.venvs import ensure, export_tools, release_env
 from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.script_process import HOOK
 from harness.metric_names import parse_metric_name

@@ -12,7 +12,7 @@ from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
 from harness.install import environments, script_envs, venvs
 from harness.install.environments import Environments, Failed, Prepared, Unavailable
-from harness.install.script_envs import NotInstallable, ResolvedSet, ScriptEnv
+from harness.install.script_envs import NotInstallable, ScriptEnv
 from harness.install.venvs import ReleaseEnv
 from harness.store.schema import Libraries
 from tests.conftest import FIXTURES, REPO
@@ -36,10 +36,7 @@ def asked(monkeypatch, tmp_path):
         requests.append(request)
         if "equinox==9.9" in request.hold:
             return NotInstallable(
-                "Because equinox==9.9 has no wheels and you require equinox==9.9 ...",
-                "resolve",
-                request.policy,
-                CUTOFF,
+                "Because equinox==9.9 has no wheels and you require equinox==9.9 ...", CUTOFF
             )
         pins = (
             "equinox==0.11.4",
@@ -50,7 +47,7 @@ def asked(monkeypatch, tmp_path):
             tmp_path / "script-env-1",
             request.python,
             "3.12.4",
-            ResolvedSet(pins, request.policy, CUTOFF),
+            script_envs.libraries(request, pins, CUTOFF),
         )
 
     monkeypatch.setattr(script_envs, "ensure", ensure)
@@ -146,9 +143,9 @@ def test_a_stored_result_counts_only_when_resolved_as_its_release_would_be_now(t
     scan_sync = discovery.discover(REPO / "cases")["scan_sync"]
     assert Environments(scan_sync, None).matches("0.4.31", None)
     assert not Environments(scan_sync, None).matches("0.4.31", same)
+    chosen.use_commit("git-abc-jaxlib-0.4.31", Path("commit/bin/python"), same)
     commit = Prepared(Path("commit/bin/python"), same)
-    chosen.use("git-abc-jaxlib-0.4.31", commit)
-    assert chosen.prepare("git-abc-jaxlib-0.4.31", release(tmp_path)) is commit
+    assert chosen.prepare("git-abc-jaxlib-0.4.31", release(tmp_path)) == commit
     assert chosen.matches("git-abc-jaxlib-0.4.31", same)
 
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from harness.explain.reproducer_script import reproducer_text
-from harness.install.export_tools import export_tools
+from harness.install.venvs import export_tools
 from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS, SAVED_LEAF_BYTES
 from harness.measure.script_process import HOOK
 from tests.conftest import REPO
