@@ -100,8 +100,8 @@ def summarize_calibration(
     spreads = pooled_spreads(metric_samples(run) for pair in aa_pairs for run in pair)
     fewest = min(processes, default=0)
     # Too few processes for the rank guard see no change (inf), which no file can hold: left out.
-    detectable = {n: detectable_ratio(s, fewest, thresholds) for n, s in spreads.items()}
-    detectable = {name: ratio for name, ratio in detectable.items() if math.isfinite(ratio)}
+    ratios = {k.metric_name: detectable_ratio(s, fewest, thresholds) for k, s in spreads.items()}
+    detectable = {name: ratio for name, ratio in ratios.items() if math.isfinite(ratio)}
     return CalibrationRun(
         created_at=created_at.isoformat(timespec="seconds"),
         machine=first.result.machine,

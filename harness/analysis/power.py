@@ -54,18 +54,18 @@ def log_medians(samples: ProcessSamples) -> list[float]:
 
 def pooled_spreads(
     groups: Iterable[Mapping[MetricKey, ProcessSamples]], kinds: Collection[str] = ()
-) -> dict[str, float]:
+) -> dict[MetricKey, float]:
     """Per metric (of ``kinds``, or every metric), the standard deviation of log process medians
     within each group (a run, a side), pooled."""
-    variances: dict[str, list[float]] = {}
+    variances: dict[MetricKey, list[float]] = {}
     for series in groups:
         for key, samples in series.items():
             if kinds and key.kind not in kinds:
                 continue
             logs = log_medians(samples)
             if len(logs) >= 2:
-                variances.setdefault(key.metric_name, []).append(statistics.variance(logs))
-    return {name: math.sqrt(sum(found) / len(found)) for name, found in variances.items()}
+                variances.setdefault(key, []).append(statistics.variance(logs))
+    return {key: math.sqrt(sum(found) / len(found)) for key, found in variances.items()}
 
 
 def detectable_now(

@@ -94,25 +94,25 @@ def benchmark_lines(watched: TargetWatch) -> list[str]:
     release, and the smallest change it could have seen."""
     if not watched.medians:
         return []
-    verdicts = {f.metric: f.kind for f in reversed(watched.findings) if f.metric}
+    verdicts = {f.criterion.metric: f.kind for f in reversed(watched.findings) if f.criterion}
     ordered = sorted(watched.medians.items(), key=lambda item: -item[1][0])
-    name, (slowest, _) = ordered[0]
+    slowest_key, (slowest, _) = ordered[0]
+    slowest_name = code_span(slowest_key.metric_name)
     lines = [
         f"## Benchmarks of {code_span(watched.target)}",
         "",
-        f"{len(ordered)} benchmarks, each judged on its own; the slowest, {code_span(name)}, takes "
+        f"{len(ordered)} benchmarks, each judged on its own; the slowest, {slowest_name}, takes "
         f"{format_ns(slowest)} a round on the baseline.",
         "",
         "| benchmark | verdict | a round, baseline → release "
         "| smallest change it could have seen |",
         "|---|---|---|---|",
     ]
-    for name, (before, after) in ordered[:MAX_BENCHMARK_ROWS]:
-        verdict = verdicts.get(name, "no change found")
-        lines.append(
-            f"| {code_span(name)} | {verdict} | {format_ns(before)} → {format_ns(after)} | "
-            f"{_seen(watched.detectable.get(name))} |"
-        )
+    for key, (before, after) in ordered[:MAX_BENCHMARK_ROWS]:
+        verdict = verdicts.get(key, "no change found")
+        figures = f"{format_ns(before)} → {format_ns(after)}"
+        seen = _seen(watched.detectable.get(key))
+        lines.append(f"| {code_span(key.metric_name)} | {verdict} | {figures} | {seen} |")
     if len(ordered) > MAX_BENCHMARK_ROWS:
         lines.append(f"\n{len(ordered) - MAX_BENCHMARK_ROWS} more in watch.json.")
     return [*lines, ""]

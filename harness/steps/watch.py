@@ -52,7 +52,7 @@ from harness.analysis.statuses import ran as ran_at_all
 from harness.analysis.statuses import summarise
 from harness.errors import UsageError
 from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
-from harness.metric_names import Criterion
+from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Probe
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
@@ -119,7 +119,7 @@ class TargetWatch:
     kind: str  # "case", "script" or "pytest-benchmark"
     findings: tuple[Finding, ...]
     loads: tuple[SideLoad, ...] = ()
-    detectable: Mapping[str, float] = field(default_factory=dict)  # metric → smallest ratio seen
+    detectable: Mapping[MetricKey, float] = field(default_factory=dict)  # smallest ratio seen
     page: str = ""  # its triage page, in the output folder
     why: tuple[str, ...] = ()  # why a confirmed change happened, as triage asked
     # the ``nox -s issue`` posargs that draft an issue for its first regression
@@ -128,15 +128,15 @@ class TargetWatch:
     libraries: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     remembered: str = ""  # when it was watched, if reported from memory
     # A suite's benchmarks: each one's median round on the baseline and on the release, in ns.
-    medians: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    medians: Mapping[MetricKey, tuple[float, float]] = field(default_factory=dict)
 
     @property
-    def judged(self) -> dict[str, float]:
+    def judged(self) -> dict[MetricKey, float]:
         """The smallest change seen of the metrics a maintainer reads the target by: a suite's
         benchmarks (not the pytest process around them), every metric of a script or case."""
         if self.kind != "pytest-benchmark":
             return dict(self.detectable)
-        return {n: r for n, r in self.detectable.items() if n.startswith(BENCH_PREFIX)}
+        return {k: r for k, r in self.detectable.items() if k.metric_name.startswith(BENCH_PREFIX)}
 
     @property
     def outcome(self) -> str:
@@ -170,20 +170,21 @@ class TargetWatch:
             "loads": [load.to_json() for load in self.loads],
             "smallest_change": smallest,
             "detectable": {
-                name: (ratio if math.isfinite(ratio) else None)
-                for name, ratio in self.detectable.items()
+                key.metric_name: (ratio if math.isfinite(ratio) else None)
+                for key, ratio in self.detectable.items()
             },
             "page": self.page,
             "why": list(self.why),
             "issue": list(self.issue),
             "libraries": {release: dict(found) for release, found in self.libraries.items()},
             "remembered": self.remembered or None,
-            "medians": {name: list(pair) for name, pair in self.medians.items()},
+            "medians": {key.metric_name: list(pair) for key, pair in self.medians.items()},
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetWatch:
-        """The memory's watch as ``to_json`` wrote it; ValueError, KeyError, TypeError if not."""
+        """The memory's watch as ``to_json`` wrote it; UsageError (a metric's name), ValueError,
+        KeyError, TypeError if not."""
         findings = tuple(
             Finding(
                 str(f["kind"]),
@@ -198,7 +199,7 @@ class TargetWatch:
             for load in data["loads"]
         )
         detectable = {
-            str(name): math.inf if ratio is None else float(ratio)
+            parse_metric_name(str(name)): math.inf if ratio is None else float(ratio)
             for name, ratio in dict(data["detectable"]).items()
         }
         libraries = {
@@ -206,7 +207,7 @@ class TargetWatch:
             for release, found in dict(data["libraries"]).items()
         }
         medians = {
-            str(name): (float(pair[0]), float(pair[1]))
+            parse_metric_name(str(name)): (float(pair[0]), float(pair[1]))
             for name, pair in dict(data.get("medians") or {}).items()
         }
         target, kind, page = str(data["target"]), str(data["kind"]), str(data["page"])
@@ -491,12 +492,12 @@ def first_round_undecided(
     return said
 
 
-def benchmark_medians(found: TriageOutcome) -> dict[str, tuple[float, float]]:
+def benchmark_medians(found: TriageOutcome) -> dict[MetricKey, tuple[float, float]]:
     """Each benchmark of a suite the first round compared: its median round on the baseline and on
     the release (the process medians' median, as the comparison has them)."""
     release = found.first_round.releases[-1]
     return {
-        key.metric_name: (comparison.baseline.median, comparison.candidate.median)
+        key: (comparison.baseline.median, comparison.candidate.median)
         for (key, after), comparison in found.first_round.comparisons.items()
         if after == release and key.metric_name.startswith(BENCH_PREFIX)
     }
@@ -520,7 +521,7 @@ def side_loads(found: TriageOutcome) -> list[SideLoad]:
 
 def detectable(
     found: TriageOutcome, thresholds: Thresholds, processes: int, most: int
-) -> dict[str, float]:
+) -> dict[MetricKey, float]:
     """Per metric of the first round, the smallest change this watch would have flagged reliably at
     the spread its processes showed: it must pass the screen (``processes`` a side, the screen's
     level, no rank guard) and the confirmation (up to ``most`` a side, the strict level)."""
@@ -532,14 +533,14 @@ def detectable(
     )
     spreads = pooled_spreads(metric_samples(result) for result in ok)
     return {
-        name: max(
+        key: max(
             detectable_ratio(spread, processes, screen), detectable_ratio(spread, most, thresholds)
         )
-        for name, spread in spreads.items()
+        for key, spread in spreads.items()
     }
 
 
-def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> Finding | None:
+def blind(detected: Mapping[MetricKey, float], most: int, thresholds: Thresholds) -> Finding | None:
     """A finding where no change of any size could have been seen (every metric's ratio infinite):
     too few processes a side for the rank guard at the level: "nothing found" would be untested."""
     if not detected or any(math.isfinite(ratio) for ratio in detected.values()):
@@ -598,8 +599,8 @@ def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None
         "a ratio": not any(_ratio_problem(f.ratio) for f in watched.findings)
         and not any(_ratio_problem(r) for r in watched.detectable.values() if r != math.inf),
         "a median": all(
-            NAME.fullmatch(name) and not any(_ratio_problem(v) for v in pair)
-            for name, pair in watched.medians.items()
+            NAME.fullmatch(key.metric_name) and not any(_ratio_problem(v) for v in pair)
+            for key, pair in watched.medians.items()
         ),
         "a load": all(
             NAME.fullmatch(load.release) and 0 <= load.loaded <= load.processes

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from harness.analysis.significance import Thresholds
-from harness.metric_names import Criterion
+from harness.metric_names import Criterion, parse_metric_name
 from harness.render.watch_summary import WatchSummary, watch_json, watch_markdown
 from harness.steps.watch import Finding, SideLoad, TargetWatch
 from tests.conftest import REPO
@@ -44,7 +44,7 @@ REGRESSED = TargetWatch(
         ),
     ),
     (SideLoad("0.4.31", 0, 10), SideLoad("0.4.33", 0, 10)),
-    {"json.loop_ms": 1.2, "process.wall_ns": 1.1},
+    {parse_metric_name("json.loop_ms"): 1.2, parse_metric_name("process.wall_ns"): 1.1},
     "triage-script-a.md",
     (
         "on 0.4.33, --xla_flag=false gives ×1.01 of 0.4.31",
@@ -63,7 +63,7 @@ LOADED = TargetWatch(
         ),
     ),
     (SideLoad("0.4.31", 2, 10), SideLoad("0.4.33", 0, 10)),
-    {"scan.wall_ns": float("inf")},
+    {parse_metric_name("scan.wall_ns"): float("inf")},
 )
 
 
@@ -157,17 +157,18 @@ def test_a_suite_s_benchmarks_are_each_judged_named_and_the_slowest_leads():
     ×1.65 (best ×1.05)" mixed the pytest process (its import) with the benchmarks, its best peak
     memory."""
     fast, slow = "bench.test_b_py_test_fast.wall_ns", "bench.test_b_py_test_slow_Newton.wall_ns"
+    fast_key, slow_key = parse_metric_name(fast), parse_metric_name(slow)
     suite = TargetWatch(
         "script-pytest-benchmarks",
         "pytest-benchmark",
         (Finding("undecided", Criterion.named(fast), f"{fast}: undecided", 0.8),),
         detectable={
-            fast: 1.3,
-            slow: 1.1,
-            "process.wall_ns": 1.65,
-            "process.peak_rss_bytes": 1.05,
+            fast_key: 1.3,
+            slow_key: 1.1,
+            parse_metric_name("process.wall_ns"): 1.65,
+            parse_metric_name("process.peak_rss_bytes"): 1.05,
         },
-        medians={fast: (2e3, 1.6e3), slow: (3e9, 3e9)},
+        medians={fast_key: (2e3, 1.6e3), slow_key: (3e9, 3e9)},
     )
     text = watch_markdown(summary(suite))
     assert (

@@ -3,12 +3,13 @@ the exit status, the smallest change it could have seen, and its memory."""
 
 import dataclasses
 import json
+import math
 
 import pytest
 
 from harness.analysis.significance import Thresholds
 from harness.measure.benchmark_json import CUT_SHORT_NOTE
-from harness.metric_names import Criterion
+from harness.metric_names import Criterion, parse_metric_name
 from harness.render.triage_words import answered
 from harness.steps.triage import triage
 from harness.steps.watch import (
@@ -123,7 +124,7 @@ def test_a_watch_is_remembered_under_its_key_and_read_back_whole(tmp_path):
             ),
         ),
         (SideLoad("0.4.31", 0, 5),),
-        {"json.loop_ms": 1.2, "process.wall_ns": float("inf")},
+        {parse_metric_name("json.loop_ms"): 1.2, parse_metric_name("process.wall_ns"): math.inf},
         "triage-x.md",
         ("why",),
         ("--script", "x.py"),
@@ -224,7 +225,7 @@ def test_a_memory_file_whose_fields_no_watch_writes_is_measured_again(tmp_path, 
         "script",
         (Finding("regression", Criterion.named("json.t"), "json.t: slower ×3", 3.0),),
         (SideLoad("0.4.31", 0, 8),),
-        {"json.t": 1.2},
+        {parse_metric_name("json.t"): 1.2},
         "triage-x.md",
         libraries={"0.4.31": {"numpy": "2.0.1"}},
     )
