@@ -250,11 +250,11 @@ def _under_load(confirmation: Confirmation, first: Mapping[str, Probe]) -> list[
 def _not_run(probe: Probe) -> str:
     if probe.result is None:
         return probe.note
-    detail = probe.result.result.detail.strip().splitlines()
-    status, last = str(probe.result.result.status), (detail[-1][:300] if detail else "")
-    if last.startswith(status):  # "not installable (the newest versions): …" says its status itself
+    status, detail = probe.result.result.status, probe.result.result.detail.strip().splitlines()
+    last = detail[-1][:300] if detail else ""
+    if status is RunStatus.NOT_INSTALLABLE:  # its detail says so, with the resolver's reason
         return last
-    return status + (f": {last}" if last else "")
+    return f"{status}" + (f": {last}" if last else "")
 
 
 def _cut_short(probe: Probe | None) -> list[tuple[int, int]]:
