@@ -121,33 +121,27 @@ def process_samples(processes: Sequence[ProcessRun], source: Result | None = Non
         found.processes.append(values)
         found.loaded += loaded
 
-    for process in processes:
-        loaded = bool(process.load and process.load.loaded)
+    loads = [bool(process.load and process.load.loaded) for process in processes]
+    for process, loaded in zip(processes, loads, strict=True):
         for name, program in process.programs.items():
             if program.samples and "wall" in program.kinds:
                 add(MetricKey(name, "wall"), [s.wall_ns for s in program.samples], loaded)
             if program.samples and "dispatch" in program.kinds:
                 add(MetricKey(name, "dispatch"), [s.dispatch_ns for s in program.samples], loaded)
-    for process in processes:
-        loaded = bool(process.load and process.load.loaded)
+    for process, loaded in zip(processes, loads, strict=True):
         for name, function in process.compiled.items():
             for kind, values in (("lower", function.lower_ns), ("compile", function.compile_ns)):
                 if values:
                     add(MetricKey(name, kind), list(values), loaded)
-    for process in processes:  # a plain script's phases and own numbers: one figure a process
-        loaded = bool(process.load and process.load.loaded)
+    # a plain script's phases and own numbers: one figure a process
+    for process, loaded in zip(processes, loads, strict=True):
         for metric, value in process.figures.items():
             key = _figure_key(metric)
             if key is not None and math.isfinite(value):
                 add(key, [value], loaded)
-    for process in processes:  # memory: the process's peak, one figure a process
-        peak = peak_rss(process)
-        if peak is not None:
-            add(
-                MetricKey(PROCESS, "peak_rss"),
-                [float(peak)],
-                bool(process.load and process.load.loaded),
-            )
+    for process, loaded in zip(processes, loads, strict=True):  # memory: the process's peak
+        if (peak := peak_rss(process)) is not None:
+            add(MetricKey(PROCESS, "peak_rss"), [float(peak)], loaded)
     return series
 
 
@@ -228,14 +222,10 @@ def separate_invocations(first: Result, second: Result) -> bool:
     other sides and their time windows overlap."""
     if first.invocation and second.invocation:
         return first.invocation != second.invocation
-    windows = (first.window_unix_ns, second.window_unix_ns)
-    if (
-        not (first.interleaved_with and second.interleaved_with)
-        or windows[0] is None
-        or windows[1] is None
-    ):
+    a, b = first.window_unix_ns, second.window_unix_ns
+    if not (first.interleaved_with and second.interleaved_with) or a is None or b is None:
         return True
-    return not (windows[0][0] < windows[1][1] and windows[1][0] < windows[0][1])
+    return not (a[0] < b[1] and b[0] < a[1])
 
 
 def program_names(result: StoredResult) -> list[str]:

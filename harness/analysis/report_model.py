@@ -300,10 +300,6 @@ class CaseModel:
     differ: list[str]  # what its timing groups differ in (nothing with one group)
     structures: list[StructureGroup]  # groups across machines that recorded compiled facts
 
-    @property
-    def comparisons(self) -> list[GroupComparison]:
-        return [t.comparison for t in self.timings]
-
 
 @dataclass(frozen=True)
 class ReportModel:
@@ -314,8 +310,7 @@ class ReportModel:
     runs: list[RunView]  # the same, with their claims decided
     order: list[str]  # releases, oldest first
     claims: ClaimTable
-    groups: list[ComparisonGroup]
-    timings: list[TimingGroup]  # one per group, in the same order
+    timings: list[TimingGroup]  # one per comparison group, in report order
     # what changed, the index's first list: every slower or faster verdict
     changes: list[TimingChange]
     cases: list[CaseModel]
@@ -325,10 +320,6 @@ class ReportModel:
     @property
     def machines(self) -> list[str]:
         return sorted({item.result.result.machine for item in self.latest})
-
-    @property
-    def comparisons(self) -> list[GroupComparison]:
-        return [t.comparison for t in self.timings]
 
 
 def case_models(
@@ -370,8 +361,7 @@ def build_model(
     latest = latest_runs(swept)
     runs = [run_view(item) for item in latest]
     order = ordered_releases(item.result for item in latest)
-    groups = comparison_groups(latest)
-    timings = [timing_group(group, baseline, thresholds) for group in groups]
+    timings = [timing_group(group, baseline, thresholds) for group in comparison_groups(latest)]
     structures = [structure_group(g) for g in comparison_groups(latest, across_machines=True)]
     machines = sorted({item.result.result.machine for item in latest})
     found = calibrations or {}
@@ -383,7 +373,6 @@ def build_model(
         runs=runs,
         order=order,
         claims=index_claims((run.stored for run in runs), order),
-        groups=groups,
         timings=timings,
         changes=timing_changes(timings),
         cases=case_models(runs, order, timings, structures),

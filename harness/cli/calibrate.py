@@ -57,14 +57,11 @@ class CalibrationPlan:
     def sides_plan(self, release: str) -> list[dict[str, Any]]:
         """The unchanged case and the raised one as two sides of this interpreter, to be measured
         interleaved."""
+        side = {"release": release, "profile": self.profile}
+        raised = {self.raised: self.raised_to}
         return [
-            {"release": release, "profile": self.profile, "label": "unchanged"},
-            {
-                "release": release,
-                "profile": self.profile,
-                "label": f"raised {self.raised}={self.raised_to}",
-                "sizes": {self.raised: self.raised_to},
-            },
+            {**side, "label": "unchanged"},
+            {**side, "label": f"raised {self.raised}={self.raised_to}", "sizes": raised},
         ]
 
 

@@ -47,20 +47,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "reports folder: the bisect answers (bisect-*.json) are read here, the draft is written "
         "under issues/",
     )
-    parser.add_argument(
-        "--good",
-        type=options.release_version,
-        metavar="VERSION",
-        help="last release with the old behaviour "
-        "(default: the stored bisect answer's last good release); with --bad",
-    )
-    parser.add_argument(
-        "--bad",
-        type=options.release_version,
-        metavar="VERSION",
-        help="first release with the new behaviour "
-        "(default: the stored bisect answer's first bad release); with --good",
-    )
+    for flag, what, stored, other in (
+        ("--good", "last release with the old behaviour", "last good", "--bad"),
+        ("--bad", "first release with the new behaviour", "first bad", "--good"),
+    ):
+        default = f"(default: the stored bisect answer's {stored} release); with {other}"
+        parser.add_argument(
+            flag, type=options.release_version, metavar="VERSION", help=f"{what} {default}"
+        )
     criterion = parser.add_mutually_exclusive_group()
     criterion.add_argument(
         "--metric",

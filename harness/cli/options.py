@@ -430,13 +430,6 @@ def verdict_processes(processes: int, least: int) -> int:
     return processes
 
 
-def add_decide_budget(parser: argparse.ArgumentParser) -> None:
-    """How far releases measured together may go until decided: ``--max-processes`` and
-    ``--time-budget``."""
-    add_max_processes(parser)
-    add_time_budget(parser, "a measurement's")
-
-
 def add_processes(parser: argparse.ArgumentParser) -> None:
     """How each cell is measured: in how many case processes, pinned where, on how loaded a
     machine."""
@@ -714,30 +707,20 @@ def profile_label(args: argparse.Namespace) -> str:
 
 
 def add_thresholds(parser: argparse.ArgumentParser) -> None:
-    defaults = Thresholds()
-    parser.add_argument(
-        "--factor",
-        type=factor,
-        default=defaults.factor,
-        help="smallest ratio of medians that counts as a change",
-    )
-    parser.add_argument(
-        "--alpha",
-        type=probability,
-        default=defaults.alpha,
-        help="significance level of the verdict's test",
-    )
-    parser.add_argument(
-        "--invocation-spread",
-        type=spread,
-        default=defaults.invocation_spread,
-        metavar="SD",
-        help=(
+    for flag, kind, metavar, what in (
+        ("--factor", factor, None, "smallest ratio of medians that counts as a change"),
+        ("--alpha", probability, None, "significance level of the verdict's test"),
+        (
+            "--invocation-spread",
+            spread,
+            "SD",
             "how far a whole run's level moves between separate invocations (log standard "
             "deviation; `calibrate` measures this machine's), allowed for when compared results "
-            "come from separate runs"
+            "come from separate runs",
         ),
-    )
+    ):
+        default = getattr(Thresholds(), flag[2:].replace("-", "_"))
+        parser.add_argument(flag, type=kind, default=default, metavar=metavar, help=what)
     repeatable(
         parser,
         "--higher-is-better",

@@ -173,7 +173,8 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_json(parser, "the answer (every release, step, comparison and verdict)")
     options.add_sampling(parser)
     options.add_process_count(parser)
-    options.add_decide_budget(parser)
+    options.add_max_processes(parser)
+    options.add_time_budget(parser, "a measurement's")
     options.add_thresholds(parser)
 
 

@@ -52,23 +52,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_processes(parser)
     options.add_target(parser)
     parser.add_argument(
-        "--strict", action="store_true", help="exit 1 when any case run is not ok or skipped"
-    )
-    parser.add_argument(
         "--isolation",
         choices=ISOLATIONS,
         help="fork: each case process a fork of a worker that imported JAX once (fast start); "
         "spawn: each case process a new interpreter (default: fork, spawn when JAX_PLATFORMS pins "
         "a GPU)",
     )
-    parser.add_argument(
-        "--force", action="store_true", help="re-measure cells already stored in the results folder"
-    )
-    parser.add_argument(
-        "--retry-failed",
-        action="store_true",
-        help="re-measure stored cells whose run failed, timed out or crashed",
-    )
+    for flag, what in (
+        ("--strict", "exit 1 when any case run is not ok or skipped"),
+        ("--force", "re-measure cells already stored in the results folder"),
+        ("--retry-failed", "re-measure stored cells whose run failed, timed out or crashed"),
+    ):
+        parser.add_argument(flag, action="store_true", help=what)
 
 
 def sides_from(args: argparse.Namespace) -> list[Side]:

@@ -130,7 +130,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # is said so. A maintainer who knows the runner is shared sets it (a change on a side over it is
     # still never called).
     options.add_max_load(parser)
-    options.add_decide_budget(parser)
+    options.add_max_processes(parser)
+    options.add_time_budget(parser, "a measurement's")
     options.add_thresholds(parser)
 
 
