@@ -59,12 +59,9 @@ class Design:
     def points(self) -> tuple[int, ...]:
         return look_points(self.first, self.most)
 
-    def look_of(self, processes: int) -> int:
-        return look_number(self.points, processes)
-
     def nominal_alpha(self, alpha: float, processes: int) -> float:
         """The level the test takes at the look ``processes`` reached, of ``alpha`` spent."""
-        look = self.look_of(processes)
+        look = look_number(self.points, processes)
         share = lambda k: 0.0 if k == 0 else self.points[k - 1] / self.most
         return spent(alpha, share(look)) - spent(alpha, share(look - 1))
 

@@ -15,8 +15,7 @@ from harness.catalogue import discovery
 from harness.catalogue.discovery import CaseInfo, check_overrides
 from harness.cli import options
 from harness.cli import run as run_options
-from harness.cli.argparsing import validate_with
-from harness.cli.command import Command
+from harness.cli.argparsing import Command, validate_with
 from harness.errors import UsageError
 
 RAISE_SHARE = 0.10
@@ -168,7 +167,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=3,
         help="runs of the unchanged and the raised case, interleaved, to compare",
     )
-    options.add_profile_label(parser)
+    options.add_session(parser, release=False)
     options.add_results(parser, "stores under RESULTS/calibration/")
     parser.add_argument(
         "run_options", nargs="*", metavar="-- RUN_OPTION", help="options for every harness run"

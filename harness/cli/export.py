@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.catalogue import discovery
 from harness.catalogue.discovery import anchor_sizes
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.store.schema import Settings
 
 

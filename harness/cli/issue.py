@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.analysis.significance import Thresholds
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.cli.export import ScriptOptions, add_script_arguments, script_options
 from harness.errors import UsageError
 from harness.install.script_envs import AS_OF

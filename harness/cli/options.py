@@ -666,17 +666,8 @@ def prove_writable(folder: Path, what: str = "results") -> None:
 # --- a nox session's pins
 
 
-def add_profile_label(parser: argparse.ArgumentParser) -> None:
-    """``--profile`` of a command that runs here under a label nox sets (run, calibrate)."""
-    parser.add_argument(
-        "--profile",
-        type=label,
-        help=f"label of the device profile (set by nox; default: {UNPINNED_PROFILE})",
-    )
-
-
 def add_session(parser: argparse.ArgumentParser, *, release: bool) -> None:
-    """``--profile`` (and ``--jax``) of a command whose nox session pins them
+    """``--profile`` (and ``--jax``) of a command a nox session may pin them for
     (``harness.cli.sessions``)."""
     parser.add_argument(
         "--profile",

@@ -27,7 +27,6 @@ from harness.cli import (
     search,
     watch,
 )
-from harness.cli.command import AnyCommand
 
 # What ``jax-repro --help`` says above the commands: for the user, not this module's reader.
 DESCRIPTION = (
@@ -39,7 +38,7 @@ DESCRIPTION = (
     "~/.cache/jax-repro (README, 'Without cloning')."
 )
 
-COMMANDS: dict[str, AnyCommand] = {
+COMMANDS: dict[str, argparsing.AnyCommand] = {
     command.name: command
     for command in (
         run.COMMAND,
@@ -56,10 +55,6 @@ COMMANDS: dict[str, AnyCommand] = {
         watch.COMMAND,
     )
 }
-
-
-def build_parser() -> argparse.ArgumentParser:
-    return argparsing.build_parser(list(COMMANDS.values()), DESCRIPTION)
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:

@@ -20,7 +20,7 @@ from harness.catalogue import discovery
 from harness.catalogue.discovery import CaseInfo, anchor_sizes
 from harness.catalogue.script_deps import canonical
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.errors import UsageError
 from harness.host.environment import shown_path
 from harness.install.commits import is_url

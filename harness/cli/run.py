@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.errors import UsageError
 from harness.measure.isolation import ISOLATIONS, default_isolation
 from harness.measure.sides import Side, load_plan, this_side
@@ -34,7 +34,7 @@ class RunOptions:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_case(parser, many=True, script=True)
-    options.add_profile_label(parser)
+    options.add_session(parser, release=False)
     parser.add_argument(
         "--sides",
         type=options.path,

@@ -11,7 +11,7 @@ from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget
 from harness.claim_rule import MIN_CLAIM_PROCESSES
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.errors import UsageError
 from harness.pins import device_class
 from harness.store.schema import Settings

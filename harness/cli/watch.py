@@ -26,7 +26,7 @@ from harness.catalogue.benchmark_suite import suite_digest
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.cli.ranges import Measuring, measuring_from
 from harness.errors import UsageError
 from harness.install.script_envs import NEWEST
