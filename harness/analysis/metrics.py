@@ -13,7 +13,6 @@ draw, so the level a process sets is inside the statistics, not hidden by them.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -302,12 +301,6 @@ class GroupComparison:
     keys: list[MetricKey]
     series: dict[str, MetricSeries]  # release → metric → raw samples by process
     comparisons: dict[str, dict[MetricKey, Comparison]]  # release other than the baseline → ...
-
-    def verdicts(self) -> Counter[str]:
-        return Counter(c.verdict for by_key in self.comparisons.values() for c in by_key.values())
-
-    def noisy(self) -> int:
-        return sum(c.noisy for by_key in self.comparisons.values() for c in by_key.values())
 
 
 def compare_group(

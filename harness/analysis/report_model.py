@@ -11,6 +11,7 @@ nothing from analysis but this module's types.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -181,13 +182,10 @@ class TimingGroup:
         """(slower, faster, inconclusive, noisy) over its comparisons; None when there are none."""
         if not self.comparison.comparisons:
             return None
-        counts = self.comparison.verdicts()
-        return (
-            counts[Verdict.SLOWER],
-            counts[Verdict.FASTER],
-            counts[Verdict.UNDECIDED],
-            self.comparison.noisy(),
-        )
+        found = [c for by_key in self.comparison.comparisons.values() for c in by_key.values()]
+        counts = Counter(c.verdict for c in found)
+        noisy = sum(c.noisy for c in found)
+        return (counts[Verdict.SLOWER], counts[Verdict.FASTER], counts[Verdict.UNDECIDED], noisy)
 
 
 def timing_group(
