@@ -1,12 +1,11 @@
 """``python -m harness.ci.matrix``: the GitHub Actions matrix of the catalogue, from
 ``nox -l --json``.
 
-One matrix entry per ``repro`` session nox lists, so the jobs of
-``.github/workflows/matrix.yml`` always equal nox's sessions and no version or profile
-is written down twice.  A session's runner follows its profile's kind, which the
-noxfile puts in the session's tags: CPU profiles run on GitHub's hosted runners, GPU
-profiles on a self-hosted runner labelled ``gpu``.  Needs nox, not the harness's
-dependencies.
+One matrix entry per ``repro`` session nox lists, so the jobs of ``.github/workflows/matrix.yml``
+always equal nox's sessions and no version or profile is written down twice.  A session's runner
+follows its profile's kind, which the noxfile puts in the session's tags: CPU profiles run on
+GitHub's hosted runners, GPU profiles on a self-hosted runner labelled ``gpu``.  Needs nox, not the
+harness's dependencies.
 """
 
 from __future__ import annotations

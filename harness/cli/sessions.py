@@ -1,19 +1,18 @@
 """What a nox session installs and runs, from its posargs, checked before anything is installed.
 
-The noxfile imports this module in nox's own environment, which has neither JAX nor
-hypothesis nor tabulate: it and everything its checks import are standard library only
-(tests/test_noxfile.py holds it to that); it imports the parser only when a view checks
-posargs.  The same views tell the session's end in the harness (``harness.commands.nox_session``)
-what to prepare.  The views:
+The noxfile imports this module in nox's own environment, which has neither JAX nor hypothesis nor
+tabulate: it and everything its checks import are standard library only (tests/test_noxfile.py holds
+it to that); it imports the parser only when a view checks posargs.  The same views tell the
+session's end in the harness (``harness.commands.nox_session``) what to prepare.  The views:
 
-- ``session_view``: a session that runs one harness command (``repro``, ``search``,
-  ``issue``, ``bisect``, ``sweep``, ``triage``, ``report``, ``compare``);
+- ``session_view``: a session that runs one harness command (``repro``, ``search``, ``issue``,
+  ``bisect``, ``sweep``, ``triage``, ``report``, ``compare``);
 - ``release_run_view``: ``nox -s run``, one case or script on any release of the index;
 - ``watch_view``: ``nox -s watch``, the pair of releases named or left to the index;
-- ``interleaved_request``: ``nox -s matrix``, releases × profiles as sides of one run,
-  each pair a *side* with its own worker in its release's cached venv, their processes
-  alternating in rounds (see ``harness.measure.sides``), so load and drift fall on every
-  release alike; ``write_sides`` writes the plan ``run --sides`` reads.
+- ``interleaved_request``: ``nox -s matrix``, releases × profiles as sides of one run, each pair a
+  *side* with its own worker in its release's cached venv, their processes alternating in rounds
+  (see ``harness.measure.sides``), so load and drift fall on every release alike; ``write_sides``
+  writes the plan ``run --sides`` reads.
 """
 
 from __future__ import annotations

@@ -59,8 +59,7 @@ REFUSED_PYTEST_OPTIONS = (
 @dataclass(frozen=True)
 class SuiteTarget:
     """A pytest-benchmark suite to run unchanged: where it is, the digest of its files, and the
-    maintainer's selection (pytest's arguments, as typed after ``pytest`` in the suite's
-    folder)."""
+    maintainer's selection (pytest's arguments, as typed after ``pytest`` in the suite's folder)."""
 
     path: Path
     digest: str
