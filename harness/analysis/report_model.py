@@ -304,8 +304,7 @@ class ReportModel:
     stored: int  # results of sweeps the report is built from
     searched: int  # results of size searches, left out
     problems: list[LoadProblem]
-    latest: list[Newest]  # the newest run of every cell, in report order
-    runs: list[RunView]  # the same, with their claims decided
+    runs: list[RunView]  # the newest run of every cell, in report order, its claim decided
     order: list[str]  # releases, oldest first
     claims: ClaimTable
     timings: list[TimingGroup]  # one per comparison group, in report order
@@ -317,7 +316,7 @@ class ReportModel:
 
     @property
     def machines(self) -> list[str]:
-        return sorted({item.result.result.machine for item in self.latest})
+        return sorted({run.stored.result.machine for run in self.runs})
 
 
 def case_models(
@@ -367,7 +366,6 @@ def build_model(
         stored=len(swept),
         searched=len(results) - len(swept),
         problems=list(problems),
-        latest=latest,
         runs=runs,
         order=order,
         claims=index_claims((run.stored for run in runs), order),

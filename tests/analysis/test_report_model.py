@@ -32,9 +32,9 @@ def test_the_model_selects_once_and_groups_what_it_selected(tmp_path, monkeypatc
         model.stored == 5 and model.searched == 0 and model.order == ["0.4.26", "0.5.3", "0.12.0.1"]
     )
     assert sorted(
-        (n.result.result.release, n.older)
-        for n in model.latest
-        if n.result.result.case == "async_dispatch"
+        (run.stored.result.release, run.older)
+        for run in model.runs
+        if run.stored.result.case == "async_dispatch"
     ) == [
         ("0.12.0.1", 0),
         ("0.4.26", 1),
@@ -61,8 +61,8 @@ def test_measurements_of_size_searches_are_counted_and_left_out(tmp_path):
         results[0], result=dataclasses.replace(results[0].result, size_source=SEARCHED, id="s")
     )
     model = build_model([*results, searched])
-    assert (model.stored, model.searched, len(model.latest)) == (1, 1, 1)
-    assert model.latest[0].result.result.id == results[0].result.id
+    assert (model.stored, model.searched, len(model.runs)) == (1, 1, 1)
+    assert model.runs[0].stored.result.id == results[0].result.id
 
 
 def test_the_model_decides_claims_runs_and_tallies(tmp_path):
