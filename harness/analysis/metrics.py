@@ -262,11 +262,9 @@ def compare_results(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> Comparison | None:
     """``key`` of two stored results compared; None where either is missing, not ok, or lacks it."""
-    if (
-        baseline is None
-        or candidate is None
-        or {baseline.result.status, candidate.result.status} != {"ok"}
-    ):
+    if baseline is None or candidate is None:
+        return None
+    if {baseline.result.status, candidate.result.status} != {"ok"}:
         return None
     a, b = metric_samples(baseline).get(key), metric_samples(candidate).get(key)
     return None if a is None or b is None else compare_metric(a, b, thresholds, key)

@@ -160,13 +160,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "rise changes)"
         ),
     )
-    parser.add_argument("--pairs", type=options.positive_int, default=3, help="A/A pairs to run")
-    parser.add_argument(
-        "--slowdowns",
-        type=options.positive_int,
-        default=3,
-        help="runs of the unchanged and the raised case, interleaved, to compare",
-    )
+    for flag, what in (
+        ("--pairs", "A/A pairs to run"),
+        ("--slowdowns", "runs of the unchanged and the raised case, interleaved, to compare"),
+    ):
+        parser.add_argument(flag, type=options.positive_int, default=3, help=what)
     options.add_session(parser, release=False)
     options.add_results(parser, "stores under RESULTS/calibration/")
     parser.add_argument(

@@ -12,7 +12,6 @@ from harness.cli import options
 from harness.cli.argparsing import Command
 from harness.cli.export import ScriptOptions, add_script_arguments, script_options
 from harness.errors import UsageError
-from harness.install.script_envs import AS_OF
 from harness.install.venvs import read_plan
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.units import version_key
@@ -30,12 +29,11 @@ class IssueOptions:
     metric: MetricKey | None
     releases: Path | None  # the release plan nox writes
     # A crash report: the step is in how the processes end (``--status``, as ``bisect --status``).
-    status: bool = False
-    policy: str = AS_OF  # how a plain script's own libraries are resolved on each release (--deps)
-    # What ``issue`` measures itself (the step, the newest release): processes a side, and up to how
-    # many.
-    processes: int = options.PROCESSES["quick"]
-    max_processes: int = options.LOOKS * options.PROCESSES["quick"]
+    status: bool
+    policy: str  # how a plain script's own libraries are resolved on each release (--deps)
+    # processes a side in what ``issue`` measures itself (the step, the newest release); the most
+    processes: int
+    max_processes: int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,8 +98,8 @@ def check(args: argparse.Namespace) -> IssueOptions:
         raise UsageError(f"--good must be older than --bad, not {args.good} and {args.bad}")
     if args.releases is not None:
         read_plan(args.releases)
-    # A triage's first look, whatever --effort sets for the draft's own script runs.
-    # what issue measures itself is judged over processes, as a bisect's
+    # a triage's first look, whatever --effort sets for the draft's own script runs; judged over
+    # processes, as a bisect's
     processes = args.processes or options.PROCESSES["quick"]
     options.verdict_processes(processes, Thresholds().min_processes)
     most = options.max_processes_from(args, processes, options.LOOKS * processes)

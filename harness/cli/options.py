@@ -594,10 +594,7 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
         "target_kinds": tuple(dict.fromkeys(args.target_kind)) or None,
         "max_processes": most,
         "decide": decide,
-        "decide_metrics": tuple(
-            dict.fromkeys(parse_metric_name(m).metric_name for m in args.decide_metric)
-        )
-        or None,
+        "decide_metrics": _names(args.decide_metric) or None,
         "decide_budget_s": None if decide is None else args.time_budget,
     }
 
