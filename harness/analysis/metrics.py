@@ -135,8 +135,11 @@ def process_samples(processes: Sequence[ProcessRun], source: Result | None = Non
     # a plain script's phases and own numbers: one figure a process
     for process, loaded in zip(processes, loads, strict=True):
         for metric, value in process.figures.items():
-            key = _figure_key(metric)
-            if key is not None and math.isfinite(value):
+            try:
+                key = parse_metric_name(metric)
+            except UsageError:  # a name no reader knows (a newer harness's): left out
+                continue
+            if math.isfinite(value):
                 add(key, [value], loaded)
     for process, loaded in zip(processes, loads, strict=True):  # memory: the process's peak
         if (peak := peak_rss(process)) is not None:
@@ -152,14 +155,6 @@ def peak_rss(process: ProcessRun) -> int | None:
     if isinstance(measured, int) and not isinstance(measured, bool) and measured > 0:
         return measured
     return process.peak_rss_bytes
-
-
-def _figure_key(metric: str) -> MetricKey | None:
-    """The key of a stored figure's name; None for a name no reader knows (a newer harness's)."""
-    try:
-        return parse_metric_name(metric)
-    except UsageError:
-        return None
 
 
 def compare_metric(
