@@ -42,16 +42,12 @@ from collections.abc import Sequence
 from harness.analysis.rank_test import mann_whitney_p, smallest_p
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
-    DIRECT_MEDIAN_ABOVE,
     WELCH_LOG_MEDIANS,
     Comparison,
     SideSpread,
     Thresholds,
     Verdict,
-    for_resampling,
     past_factor,
-    percentile_ratio_interval,
-    resampled_median,
 )
 from harness.analysis.t_test import WelchTest, t_quantile, welch_t_test
 from harness.stats import Summary, summarize
@@ -81,6 +77,44 @@ def side_spread(processes: Processes, loaded: int = 0) -> SideSpread:
     between = statistics.stdev(medians) / centre if len(medians) > 1 and centre > 0 else math.nan
     within = statistics.median(summarize(samples).relative_iqr for samples in measured)
     return SideSpread(len(measured), sum(map(len, measured)), between, within, loaded)
+
+
+# Above this many samples, a resample's median is drawn directly rather than by drawing every
+# sample: the cost of a bootstrap stays linear in the samples (one sort), and below it every
+# interval is what it always was.
+DIRECT_MEDIAN_ABOVE = 1000
+
+
+def resampled_median(values: Sequence[float], rng: random.Random) -> float:
+    """The median of ``len(values)`` draws with replacement from ``values`` (sorted already, when
+    over ``DIRECT_MEDIAN_ABOVE``: see ``for_resampling``).
+
+    For many values it is drawn in one step: the median of n draws from the values is their
+    empirical quantile at the median of n uniform draws, which is Beta((n+1)/2, (n+1)/2) distributed
+    (exactly so for odd n)."""
+    n = len(values)
+    if n <= DIRECT_MEDIAN_ABOVE:
+        return statistics.median(rng.choices(values, k=n))
+    u = rng.betavariate((n + 1) / 2, (n + 1) / 2)
+    return values[min(n - 1, max(0, math.ceil(u * n) - 1))]
+
+
+def for_resampling(values: Sequence[float]) -> Sequence[float]:
+    """``values`` as ``resampled_median`` takes them: sorted once if it draws medians directly."""
+    return sorted(values) if len(values) > DIRECT_MEDIAN_ABOVE else values
+
+
+def percentile_ratio_interval(
+    base: Sequence[float], cand: Sequence[float], confidence: float
+) -> tuple[float, float]:
+    """The central ``confidence`` share of paired bootstrap figures' ratios; nan if a base is 0."""
+    if min(base) <= 0:
+        return math.nan, math.nan
+    ratios = sorted(c / b for b, c in zip(base, cand, strict=True))
+    tail = (1 - confidence) / 2
+    low = ratios[int(tail * (len(ratios) - 1))]
+    high = ratios[math.ceil((1 - tail) * (len(ratios) - 1))]
+    return low, high
 
 
 def _bootstrap_figures(
