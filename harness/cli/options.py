@@ -1,10 +1,9 @@
 """Options shared by several commands, each declared once: its name, type, meaning and default.
 
-A command module adds the groups it takes (``add_case``, ``add_sampling``, …) and reads
-them back through the typed helpers below (``case_from``, ``sampling_from``,
-``thresholds_from``), so the same option has one default and one check wherever it
-appears.  Types raise ``argparse.ArgumentTypeError``, which the parser turns into one
-line and exit code 2.  Standard library only: the noxfile checks posargs with it.
+A command module adds the groups it takes (``add_case``, ``add_sampling``, …) and reads them back
+through the typed helpers below (``case_from``, ``sampling_from``, ``thresholds_from``), so the same
+option has one default and one check wherever it appears.  Types raise
+``argparse.ArgumentTypeError``, which the parser turns into one line and exit code 2.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""The command line of ``python -m harness``: every command's parser, help that says what a user
-needs, checks.
-
-A malformed command line raises UsageError, which the CLI prints as one line with exit
-code 2, instead of argparse printing its usage text; an unknown option names the nearest
-known one.  Standard library only: the noxfile checks posargs with ``validate``.
-"""
+"""The command line of ``python -m harness``: every command's declaration, parsed and checked by
+``argparsing`` (the noxfile checks posargs with ``validate``)."""
 
 from __future__ import annotations
 

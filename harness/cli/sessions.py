@@ -1,9 +1,8 @@
 """What a nox session installs and runs, from its posargs, checked before anything is installed.
 
-The noxfile imports this module in nox's own environment, which has neither JAX nor hypothesis nor
-tabulate: it and everything its checks import are standard library only (tests/test_noxfile.py holds
-it to that); it imports the parser only when a view checks posargs.  The same views tell the
-session's end in the harness (``harness.commands.nox_session``) what to prepare.  The views:
+The noxfile imports it in nox's own environment, which has neither JAX nor hypothesis nor tabulate
+(``harness.cli``); the same views tell the session's end in the harness
+(``harness.commands.nox_session``) what to prepare.  The views:
 
 - ``session_view``: a session that runs one harness command (``repro``, ``search``, ``issue``,
   ``bisect``, ``sweep``, ``triage``, ``report``, ``compare``);

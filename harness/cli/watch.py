@@ -6,9 +6,7 @@ What is watched: every script of a folder (``--scripts DIR``, each with its PEP 
 (``--case``, repeatable, narrows it; the default when neither of the others is given).  Which pair:
 ``--release`` (default: the newest release on the index) against ``--baseline`` (default: the one
 before it there), chosen by ``nox -s watch`` from the index (``watched_pair``) and always named to
-the command it runs.  The check types it all into ``WatchOptions`` without JAX or the index; the
-workflow is ``harness.commands.watch``.  Standard library (and ``packaging``) only: the noxfile
-checks posargs with it.
+the command it runs.
 """
 
 from __future__ import annotations
