@@ -32,8 +32,7 @@ def nox_listing(root: Path = REPO_ROOT) -> list[dict[str, Any]]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise HarnessError(f"`nox -l --json` failed with exit code {done.returncode}: {last}")
-    listed: list[dict[str, Any]] = json.loads(done.stdout)
-    return listed
+    return list(json.loads(done.stdout))
 
 
 def entry(session: dict[str, Any]) -> dict[str, Any]:

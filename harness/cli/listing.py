@@ -16,10 +16,6 @@ class ListOptions:
     case: str | None
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    options.add_case(parser)
-
-
 def check(args: argparse.Namespace) -> ListOptions:
     return ListOptions(args.cases_dir, options.case_name(args))
 
@@ -34,6 +30,6 @@ COMMAND = Command(
         "without running it."
     ),
     exit_codes="0 listed, 1 a case file cannot be read (named, with the reason), 2 bad input",
-    add_arguments=add_arguments,
+    add_arguments=options.add_case,
     check=check,
 )
