@@ -135,25 +135,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_targets(parser: argparse.ArgumentParser) -> None:
     """What is watched: a folder of scripts (narrowed by name), a suite (with the maintainer's
     selection), or cases."""
-    parser.add_argument(
-        "--scripts",
-        type=options.path,
-        metavar="DIR",
-        help=(
+    for flag, metavar, what in (
+        (
+            "--scripts",
+            "DIR",
             "a folder of plain scripts, each *.py in it watched as `--script` takes one (its `# "
-            "/// script` block says what it needs besides JAX)"
+            "/// script` block says what it needs besides JAX)",
         ),
-    )
-    parser.add_argument(
-        "--pytest-benchmark",
-        type=options.path,
-        metavar="PATH",
-        help=(
+        (
+            "--pytest-benchmark",
+            "PATH",
             "a pytest-benchmark suite (file or folder), run unchanged with --benchmark-json in "
             "every process; each benchmark's rounds are its samples (what it needs besides "
-            "pytest-benchmark: --with)"
+            "pytest-benchmark: --with)",
         ),
-    )
+    ):
+        parser.add_argument(flag, type=options.path, metavar=metavar, help=what)
     parser.add_argument(
         "--pytest-args",
         type=pytest_args,
