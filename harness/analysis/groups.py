@@ -147,9 +147,7 @@ def comparison_groups(
 
 
 def choose_baseline(releases: Sequence[str], requested: str | None) -> tuple[str, str]:
-    """The baseline release of a group and why it was chosen."""
-    if not releases:
-        raise ValueError("a group without releases has no baseline")
+    """The baseline of a group's releases (every group has one at least) and why it was chosen."""
     if requested is None:
         return releases[0], "the oldest release present"
     if requested in releases:

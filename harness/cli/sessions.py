@@ -333,7 +333,6 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
             f"(--decide {DEFAULT_DECIDE}; with --decide changes|all up to {MATRIX_LOOKS} "
             "× that while a comparison is open unless --max-processes says otherwise); the run "
             "options:",
-            file=sys.stdout,
         )
     releases = _releases(_take(rest, "--jax", DEFAULT_RELEASES))
     chosen = given(rest, "--profile")
