@@ -38,6 +38,7 @@ import random
 import statistics
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 
 from harness.analysis.rank_test import mann_whitney_p, smallest_p
 from harness.analysis.significance import (
@@ -248,37 +249,26 @@ def _from_zero(base: Summary, cand: Summary) -> bool:
     return base.median == 0 and cand.median > 0
 
 
-def _constant(
-    base: Summary,
-    cand: Summary,
-    flags: list[str],
-    spreads: tuple[SideSpread, SideSpread, str, float],
-    thresholds: Thresholds,
-) -> Comparison:
+def _constant(found: Comparison, thresholds: Thresholds) -> Comparison:
     """Each side gave one value in every sample of every process: what changed is known exactly, so
     no test, interval or allowance for separate runs applies (a Welch margin of an invocation spread
     would read "within ±44 %" for a number printed as 30.5 in all six processes).  Past the factor
     it is a change, else unchanged; from zero or to zero, always a change."""
+    base, cand = found.baseline, found.candidate
     # From zero the ratio is infinite: past any factor, shown as "from 0" (``units.format_ratio``).
     if base.median == cand.median:
         ratio = 1.0
     else:
         ratio = math.inf if _from_zero(base, cand) else cand.median / base.median
-    verdict = past_factor(ratio, thresholds) or Verdict.UNCHANGED
-    p_value = 1.0 if ratio == 1 else 0.0
-    margin = max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf
-    return Comparison(
-        base,
-        cand,
-        ratio,
-        ratio,
-        ratio,
-        p_value,
-        verdict,
-        tuple(flags),
-        *spreads,
+    return replace(
+        found,
+        ratio=ratio,
+        ci_low=ratio,
+        ci_high=ratio,
+        p_value=1.0 if ratio == 1 else 0.0,
+        verdict=past_factor(ratio, thresholds) or Verdict.UNCHANGED,
         level=thresholds.alpha,
-        margin=margin,
+        margin=max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf,
         constant=True,
     )
 
@@ -349,19 +339,21 @@ def compare_processes(
     if not enough:
         flags.insert(0, f"too few processes ({len(a)} and {len(b)}) for a verdict")
     spreads = (a_spread, b_spread, WELCH_LOG_MEDIANS, invocation_spread)
+    nan = math.nan
+    # what every outcome shares: each fills in its figures
+    undecided = Comparison(
+        base, cand, nan, nan, nan, nan, Verdict.UNDECIDED, tuple(flags), *spreads
+    )
     if (
         enough
         and _one_value(a)
         and _one_value(b)
         and (base.median > 0 or base.median == cand.median or _from_zero(base, cand))
     ):
-        return _constant(base, cand, flags, spreads, thresholds)
+        return _constant(undecided, thresholds)
     if base.median <= 0:
-        nan = math.nan
         flag = "A: zero median" if base.median == 0 else "A: negative median"
-        return Comparison(
-            base, cand, nan, nan, nan, nan, Verdict.UNDECIDED, (*flags, flag), *spreads
-        )
+        return replace(undecided, flags=(*flags, flag))
     ratio = cand.median / base.median
     low = high = math.nan
     if interval:
@@ -401,16 +393,14 @@ def compare_processes(
         thresholds,
         flags,
     )
-    return Comparison(
-        base,
-        cand,
-        ratio,
-        low,
-        high,
-        p_value,
-        verdict,
-        tuple(flags),
-        *spreads,
+    return replace(
+        undecided,
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        p_value=p_value,
+        verdict=verdict,
+        flags=tuple(flags),
         level=thresholds.alpha,
         margin=margin,
         rank_p=rank_p,
