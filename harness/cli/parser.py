@@ -33,21 +33,13 @@ DESCRIPTION = (
     "~/.cache/jax-repro (README, 'Without cloning')."
 )
 
+# Each module's COMMAND (ranges: three), in the order ``jax-repro --help`` lists them.
 COMMANDS: dict[str, argparsing.AnyCommand] = {
     command.name: command
     for command in (
-        run.COMMAND,
-        search.COMMAND,
-        export.COMMAND,
-        issue.COMMAND,
-        report.COMMAND,
-        compare.COMMAND,
+        *(module.COMMAND for module in (run, search, export, issue, report, compare)),
         *ranges.COMMANDS,
-        calibrate.COMMAND,
-        merge.COMMAND,
-        listing.COMMAND,
-        new.COMMAND,
-        watch.COMMAND,
+        *(module.COMMAND for module in (calibrate, merge, listing, new, watch)),
     )
 }
 
