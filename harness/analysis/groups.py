@@ -29,8 +29,7 @@ def ordered_releases(results: Iterable[StoredResult]) -> list[str]:
 
 
 def latest_runs(results: Iterable[StoredResult]) -> list[Newest]:
-    """The newest result per (case, release, profile, sizes, machine), older ones counted, in
-    report order."""
+    """Each cell's newest result (``cell_of``), older ones counted, in report order."""
 
     def order(item: Newest) -> tuple[object, ...]:
         case, release, *rest = cell_of(item.result)

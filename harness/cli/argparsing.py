@@ -135,8 +135,7 @@ def _nearest(parser: argparse.ArgumentParser, command: str, extras: list[str]) -
 def validate_with(
     commands: Sequence[AnyCommand], argv: Sequence[str]
 ) -> tuple[argparse.Namespace, Any]:
-    """The parsed command line and its command's typed options, or UsageError, without running
-    anything."""
+    """The parsed command line and its command's typed options (or UsageError), running nothing."""
     args = parse_with(commands, argv)
     [command] = [c for c in commands if c.name == args.command]
     return args, command.check(args)

@@ -127,8 +127,7 @@ def plan_calibration(
 
 
 def _names_managed_option(token: str) -> bool:
-    """Whether ``token`` is (or abbreviates, as argparse allows) an option ``calibrate`` sets
-    itself."""
+    """Whether ``token`` is (or abbreviates, as argparse allows) an option ``calibrate`` sets."""
     flag = token.split("=", 1)[0]
     return (
         flag.startswith("--")

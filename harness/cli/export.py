@@ -1,5 +1,4 @@
-"""``export``'s command line, and the case-or-script options the ``issue`` command shares with
-it."""
+"""``export``'s command line, and the case-or-script options ``issue`` shares with it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""``issue``'s command line: the case or script, the releases compared, the metric the title
-quotes."""
+"""``issue``'s command line: the case or script, the releases compared, the metric titled."""
 
 from __future__ import annotations
 
@@ -88,8 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check(args: argparse.Namespace) -> IssueOptions:
-    """Every check of ``issue`` that needs neither JAX nor the package index (the noxfile runs them
-    too)."""
+    """Every check of ``issue`` needing neither JAX nor the index (the noxfile runs them too)."""
     results = options.folder_to_write(args.results)
     script = script_options(args)
     if (args.good is None) != (args.bad is None):

@@ -69,8 +69,7 @@ def positive_int(text: str) -> int:
 
 
 def seed(text: str) -> int:
-    """A seed for hypothesis's draws: ASCII digits only (int() would take "１２"), an optional minus
-    sign."""
+    """A seed for hypothesis's draws: ASCII digits (int() takes "１２"), an optional minus sign."""
     if not re.fullmatch(r"-?[0-9]{1,18}", text.strip()):
         raise argparse.ArgumentTypeError(
             f"{text[:40]!r} is not a whole number of at most 18 digits"
@@ -121,8 +120,7 @@ def max_load(text: str) -> float | None:
 
 
 def path(text: str) -> Path:
-    """A folder or file named on the command line; an empty name would quietly mean the current
-    folder."""
+    """A folder or file named on the command line; an empty name would quietly mean "here"."""
     if problem := path_problem(text):
         raise argparse.ArgumentTypeError(problem)
     return Path(text)
@@ -267,8 +265,7 @@ def add_cases_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def case_name(args: argparse.Namespace) -> str | None:
-    """The one case a single-case command names, by ``--case`` or by the older positional
-    spelling."""
+    """The one case a single-case command names, by ``--case`` or the older positional spelling."""
     old, new = args.old_case, args.case
     if old is not None and new is not None and old != new:
         raise UsageError(f"two cases named ({old} and --case {new}): give one")
@@ -338,8 +335,7 @@ def add_sampling(
     effort: str = "quick",
     timeout: str = "seconds per case process",
 ) -> None:
-    """``--effort`` and what it sets unless given: samples per program and the sampling time per
-    program."""
+    """``--effort`` and what it sets unless given: samples and sampling time per program."""
     parser.add_argument(
         "--effort",
         choices=discovery.EFFORTS,
@@ -430,8 +426,7 @@ def verdict_processes(processes: int, least: int) -> int:
 
 
 def add_processes(parser: argparse.ArgumentParser) -> None:
-    """How each cell is measured: in how many case processes, pinned where, on how loaded a
-    machine."""
+    """How each cell is measured: in how many case processes, pinned where, on how loaded a host."""
     add_process_count(parser)
     parser.add_argument(
         "--min-sample-time",
@@ -481,8 +476,7 @@ def compile_repeats(processes: int) -> int:
 
 
 def process_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``Settings`` fields ``add_processes`` sets: processes, loop calibration, pinning,
-    load."""
+    """The ``Settings`` of ``add_processes``: processes, loop calibration, pinning, load."""
     if args.affinity is not None:
         check_affinity(args.affinity)
     processes = processes_from(args)
@@ -524,8 +518,7 @@ def add_target(parser: argparse.ArgumentParser) -> None:
 
 
 def add_decide(parser: argparse.ArgumentParser) -> None:
-    """Measuring sides until their comparisons are decided: ``--decide``, its metrics and its
-    budget."""
+    """Measuring sides until decided: ``--decide``, the metrics it judges and its time budget."""
     parser.add_argument(
         "--decide",
         choices=[*MODES, "off"],
@@ -625,8 +618,7 @@ def add_out(parser: argparse.ArgumentParser, what: str = "pages are written here
 
 
 def add_json(parser: argparse.ArgumentParser, what: str) -> None:
-    """``--json FILE``: the command's answer as data (``harness.render.json_out``;
-    docs/results.md)."""
+    """``--json FILE``: the answer as data (``harness.render.json_out``; docs/results.md)."""
     parser.add_argument(
         "--json", type=path, metavar="FILE", help=f"also write {what} as JSON to FILE"
     )
@@ -663,8 +655,7 @@ def prove_writable(folder: Path, what: str = "results") -> None:
 
 
 def add_session(parser: argparse.ArgumentParser, *, release: bool) -> None:
-    """``--profile`` (and ``--jax``) of a command a nox session may pin them for
-    (``harness.cli.sessions``)."""
+    """``--profile`` (and ``--jax``), which a nox session may pin (``harness.cli.sessions``)."""
     parser.add_argument(
         "--profile",
         type=label,

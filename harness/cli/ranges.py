@@ -294,8 +294,7 @@ def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
 
 
 def check(args: argparse.Namespace) -> RangeOptions:
-    """Every check of ``bisect``, ``sweep`` and ``triage`` that needs neither JAX nor the package
-    index."""
+    """Every check of ``bisect``, ``sweep`` and ``triage`` needing neither JAX nor the index."""
     results = options.folder_to_write(args.results)
     case = options.case_from(args)
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
@@ -369,8 +368,7 @@ def _check_clone(jax_repo: str) -> None:
 
 
 def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
-    """``--deps``, ``--hold``, ``--vary`` and ``--jax``, checked against what the script
-    declares."""
+    """``--deps``, ``--hold``, ``--vary``, ``--jax``, checked against what the script declares."""
     declared = {Requirement(r).name: r for r in case.subject.requirements}
     if (args.hold or args.vary) and not case.subject.own_venv:
         raise UsageError("--hold and --vary are for --script FILE: a case needs nothing but JAX")

@@ -250,8 +250,7 @@ MATRIX_LOOKS = 2
 
 @dataclass(frozen=True)
 class InterleavedRequest:
-    """The sides to measure (release × profile, where the profile applies) and the ``run`` options
-    for them."""
+    """The sides to measure (release × profile, where the profile applies) and ``run``'s options."""
 
     sides: list[tuple[Release, Profile]]
     run_argv: list[str]  # ``run`` and its options, without --sides (the plan is added once written)
@@ -319,8 +318,7 @@ def _profiles(spec: str) -> list[Profile]:
 
 
 def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
-    """The sides and ``run`` options of ``posargs``; UsageError for anything the harness would
-    refuse."""
+    """The sides and ``run`` options of ``posargs``; UsageError where the harness would refuse."""
     rest = list(posargs)
     if any(arg in HELP for arg in rest):
         print(
@@ -387,8 +385,7 @@ def write_sides(
 
 @dataclass(frozen=True)
 class IndexSession:
-    """A nox session whose releases come from the package index: what ``nox -l`` says of it, and its
-    check."""
+    """A nox session whose releases come from the package index: its ``nox -l`` line and check."""
 
     summary: str
     view: Callable[[Sequence[str]], SessionRequest | WatchRequest]
