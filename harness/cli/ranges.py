@@ -89,8 +89,7 @@ class LibraryChoice:
 
 def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list[str]:
     """How a command line names ``case``: ``--case NAME``, or a plain script's file, arguments, the
-    libraries the command line added to it, how they were resolved (where not by default) and the
-    pins held."""
+    libraries added to it, how they were resolved (where not by default) and the pins held."""
     chosen = libraries or LibraryChoice()
     policy = ["--deps", chosen.policy] if chosen.policy != AS_OF else []
     held = [word for pin in chosen.hold for word in ("--hold", pin)]
