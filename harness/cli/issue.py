@@ -55,10 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     criterion = parser.add_mutually_exclusive_group()
     criterion.add_argument(
         "--metric",
-        help=(
-            "PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed "
-            "most)"
-        ),
+        help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one changed most)",
     )
     criterion.add_argument(
         "--status",

@@ -340,10 +340,7 @@ def add_sampling(
         "--effort",
         choices=discovery.EFFORTS,
         default=effort,
-        help=(
-            "quick: a first look and CI; full: numbers to quote (run: also sizes drawn by "
-            "hypothesis)"
-        ),
+        help="quick: first look, CI; full: numbers to quote (run: also sizes drawn by hypothesis)",
     )
     parser.add_argument(
         "--repeats",

@@ -191,10 +191,7 @@ def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:
         parser.add_argument(
             "--commits",
             action="store_true",
-            help=(
-                "below the releases: jax's Python or jaxlib, and which jax commit (between two "
-                "releases)"
-            ),
+            help="below the releases: jax's Python or jaxlib, which commit (between two releases)",
         )
         parser.add_argument(
             "--jax-repo",
