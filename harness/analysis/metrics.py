@@ -185,11 +185,9 @@ def compare_metric(
             return presence
     if key is not None and shape_of(key, a.processes, b.processes, thresholds) is Shape.VALUE:
         return compare_values(a.processes, b.processes, key)
-    separate = (
-        a.source is not None and b.source is not None and separate_invocations(a.source, b.source)
-    )
+    source, other = a.source, b.source
+    separate = source is not None and other is not None and separate_invocations(source, other)
     spread = thresholds.invocation_spread if separate else 0.0
-    source = a.source
     # measured until decided: as the look that decided them saw them
     if not separate and source is not None:
         common = judged_on(source.settings, (len(a.processes), len(b.processes)))

@@ -557,9 +557,8 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
             "--target-kind needs --target-ratio: without a target every cell runs --processes"
         )
     processes = processes_from(args)
-    decide = (
-        None if args.decide == "off" or args.target_ratio is not None or sides < 2 else args.decide
-    )
+    off = args.decide == "off" or args.target_ratio is not None or sides < 2
+    decide = None if off else args.decide
     for option, given in (
         ("--decide-metric", args.decide_metric),
         ("--time-budget", args.time_budget is not None),
