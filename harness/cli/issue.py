@@ -93,8 +93,7 @@ def check(args: argparse.Namespace) -> IssueOptions:
         raise UsageError(f"--good must be older than --bad, not {args.good} and {args.bad}")
     if args.releases is not None:
         read_plan(args.releases)
-    # a triage's first look, whatever --effort sets for the draft's own script runs; judged over
-    # processes, as a bisect's
+    # a triage's first look, whatever --effort sets for the draft's scripts; judged as a bisect's
     processes = args.processes or options.PROCESSES["quick"]
     options.verdict_processes(processes, Thresholds().min_processes)
     most = options.max_processes_from(args, processes, options.LOOKS * processes)
