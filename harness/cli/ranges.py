@@ -72,9 +72,8 @@ class Places:
 
 @dataclass(frozen=True)
 class LibraryChoice:
-    """How a plain script's libraries are had on each release: resolved by ``policy``, ``hold`` pins
-    held on every release; with ``vary``, that library's own releases are the range, jax held at
-    ``jax``."""
+    """How a plain script's libraries are had on each release: resolved by ``policy``, the ``hold``
+    pins on every one; with ``vary``, that library's releases are the range, jax held at ``jax``."""
 
     policy: str = AS_OF
     hold: tuple[str, ...] = ()
@@ -100,9 +99,8 @@ def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list
 
 @dataclass(frozen=True)
 class RangeOptions:
-    """A checked ``bisect``, ``sweep`` or ``triage`` command line: what is measured (the case at its
-    sizes under a profile), over which range, judged by what, measured how, and where it reads and
-    writes."""
+    """A checked range command line: what is measured (the case at its sizes under a profile), over
+    which range, judged by what, measured how, and where it reads and writes."""
 
     command: str  # "bisect", "sweep" or "triage"
     case: CaseInfo
