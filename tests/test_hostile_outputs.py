@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from harness.analysis import processes as processes_module
-from harness.analysis.significance import DIRECT_MEDIAN_ABOVE, for_resampling, resampled_median
+from harness.analysis.processes import DIRECT_MEDIAN_ABOVE, for_resampling, resampled_median
 from harness.commands.report import PAGES_MANIFEST, write_report
 from harness.errors import UsageError
 from harness.main import main

@@ -118,20 +118,15 @@ def mark(outcome_text: str | None) -> str:
     return "–" if outcome_text is None else MARKS.get(outcome_text, outcome_text)
 
 
-def release_ranges(outcomes: dict[str, str], order: Sequence[str]) -> dict[str, list[str]]:
-    """Per outcome, the runs of consecutive releases (in ``order``) that share it."""
+def ranges_text(outcomes: dict[str, str], order: Sequence[str]) -> str:
+    """Per outcome, the runs of consecutive releases (in ``order``) that share it, e.g. "holds on
+    0.4.33–0.10.2; does not hold on 0.4.26–0.4.31; failed on 0.12.0.1"."""
     ranges: dict[str, list[str]] = {}
     for found, run in itertools.groupby(order, key=outcomes.get):
         if found is not None:  # a release without a result breaks a range
             releases = list(run)
             span = releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
             ranges.setdefault(found, []).append(span)
-    return ranges
-
-
-def ranges_text(outcomes: dict[str, str], order: Sequence[str]) -> str:
-    """E.g. ``holds on 0.4.33–0.10.2; does not hold on 0.4.26–0.4.31; failed on 0.12.0.1``."""
-    ranges = release_ranges(outcomes, order)
     verdicts = (HOLDS, DOES_NOT_HOLD, UNSETTLED)
     ordered = [o for o in verdicts if o in ranges] + sorted(set(ranges) - set(verdicts))
     return "; ".join(f"{o} on {', '.join(ranges[o])}" for o in ordered) or "no runs"

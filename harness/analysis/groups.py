@@ -29,8 +29,7 @@ def ordered_releases(results: Iterable[StoredResult]) -> list[str]:
 
 
 def latest_runs(results: Iterable[StoredResult]) -> list[Newest]:
-    """The newest result per (case, release, profile, sizes, machine), older ones counted, in
-    report order."""
+    """Each cell's newest result (``cell_of``), older ones counted, in report order."""
 
     def order(item: Newest) -> tuple[object, ...]:
         case, release, *rest = cell_of(item.result)
@@ -147,9 +146,7 @@ def comparison_groups(
 
 
 def choose_baseline(releases: Sequence[str], requested: str | None) -> tuple[str, str]:
-    """The baseline release of a group and why it was chosen."""
-    if not releases:
-        raise ValueError("a group without releases has no baseline")
+    """The baseline of a group's releases (every group has one at least) and why it was chosen."""
     if requested is None:
         return releases[0], "the oldest release present"
     if requested in releases:

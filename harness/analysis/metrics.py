@@ -13,7 +13,6 @@ draw, so the level a process sets is inside the statistics, not hidden by them.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -121,33 +120,30 @@ def process_samples(processes: Sequence[ProcessRun], source: Result | None = Non
         found.processes.append(values)
         found.loaded += loaded
 
-    for process in processes:
-        loaded = bool(process.load and process.load.loaded)
+    loads = [bool(process.load and process.load.loaded) for process in processes]
+    for process, loaded in zip(processes, loads, strict=True):
         for name, program in process.programs.items():
             if program.samples and "wall" in program.kinds:
                 add(MetricKey(name, "wall"), [s.wall_ns for s in program.samples], loaded)
             if program.samples and "dispatch" in program.kinds:
                 add(MetricKey(name, "dispatch"), [s.dispatch_ns for s in program.samples], loaded)
-    for process in processes:
-        loaded = bool(process.load and process.load.loaded)
+    for process, loaded in zip(processes, loads, strict=True):
         for name, function in process.compiled.items():
             for kind, values in (("lower", function.lower_ns), ("compile", function.compile_ns)):
                 if values:
                     add(MetricKey(name, kind), list(values), loaded)
-    for process in processes:  # a plain script's phases and own numbers: one figure a process
-        loaded = bool(process.load and process.load.loaded)
+    # a plain script's phases and own numbers: one figure a process
+    for process, loaded in zip(processes, loads, strict=True):
         for metric, value in process.figures.items():
-            key = _figure_key(metric)
-            if key is not None and math.isfinite(value):
+            try:
+                key = parse_metric_name(metric)
+            except UsageError:  # a name no reader knows (a newer harness's): left out
+                continue
+            if math.isfinite(value):
                 add(key, [value], loaded)
-    for process in processes:  # memory: the process's peak, one figure a process
-        peak = peak_rss(process)
-        if peak is not None:
-            add(
-                MetricKey(PROCESS, "peak_rss"),
-                [float(peak)],
-                bool(process.load and process.load.loaded),
-            )
+    for process, loaded in zip(processes, loads, strict=True):  # memory: the process's peak
+        if (peak := peak_rss(process)) is not None:
+            add(MetricKey(PROCESS, "peak_rss"), [float(peak)], loaded)
     return series
 
 
@@ -159,14 +155,6 @@ def peak_rss(process: ProcessRun) -> int | None:
     if isinstance(measured, int) and not isinstance(measured, bool) and measured > 0:
         return measured
     return process.peak_rss_bytes
-
-
-def _figure_key(metric: str) -> MetricKey | None:
-    """The key of a stored figure's name; None for a name no reader knows (a newer harness's)."""
-    try:
-        return parse_metric_name(metric)
-    except UsageError:
-        return None
 
 
 def compare_metric(
@@ -197,11 +185,9 @@ def compare_metric(
             return presence
     if key is not None and shape_of(key, a.processes, b.processes, thresholds) is Shape.VALUE:
         return compare_values(a.processes, b.processes, key)
-    separate = (
-        a.source is not None and b.source is not None and separate_invocations(a.source, b.source)
-    )
+    source, other = a.source, b.source
+    separate = source is not None and other is not None and separate_invocations(source, other)
     spread = thresholds.invocation_spread if separate else 0.0
-    source = a.source
     # measured until decided: as the look that decided them saw them
     if not separate and source is not None:
         common = judged_on(source.settings, (len(a.processes), len(b.processes)))
@@ -228,14 +214,10 @@ def separate_invocations(first: Result, second: Result) -> bool:
     other sides and their time windows overlap."""
     if first.invocation and second.invocation:
         return first.invocation != second.invocation
-    windows = (first.window_unix_ns, second.window_unix_ns)
-    if (
-        not (first.interleaved_with and second.interleaved_with)
-        or windows[0] is None
-        or windows[1] is None
-    ):
+    a, b = first.window_unix_ns, second.window_unix_ns
+    if not (first.interleaved_with and second.interleaved_with) or a is None or b is None:
         return True
-    return not (windows[0][0] < windows[1][1] and windows[1][0] < windows[0][1])
+    return not (a[0] < b[1] and b[0] < a[1])
 
 
 def program_names(result: StoredResult) -> list[str]:
@@ -273,11 +255,9 @@ def compare_results(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> Comparison | None:
     """``key`` of two stored results compared; None where either is missing, not ok, or lacks it."""
-    if (
-        baseline is None
-        or candidate is None
-        or {baseline.result.status, candidate.result.status} != {"ok"}
-    ):
+    if baseline is None or candidate is None:
+        return None
+    if {baseline.result.status, candidate.result.status} != {"ok"}:
         return None
     a, b = metric_samples(baseline).get(key), metric_samples(candidate).get(key)
     return None if a is None or b is None else compare_metric(a, b, thresholds, key)
@@ -312,12 +292,6 @@ class GroupComparison:
     keys: list[MetricKey]
     series: dict[str, MetricSeries]  # release → metric → raw samples by process
     comparisons: dict[str, dict[MetricKey, Comparison]]  # release other than the baseline → ...
-
-    def verdicts(self) -> Counter[str]:
-        return Counter(c.verdict for by_key in self.comparisons.values() for c in by_key.values())
-
-    def noisy(self) -> int:
-        return sum(c.noisy for by_key in self.comparisons.values() for c in by_key.values())
 
 
 def compare_group(

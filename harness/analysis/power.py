@@ -68,16 +68,17 @@ def pooled_spreads(
     return {key: math.sqrt(sum(found) / len(found)) for key, found in variances.items()}
 
 
-def detectable_now(
-    sides: Sequence[Sequence[ProcessRun]],
-    kinds: Collection[str] = (),
-    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+def detectable_in_records(
+    sides: Sequence[Sequence[ProcessRun]], kinds: Collection[str] = ()
 ) -> float | None:
-    """The ratio a comparison of these sides' finished processes would flag reliably, median over
-    the metrics (of ``kinds``, e.g. only wall times, or all).
+    """The ratio a comparison of the processes a cell in progress has finished ok on each side (the
+    runner's view) would flag reliably, median over the metrics (of ``kinds``, e.g. only wall times,
+    or all); a cell of one side will be compared with another run's, where the rank guard does not
+    apply.
 
     None while any side has fewer than two finished processes (no spread to read yet), or no metric
     is of ``kinds``."""
+    thresholds = dataclasses.replace(DEFAULT_THRESHOLDS, rank_guard=len(sides) > 1)
     fewest = min((len(processes) for processes in sides), default=0)
     spreads = pooled_spreads((process_samples(processes) for processes in sides), kinds)
     if fewest < 2 or not spreads:
@@ -85,13 +86,3 @@ def detectable_now(
     return statistics.median(
         detectable_ratio(spread, fewest, thresholds) for spread in spreads.values()
     )
-
-
-def detectable_in_records(
-    sides: list[list[ProcessRun]], kinds: Collection[str] = ()
-) -> float | None:
-    """``detectable_now`` of the processes a cell in progress has finished ok on each side (the
-    runner's view). A cell of one side will be compared with another run's, where the rank guard
-    does not apply."""
-    together = dataclasses.replace(DEFAULT_THRESHOLDS, rank_guard=len(sides) > 1)
-    return detectable_now(sides, kinds, together)

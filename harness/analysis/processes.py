@@ -1,35 +1,33 @@
 """Is B faster or slower than A, when each side was measured in several processes?
 
-Each process sets a level of its own (memory layout, thread placement, CPU frequency,
-other work on the machine) that no sample within it can reveal: samples of one process
-are tight around its level, and the levels of separate processes differ by more than
-that.  Testing pooled samples as independent draws mistakes two levels for a change.
-So the process is the unit:
+Each process sets a level of its own (memory layout, thread placement, CPU frequency, other work on
+the machine) that no sample within it can reveal: samples of one process are tight around its level,
+and the levels of separate processes differ by more than that.  Testing pooled samples as
+independent draws mistakes two levels for a change. So the process is the unit:
 
-- each process is summarised by the median of its samples, and a side's figure is the
-  median of its process medians; the ratio is B's figure over A's;
-- the test is Welch's t-test on the logarithms of the process medians (timings scale,
-  so a change is a shift of the log; Welch allows each side its own spread);
+- each process is summarised by the median of its samples, and a side's figure is the median of its
+  process medians; the ratio is B's figure over A's;
+- the test is Welch's t-test on the logarithms of the process medians (timings scale, so a change is
+  a shift of the log; Welch allows each side its own spread);
 - *faster* / *slower* needs the ratio beyond the factor AND p below alpha AND at least
-  ``min_processes`` processes on each side; with fewer, a ratio beyond the factor is
-  *inconclusive*, and a flag says so;
-- *unchanged* needs the margin inside the factor: the far end of Welch's interval of the
-  shift of log process medians (the change test's own estimator, at the interval's
-  confidence) is the change the data still allow either way, shown as "within ±9 %";
+  ``min_processes`` processes on each side; with fewer, a ratio beyond the factor is *inconclusive*,
+  and a flag says so;
+- *unchanged* needs the margin inside the factor: the far end of Welch's interval of the shift of
+  log process medians (the change test's own estimator, at the interval's confidence) is the change
+  the data still allow either way, shown as "within ±9 %";
 - the interval shown with the ratio is a hierarchical bootstrap: resample processes with
-  replacement, then the samples within each chosen process, so it widens with the
-  spread between processes as well as within them.
+  replacement, then the samples within each chosen process, so it widens with the spread between
+  processes as well as within them.
 
-Sides measured in separate invocations (two CI runs, two ``harness run`` commands) add
-a level of their own: the load, frequency and neighbours the whole run met, shared by
-its processes, so no spread between them shows it.  ``invocation_spread`` is that
-level's standard deviation (of the log): each side draws one, so the test's variance
-gains ``2·invocation_spread²`` and the interval widens by the same in quadrature.
-Sides interleaved in one run share their level, and the term is 0.
+Sides measured in separate invocations (two CI runs, two ``harness run`` commands) add a level of
+their own: the load, frequency and neighbours the whole run met, shared by its processes, so no
+spread between them shows it.  ``invocation_spread`` is that level's standard deviation (of the
+log): each side draws one, so the test's variance gains ``2·invocation_spread²`` and the interval
+widens by the same in quadrature. Sides interleaved in one run share their level, and the term is 0.
 
-With one process a side the bootstrap cannot see the spread between processes: the
-interval is then as narrow as the old one, and the "too few processes" flag is what
-says not to trust it.  Pure Python and deterministic (the bootstrap is seeded).
+With one process a side the bootstrap cannot see the spread between processes: the interval is then
+as narrow as the old one, and the "too few processes" flag is what says not to trust it.  Pure
+Python and deterministic (the bootstrap is seeded).
 """
 
 from __future__ import annotations
@@ -40,20 +38,17 @@ import random
 import statistics
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 
 from harness.analysis.rank_test import mann_whitney_p, smallest_p
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
-    DIRECT_MEDIAN_ABOVE,
     WELCH_LOG_MEDIANS,
     Comparison,
     SideSpread,
     Thresholds,
     Verdict,
-    for_resampling,
     past_factor,
-    percentile_ratio_interval,
-    resampled_median,
 )
 from harness.analysis.t_test import WelchTest, t_quantile, welch_t_test
 from harness.stats import Summary, summarize
@@ -83,6 +78,44 @@ def side_spread(processes: Processes, loaded: int = 0) -> SideSpread:
     between = statistics.stdev(medians) / centre if len(medians) > 1 and centre > 0 else math.nan
     within = statistics.median(summarize(samples).relative_iqr for samples in measured)
     return SideSpread(len(measured), sum(map(len, measured)), between, within, loaded)
+
+
+# Above this many samples, a resample's median is drawn directly rather than by drawing every
+# sample: the cost of a bootstrap stays linear in the samples (one sort), and below it every
+# interval is what it always was.
+DIRECT_MEDIAN_ABOVE = 1000
+
+
+def resampled_median(values: Sequence[float], rng: random.Random) -> float:
+    """The median of ``len(values)`` draws with replacement from ``values`` (sorted already, when
+    over ``DIRECT_MEDIAN_ABOVE``: see ``for_resampling``).
+
+    For many values it is drawn in one step: the median of n draws from the values is their
+    empirical quantile at the median of n uniform draws, which is Beta((n+1)/2, (n+1)/2) distributed
+    (exactly so for odd n)."""
+    n = len(values)
+    if n <= DIRECT_MEDIAN_ABOVE:
+        return statistics.median(rng.choices(values, k=n))
+    u = rng.betavariate((n + 1) / 2, (n + 1) / 2)
+    return values[min(n - 1, max(0, math.ceil(u * n) - 1))]
+
+
+def for_resampling(values: Sequence[float]) -> Sequence[float]:
+    """``values`` as ``resampled_median`` takes them: sorted once if it draws medians directly."""
+    return sorted(values) if len(values) > DIRECT_MEDIAN_ABOVE else values
+
+
+def percentile_ratio_interval(
+    base: Sequence[float], cand: Sequence[float], confidence: float
+) -> tuple[float, float]:
+    """The central ``confidence`` share of paired bootstrap figures' ratios; nan if a base is 0."""
+    if min(base) <= 0:
+        return math.nan, math.nan
+    ratios = sorted(c / b for b, c in zip(base, cand, strict=True))
+    tail = (1 - confidence) / 2
+    low = ratios[int(tail * (len(ratios) - 1))]
+    high = ratios[math.ceil((1 - tail) * (len(ratios) - 1))]
+    return low, high
 
 
 def _bootstrap_figures(
@@ -216,37 +249,26 @@ def _from_zero(base: Summary, cand: Summary) -> bool:
     return base.median == 0 and cand.median > 0
 
 
-def _constant(
-    base: Summary,
-    cand: Summary,
-    flags: list[str],
-    spreads: tuple[SideSpread, SideSpread, str, float],
-    thresholds: Thresholds,
-) -> Comparison:
+def _constant(found: Comparison, thresholds: Thresholds) -> Comparison:
     """Each side gave one value in every sample of every process: what changed is known exactly, so
     no test, interval or allowance for separate runs applies (a Welch margin of an invocation spread
     would read "within ±44 %" for a number printed as 30.5 in all six processes).  Past the factor
     it is a change, else unchanged; from zero or to zero, always a change."""
+    base, cand = found.baseline, found.candidate
     # From zero the ratio is infinite: past any factor, shown as "from 0" (``units.format_ratio``).
     if base.median == cand.median:
         ratio = 1.0
     else:
         ratio = math.inf if _from_zero(base, cand) else cand.median / base.median
-    verdict = past_factor(ratio, thresholds) or Verdict.UNCHANGED
-    p_value = 1.0 if ratio == 1 else 0.0
-    margin = max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf
-    return Comparison(
-        base,
-        cand,
-        ratio,
-        ratio,
-        ratio,
-        p_value,
-        verdict,
-        tuple(flags),
-        *spreads,
+    return replace(
+        found,
+        ratio=ratio,
+        ci_low=ratio,
+        ci_high=ratio,
+        p_value=1.0 if ratio == 1 else 0.0,
+        verdict=past_factor(ratio, thresholds) or Verdict.UNCHANGED,
         level=thresholds.alpha,
-        margin=margin,
+        margin=max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf,
         constant=True,
     )
 
@@ -296,14 +318,13 @@ def compare_processes(
 ) -> Comparison:
     """Ratio, interval, test and verdict of ``candidate`` against ``baseline`` (lower is better).
 
-    Each side is a sequence of processes, each process a sequence of raw samples;
-    processes without samples are left out.  ``loaded`` counts, per side (A, B), the
-    processes measured while other work loaded the machine: they are kept and flagged.
-    ``invocation_spread``: the log standard deviation of a whole invocation's level,
-    when the sides come from separate invocations (0 when they were interleaved).
-    ``baseline``/``candidate`` of the result summarise the process medians.  The verdict never
-    depends on the bootstrap interval: without ``interval`` (a look of the runner, a simulation) it
-    is left out (nan).
+    Each side is a sequence of processes, each process a sequence of raw samples; processes without
+    samples are left out.  ``loaded`` counts, per side (A, B), the processes measured while other
+    work loaded the machine: they are kept and flagged. ``invocation_spread``: the log standard
+    deviation of a whole invocation's level, when the sides come from separate invocations (0 when
+    they were interleaved). ``baseline``/``candidate`` of the result summarise the process medians.
+    The verdict never depends on the bootstrap interval: without ``interval`` (a look of the runner,
+    a simulation) it is left out (nan).
     """
     if not invocation_spread >= 0:
         raise ValueError(
@@ -318,19 +339,21 @@ def compare_processes(
     if not enough:
         flags.insert(0, f"too few processes ({len(a)} and {len(b)}) for a verdict")
     spreads = (a_spread, b_spread, WELCH_LOG_MEDIANS, invocation_spread)
+    nan = math.nan
+    # what every outcome shares: each fills in its figures
+    undecided = Comparison(
+        base, cand, nan, nan, nan, nan, Verdict.UNDECIDED, tuple(flags), *spreads
+    )
     if (
         enough
         and _one_value(a)
         and _one_value(b)
         and (base.median > 0 or base.median == cand.median or _from_zero(base, cand))
     ):
-        return _constant(base, cand, flags, spreads, thresholds)
+        return _constant(undecided, thresholds)
     if base.median <= 0:
-        nan = math.nan
         flag = "A: zero median" if base.median == 0 else "A: negative median"
-        return Comparison(
-            base, cand, nan, nan, nan, nan, Verdict.UNDECIDED, (*flags, flag), *spreads
-        )
+        return replace(undecided, flags=(*flags, flag))
     ratio = cand.median / base.median
     low = high = math.nan
     if interval:
@@ -370,16 +393,14 @@ def compare_processes(
         thresholds,
         flags,
     )
-    return Comparison(
-        base,
-        cand,
-        ratio,
-        low,
-        high,
-        p_value,
-        verdict,
-        tuple(flags),
-        *spreads,
+    return replace(
+        undecided,
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        p_value=p_value,
+        verdict=verdict,
+        flags=tuple(flags),
         level=thresholds.alpha,
         margin=margin,
         rank_p=rank_p,

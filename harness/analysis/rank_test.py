@@ -39,11 +39,6 @@ def _u_counts(n: int, m: int) -> tuple[int, ...]:
     return tuple(counts)
 
 
-def u_statistic(first: Sequence[float], second: Sequence[float]) -> float:
-    """Pairs (x of ``first``, y of ``second``) with x > y, ties counting half."""
-    return sum(1.0 if x > y else 0.5 if x == y else 0.0 for x in first for y in second)
-
-
 def smallest_p(n: int, m: int) -> float:
     """The smallest two-sided p for ``n`` and ``m`` values: one side wholly above the other."""
     return min(1.0, 2 / math.comb(n + m, n)) if n and m else 1.0
@@ -54,7 +49,8 @@ def mann_whitney_p(first: Sequence[float], second: Sequence[float]) -> float:
     n, m = len(first), len(second)
     if not n or not m:
         return 1.0
-    u = u_statistic(first, second)
+    # U: the pairs (x of ``first``, y of ``second``) with x > y, ties counting half
+    u = sum(1.0 if x > y else 0.5 if x == y else 0.0 for x in first for y in second)
     if n + m > EXACT_UP_TO:
         mean, sd = n * m / 2, math.sqrt(n * m * (n + m + 1) / 12)
         z = max(abs(u - mean) - 0.5, 0.0) / sd

@@ -11,6 +11,7 @@ nothing from analysis but this module's types.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -181,13 +182,10 @@ class TimingGroup:
         """(slower, faster, inconclusive, noisy) over its comparisons; None when there are none."""
         if not self.comparison.comparisons:
             return None
-        counts = self.comparison.verdicts()
-        return (
-            counts[Verdict.SLOWER],
-            counts[Verdict.FASTER],
-            counts[Verdict.UNDECIDED],
-            self.comparison.noisy(),
-        )
+        found = [c for by_key in self.comparison.comparisons.values() for c in by_key.values()]
+        counts = Counter(c.verdict for c in found)
+        noisy = sum(c.noisy for c in found)
+        return (counts[Verdict.SLOWER], counts[Verdict.FASTER], counts[Verdict.UNDECIDED], noisy)
 
 
 def timing_group(
@@ -300,22 +298,16 @@ class CaseModel:
     differ: list[str]  # what its timing groups differ in (nothing with one group)
     structures: list[StructureGroup]  # groups across machines that recorded compiled facts
 
-    @property
-    def comparisons(self) -> list[GroupComparison]:
-        return [t.comparison for t in self.timings]
-
 
 @dataclass(frozen=True)
 class ReportModel:
     stored: int  # results of sweeps the report is built from
     searched: int  # results of size searches, left out
     problems: list[LoadProblem]
-    latest: list[Newest]  # the newest run of every cell, in report order
-    runs: list[RunView]  # the same, with their claims decided
+    runs: list[RunView]  # the newest run of every cell, in report order, its claim decided
     order: list[str]  # releases, oldest first
     claims: ClaimTable
-    groups: list[ComparisonGroup]
-    timings: list[TimingGroup]  # one per group, in the same order
+    timings: list[TimingGroup]  # one per comparison group, in report order
     # what changed, the index's first list: every slower or faster verdict
     changes: list[TimingChange]
     cases: list[CaseModel]
@@ -324,11 +316,7 @@ class ReportModel:
 
     @property
     def machines(self) -> list[str]:
-        return sorted({item.result.result.machine for item in self.latest})
-
-    @property
-    def comparisons(self) -> list[GroupComparison]:
-        return [t.comparison for t in self.timings]
+        return sorted({run.stored.result.machine for run in self.runs})
 
 
 def case_models(
@@ -370,8 +358,7 @@ def build_model(
     latest = latest_runs(swept)
     runs = [run_view(item) for item in latest]
     order = ordered_releases(item.result for item in latest)
-    groups = comparison_groups(latest)
-    timings = [timing_group(group, baseline, thresholds) for group in groups]
+    timings = [timing_group(group, baseline, thresholds) for group in comparison_groups(latest)]
     structures = [structure_group(g) for g in comparison_groups(latest, across_machines=True)]
     machines = sorted({item.result.result.machine for item in latest})
     found = calibrations or {}
@@ -379,11 +366,9 @@ def build_model(
         stored=len(swept),
         searched=len(results) - len(swept),
         problems=list(problems),
-        latest=latest,
         runs=runs,
         order=order,
         claims=index_claims((run.stored for run in runs), order),
-        groups=groups,
         timings=timings,
         changes=timing_changes(timings),
         cases=case_models(runs, order, timings, structures),

@@ -53,9 +53,8 @@ class Pair:
 
     def title(self) -> str:
         ka, kb = group_key(self.a), group_key(self.b)
-        profile = (
-            ka.profile if ka.profile == kb.profile else f"{ka.profile} (A) vs {kb.profile} (B)"
-        )
+        both = f"{ka.profile} (A) vs {kb.profile} (B)"
+        profile = ka.profile if ka.profile == kb.profile else both
         da, db = devices_text(ka.device_count), devices_text(kb.device_count)
         devices = f"devices {da} (A) vs {db} (B) · " if da != db else f"devices {da} · "
         if ka.device_count is None and kb.device_count is None:  # a script that never ran JAX

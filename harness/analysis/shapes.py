@@ -23,10 +23,10 @@ nothing (``×-1`` for a sign that flipped).
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 
+from harness.analysis.processes import process_medians
 from harness.analysis.significance import Comparison, Shape, SideSpread, Thresholds, Verdict
 from harness.metric_names import JSON, MetricKey
 from harness.stats import Summary, summarize
@@ -67,8 +67,7 @@ def _values(processes: Processes) -> float | None:
 def compare_values(a: Processes, b: Processes, key: MetricKey) -> Comparison:
     """A value on both sides: the same in every process, changed in every process, or not one value
     on a side (varies: no change can be said, the processes disagree among themselves)."""
-    base = summarize([statistics.median(p) for p in a if len(p)])
-    cand = summarize([statistics.median(p) for p in b if len(p)])
+    base, cand = summarize(process_medians(a)), summarize(process_medians(b))
     was, now = _values(a), _values(b)
     counts = (len(a), len(b))
     flags: tuple[str, ...] = ()

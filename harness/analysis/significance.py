@@ -1,19 +1,16 @@
 """Is B faster or slower than A?  The verdict's vocabulary, the thresholds, the comparison's record,
-and the pieces of the rule every comparison shares: the bootstrap of a median, the ratio's
-percentile interval, the no-change band and the factor.
+and the pieces of the rule every comparison shares: the no-change band and the factor.
 
 Cells are measured in several processes and judged by ``processes.compare_processes``: Welch's
 t-test on the log of each process's median, which accounts for the level each process sets (samples
 within one process are not independent draws, so a test of pooled samples would find changes that
-are not there).  Everything here is pure Python and deterministic (the bootstrap is seeded).
+are not there), its interval a bootstrap there.  Everything here is pure Python.
 """
 
 from __future__ import annotations
 
 import math
-import random
 import statistics
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -241,44 +238,6 @@ def shape_said(comparison: Comparison) -> str:
     if comparison.verdict is Verdict.CHANGED or math.isnan(comparison.p_value):
         return said
     return f"{said} ({comparison.verdict}, Fisher p={comparison.p_value:.2g})"
-
-
-# Above this many samples, a resample's median is drawn directly rather than by drawing every
-# sample: the cost of a bootstrap stays linear in the samples (one sort), and below it every
-# interval is what it always was.
-DIRECT_MEDIAN_ABOVE = 1000
-
-
-def resampled_median(values: Sequence[float], rng: random.Random) -> float:
-    """The median of ``len(values)`` draws with replacement from ``values`` (sorted already, when
-    over ``DIRECT_MEDIAN_ABOVE``: see ``for_resampling``).
-
-    For many values it is drawn in one step: the median of n draws from the values is their
-    empirical quantile at the median of n uniform draws, which is Beta((n+1)/2, (n+1)/2) distributed
-    (exactly so for odd n)."""
-    n = len(values)
-    if n <= DIRECT_MEDIAN_ABOVE:
-        return statistics.median(rng.choices(values, k=n))
-    u = rng.betavariate((n + 1) / 2, (n + 1) / 2)
-    return values[min(n - 1, max(0, math.ceil(u * n) - 1))]
-
-
-def for_resampling(values: Sequence[float]) -> Sequence[float]:
-    """``values`` as ``resampled_median`` takes them: sorted once if it draws medians directly."""
-    return sorted(values) if len(values) > DIRECT_MEDIAN_ABOVE else values
-
-
-def percentile_ratio_interval(
-    base: Sequence[float], cand: Sequence[float], confidence: float
-) -> tuple[float, float]:
-    """The central ``confidence`` share of paired bootstrap figures' ratios; nan if a base is 0."""
-    if min(base) <= 0:
-        return math.nan, math.nan
-    ratios = sorted(c / b for b, c in zip(base, cand, strict=True))
-    tail = (1 - confidence) / 2
-    low = ratios[int(tail * (len(ratios) - 1))]
-    high = ratios[math.ceil((1 - tail) * (len(ratios) - 1))]
-    return low, high
 
 
 def two_sided_z(p_value: float) -> float:

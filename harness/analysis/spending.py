@@ -1,11 +1,10 @@
 """Measure until decided: a group-sequential design over rounds of processes measured together.
 
-A fixed number of processes and one strict test cannot tell "no change" from "not enough data
-yet".  So sides measured in one run (``run --sides``: a bisect's endpoints and probes, a triage's
+A fixed number of processes and one strict test cannot tell "no change" from "not enough data yet".
+So sides measured in one run (``run --sides``: a bisect's endpoints and probes, a triage's
 confirmations, a matrix of releases) are looked at after their planned ``processes`` rounds, and
-while a comparison between them is still *open*, more rounds follow, up to ``max_processes`` a
-side: the looks come at ``processes``, then twice as many at each (5, 10, 20;
-``schema.look_points``).
+while a comparison between them is still *open*, more rounds follow, up to ``max_processes`` a side:
+the looks come at ``processes``, then twice as many at each (5, 10, 20; ``schema.look_points``).
 
 Looking again and again at data that keeps growing would turn the test's level into a much larger
 false-alarm rate, were each look tested at the full level.  The design spends the level over the
@@ -59,12 +58,9 @@ class Design:
     def points(self) -> tuple[int, ...]:
         return look_points(self.first, self.most)
 
-    def look_of(self, processes: int) -> int:
-        return look_number(self.points, processes)
-
     def nominal_alpha(self, alpha: float, processes: int) -> float:
         """The level the test takes at the look ``processes`` reached, of ``alpha`` spent."""
-        look = self.look_of(processes)
+        look = look_number(self.points, processes)
         share = lambda k: 0.0 if k == 0 else self.points[k - 1] / self.most
         return spent(alpha, share(look)) - spent(alpha, share(look - 1))
 

@@ -57,11 +57,8 @@ def end_words(end: ProcessEnd) -> str:
 
 
 # A line that names an exception (``ValueError: …``, ``jax.errors.JaxRuntimeError: …``): what
-# follows it may be a library's trailer (JAX's "For simplicity, JAX has removed its internal frames
-# …").
+# follows it may be a library's trailer (JAX's "For simplicity, JAX has removed its internal …").
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b")
-
-
 # Lines never the error itself: JAX's trailer and its rule (a script's own JSON line: ``_printed``).
 NOT_THE_ERROR = re.compile(r"^(?:For simplicity, JAX has removed|JAX_TRACEBACK_FILTERING=|-{4,}$)")
 

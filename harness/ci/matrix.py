@@ -1,12 +1,11 @@
 """``python -m harness.ci.matrix``: the GitHub Actions matrix of the catalogue, from
 ``nox -l --json``.
 
-One matrix entry per ``repro`` session nox lists, so the jobs of
-``.github/workflows/matrix.yml`` always equal nox's sessions and no version or profile
-is written down twice.  A session's runner follows its profile's kind, which the
-noxfile puts in the session's tags: CPU profiles run on GitHub's hosted runners, GPU
-profiles on a self-hosted runner labelled ``gpu``.  Needs nox, not the harness's
-dependencies.
+One matrix entry per ``repro`` session nox lists, so the jobs of ``.github/workflows/matrix.yml``
+always equal nox's sessions and no version or profile is written down twice.  A session's runner
+follows its profile's kind, which the noxfile puts in the session's tags: CPU profiles run on
+GitHub's hosted runners, GPU profiles on a self-hosted runner labelled ``gpu``.  Needs nox, not the
+harness's dependencies.
 """
 
 from __future__ import annotations
@@ -33,8 +32,7 @@ def nox_listing(root: Path = REPO_ROOT) -> list[dict[str, Any]]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise HarnessError(f"`nox -l --json` failed with exit code {done.returncode}: {last}")
-    listed: list[dict[str, Any]] = json.loads(done.stdout)
-    return listed
+    return list(json.loads(done.stdout))
 
 
 def entry(session: dict[str, Any]) -> dict[str, Any]:

@@ -63,8 +63,7 @@ def _nox(posargs: list[str]) -> int:
 
 
 def draft_all(summary: dict[str, Any], out: Path, run: Run = _nox) -> int:
-    """Draft each regression's issue into ``out``; 0 when every draft was written (or none was due),
-    else 1."""
+    """Draft each due regression's issue into ``out``; 1 when a draft failed, else 0."""
     failed = []
     due = drafts(summary)
     for target, posargs in due:

@@ -1,6 +1,6 @@
-"""The command line's machinery: a parser whose every mistake is one ``UsageError`` line, help that
-shows each option's default, the nearest known option to an unknown one, and a single-valued option
-refused when given twice.
+"""The command line's machinery: a command as it declares its command line (``Command``), a parser
+of commands whose every mistake is one ``UsageError`` line, help that shows each option's default,
+the nearest known option to an unknown one, and a single-valued option refused when given twice.
 """
 
 from __future__ import annotations
@@ -8,15 +8,35 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
-from harness.cli.command import AnyCommand
 from harness.errors import UsageError
 
 # The console script's name: the usage lines and hints give the command a user types
 # (`python -m harness` is the same).
 PROG = "jax-repro"
+OptionsT = TypeVar("OptionsT")
+
+
+@dataclass(frozen=True)
+class Command(Generic[OptionsT]):
+    """Each module of ``harness.cli`` declares one (``COMMAND``; ``ranges`` three): the options it
+    takes (``add_arguments``, from the groups in ``harness.cli.options`` where an option is shared)
+    and the check that turns the parsed command line into one typed options object without JAX
+    (``check``: the noxfile runs it on a session's posargs before installing anything).  What the
+    command then does is its workflow, in the module of the same name under ``harness.commands``."""
+
+    name: str
+    summary: str  # one line, in the list of commands
+    description: str  # the top of the command's --help
+    exit_codes: str  # the end of its --help: "0 …, 1 …, 2 bad input"
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    check: Callable[[argparse.Namespace], OptionsT]
+
+
+AnyCommand = Command[Any]
 
 
 class _StoreOnce(argparse._StoreAction):
@@ -115,8 +135,7 @@ def _nearest(parser: argparse.ArgumentParser, command: str, extras: list[str]) -
 def validate_with(
     commands: Sequence[AnyCommand], argv: Sequence[str]
 ) -> tuple[argparse.Namespace, Any]:
-    """The parsed command line and its command's typed options, or UsageError, without running
-    anything."""
+    """The parsed command line and its command's typed options (or UsageError), running nothing."""
     args = parse_with(commands, argv)
     [command] = [c for c in commands if c.name == args.command]
     return args, command.check(args)

@@ -15,8 +15,7 @@ from harness.catalogue import discovery
 from harness.catalogue.discovery import CaseInfo, check_overrides
 from harness.cli import options
 from harness.cli import run as run_options
-from harness.cli.argparsing import validate_with
-from harness.cli.command import Command
+from harness.cli.argparsing import Command, validate_with
 from harness.errors import UsageError
 
 RAISE_SHARE = 0.10
@@ -57,14 +56,11 @@ class CalibrationPlan:
     def sides_plan(self, release: str) -> list[dict[str, Any]]:
         """The unchanged case and the raised one as two sides of this interpreter, to be measured
         interleaved."""
+        side = {"release": release, "profile": self.profile}
+        raised = {self.raised: self.raised_to}
         return [
-            {"release": release, "profile": self.profile, "label": "unchanged"},
-            {
-                "release": release,
-                "profile": self.profile,
-                "label": f"raised {self.raised}={self.raised_to}",
-                "sizes": {self.raised: self.raised_to},
-            },
+            {**side, "label": "unchanged"},
+            {**side, "label": f"raised {self.raised}={self.raised_to}", "sizes": raised},
         ]
 
 
@@ -131,8 +127,7 @@ def plan_calibration(
 
 
 def _names_managed_option(token: str) -> bool:
-    """Whether ``token`` is (or abbreviates, as argparse allows) an option ``calibrate`` sets
-    itself."""
+    """Whether ``token`` is (or abbreviates, as argparse allows) an option ``calibrate`` sets."""
     flag = token.split("=", 1)[0]
     return (
         flag.startswith("--")
@@ -164,14 +159,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "rise changes)"
         ),
     )
-    parser.add_argument("--pairs", type=options.positive_int, default=3, help="A/A pairs to run")
-    parser.add_argument(
-        "--slowdowns",
-        type=options.positive_int,
-        default=3,
-        help="runs of the unchanged and the raised case, interleaved, to compare",
-    )
-    options.add_profile_label(parser)
+    for flag, what in (
+        ("--pairs", "A/A pairs to run"),
+        ("--slowdowns", "runs of the unchanged and the raised case, interleaved, to compare"),
+    ):
+        parser.add_argument(flag, type=options.positive_int, default=3, help=what)
+    options.add_session(parser, release=False)
     options.add_results(parser, "stores under RESULTS/calibration/")
     parser.add_argument(
         "run_options", nargs="*", metavar="-- RUN_OPTION", help="options for every harness run"

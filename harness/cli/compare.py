@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.analysis.significance import Thresholds
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.errors import UsageError
 
 

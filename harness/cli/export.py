@@ -1,5 +1,4 @@
-"""``export``'s command line, and the case-or-script options the ``issue`` command shares with
-it."""
+"""``export``'s command line, and the case-or-script options ``issue`` shares with it."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from pathlib import Path
 from harness.catalogue import discovery
 from harness.catalogue.discovery import anchor_sizes
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.store.schema import Settings
 
 

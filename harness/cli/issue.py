@@ -1,5 +1,4 @@
-"""``issue``'s command line: the case or script, the releases compared, the metric the title
-quotes."""
+"""``issue``'s command line: the case or script, the releases compared, the metric titled."""
 
 from __future__ import annotations
 
@@ -9,10 +8,9 @@ from pathlib import Path
 
 from harness.analysis.significance import Thresholds
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.cli.export import ScriptOptions, add_script_arguments, script_options
 from harness.errors import UsageError
-from harness.install.script_envs import AS_OF
 from harness.install.venvs import read_plan
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.units import version_key
@@ -30,12 +28,11 @@ class IssueOptions:
     metric: MetricKey | None
     releases: Path | None  # the release plan nox writes
     # A crash report: the step is in how the processes end (``--status``, as ``bisect --status``).
-    status: bool = False
-    policy: str = AS_OF  # how a plain script's own libraries are resolved on each release (--deps)
-    # What ``issue`` measures itself (the step, the newest release): processes a side, and up to how
-    # many.
-    processes: int = options.PROCESSES["quick"]
-    max_processes: int = options.LOOKS * options.PROCESSES["quick"]
+    status: bool
+    policy: str  # how a plain script's own libraries are resolved on each release (--deps)
+    # processes a side in what ``issue`` measures itself (the step, the newest release); the most
+    processes: int
+    max_processes: int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,27 +44,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "reports folder: the bisect answers (bisect-*.json) are read here, the draft is written "
         "under issues/",
     )
-    parser.add_argument(
-        "--good",
-        type=options.release_version,
-        metavar="VERSION",
-        help="last release with the old behaviour "
-        "(default: the stored bisect answer's last good release); with --bad",
-    )
-    parser.add_argument(
-        "--bad",
-        type=options.release_version,
-        metavar="VERSION",
-        help="first release with the new behaviour "
-        "(default: the stored bisect answer's first bad release); with --good",
-    )
+    for flag, what, stored, other in (
+        ("--good", "last release with the old behaviour", "last good", "--bad"),
+        ("--bad", "first release with the new behaviour", "first bad", "--good"),
+    ):
+        default = f"(default: the stored bisect answer's {stored} release); with {other}"
+        parser.add_argument(
+            flag, type=options.release_version, metavar="VERSION", help=f"{what} {default}"
+        )
     criterion = parser.add_mutually_exclusive_group()
     criterion.add_argument(
         "--metric",
-        help=(
-            "PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed "
-            "most)"
-        ),
+        help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one changed most)",
     )
     criterion.add_argument(
         "--status",
@@ -96,8 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check(args: argparse.Namespace) -> IssueOptions:
-    """Every check of ``issue`` that needs neither JAX nor the package index (the noxfile runs them
-    too)."""
+    """Every check of ``issue`` needing neither JAX nor the index (the noxfile runs them too)."""
     results = options.folder_to_write(args.results)
     script = script_options(args)
     if (args.good is None) != (args.bad is None):
@@ -106,8 +93,7 @@ def check(args: argparse.Namespace) -> IssueOptions:
         raise UsageError(f"--good must be older than --bad, not {args.good} and {args.bad}")
     if args.releases is not None:
         read_plan(args.releases)
-    # A triage's first look, whatever --effort sets for the draft's own script runs.
-    # what issue measures itself is judged over processes, as a bisect's
+    # a triage's first look, whatever --effort sets for the draft's scripts; judged as a bisect's
     processes = args.processes or options.PROCESSES["quick"]
     options.verdict_processes(processes, Thresholds().min_processes)
     most = options.max_processes_from(args, processes, options.LOOKS * processes)

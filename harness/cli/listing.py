@@ -7,17 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 
 
 @dataclass(frozen=True)
 class ListOptions:
     cases_dir: Path
     case: str | None
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    options.add_case(parser)
 
 
 def check(args: argparse.Namespace) -> ListOptions:
@@ -34,6 +30,6 @@ COMMAND = Command(
         "without running it."
     ),
     exit_codes="0 listed, 1 a case file cannot be read (named, with the reason), 2 bad input",
-    add_arguments=add_arguments,
+    add_arguments=options.add_case,
     check=check,
 )

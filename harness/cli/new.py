@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 
 
 @dataclass(frozen=True)

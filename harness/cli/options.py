@@ -1,10 +1,9 @@
 """Options shared by several commands, each declared once: its name, type, meaning and default.
 
-A command module adds the groups it takes (``add_case``, ``add_sampling``, …) and reads
-them back through the typed helpers below (``case_from``, ``sampling_from``,
-``thresholds_from``), so the same option has one default and one check wherever it
-appears.  Types raise ``argparse.ArgumentTypeError``, which the parser turns into one
-line and exit code 2.  Standard library only: the noxfile checks posargs with it.
+A command module adds the groups it takes (``add_case``, ``add_sampling``, …) and reads them back
+through the typed helpers below (``case_from``, ``sampling_from``, ``thresholds_from``), so the same
+option has one default and one check wherever it appears.  Types raise
+``argparse.ArgumentTypeError``, which the parser turns into one line and exit code 2.
 """
 
 from __future__ import annotations
@@ -70,8 +69,7 @@ def positive_int(text: str) -> int:
 
 
 def seed(text: str) -> int:
-    """A seed for hypothesis's draws: ASCII digits only (int() would take "１２"), an optional minus
-    sign."""
+    """A seed for hypothesis's draws: ASCII digits (int() takes "１２"), an optional minus sign."""
     if not re.fullmatch(r"-?[0-9]{1,18}", text.strip()):
         raise argparse.ArgumentTypeError(
             f"{text[:40]!r} is not a whole number of at most 18 digits"
@@ -122,8 +120,7 @@ def max_load(text: str) -> float | None:
 
 
 def path(text: str) -> Path:
-    """A folder or file named on the command line; an empty name would quietly mean the current
-    folder."""
+    """A folder or file named on the command line; an empty name would quietly mean "here"."""
     if problem := path_problem(text):
         raise argparse.ArgumentTypeError(problem)
     return Path(text)
@@ -268,8 +265,7 @@ def add_cases_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def case_name(args: argparse.Namespace) -> str | None:
-    """The one case a single-case command names, by ``--case`` or by the older positional
-    spelling."""
+    """The one case a single-case command names, by ``--case`` or the older positional spelling."""
     old, new = args.old_case, args.case
     if old is not None and new is not None and old != new:
         raise UsageError(f"two cases named ({old} and --case {new}): give one")
@@ -339,16 +335,12 @@ def add_sampling(
     effort: str = "quick",
     timeout: str = "seconds per case process",
 ) -> None:
-    """``--effort`` and what it sets unless given: samples per program and the sampling time per
-    program."""
+    """``--effort`` and what it sets unless given: samples and sampling time per program."""
     parser.add_argument(
         "--effort",
         choices=discovery.EFFORTS,
         default=effort,
-        help=(
-            "quick: a first look and CI; full: numbers to quote (run: also sizes drawn by "
-            "hypothesis)"
-        ),
+        help="quick: first look, CI; full: numbers to quote (run: also sizes drawn by hypothesis)",
     )
     parser.add_argument(
         "--repeats",
@@ -430,16 +422,8 @@ def verdict_processes(processes: int, least: int) -> int:
     return processes
 
 
-def add_decide_budget(parser: argparse.ArgumentParser) -> None:
-    """How far releases measured together may go until decided: ``--max-processes`` and
-    ``--time-budget``."""
-    add_max_processes(parser)
-    add_time_budget(parser, "a measurement's")
-
-
 def add_processes(parser: argparse.ArgumentParser) -> None:
-    """How each cell is measured: in how many case processes, pinned where, on how loaded a
-    machine."""
+    """How each cell is measured: in how many case processes, pinned where, on how loaded a host."""
     add_process_count(parser)
     parser.add_argument(
         "--min-sample-time",
@@ -489,8 +473,7 @@ def compile_repeats(processes: int) -> int:
 
 
 def process_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``Settings`` fields ``add_processes`` sets: processes, loop calibration, pinning,
-    load."""
+    """The ``Settings`` of ``add_processes``: processes, loop calibration, pinning, load."""
     if args.affinity is not None:
         check_affinity(args.affinity)
     processes = processes_from(args)
@@ -532,8 +515,7 @@ def add_target(parser: argparse.ArgumentParser) -> None:
 
 
 def add_decide(parser: argparse.ArgumentParser) -> None:
-    """Measuring sides until their comparisons are decided: ``--decide``, its metrics and its
-    budget."""
+    """Measuring sides until decided: ``--decide``, the metrics it judges and its time budget."""
     parser.add_argument(
         "--decide",
         choices=[*MODES, "off"],
@@ -575,9 +557,8 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
             "--target-kind needs --target-ratio: without a target every cell runs --processes"
         )
     processes = processes_from(args)
-    decide = (
-        None if args.decide == "off" or args.target_ratio is not None or sides < 2 else args.decide
-    )
+    off = args.decide == "off" or args.target_ratio is not None or sides < 2
+    decide = None if off else args.decide
     for option, given in (
         ("--decide-metric", args.decide_metric),
         ("--time-budget", args.time_budget is not None),
@@ -601,10 +582,7 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
         "target_kinds": tuple(dict.fromkeys(args.target_kind)) or None,
         "max_processes": most,
         "decide": decide,
-        "decide_metrics": tuple(
-            dict.fromkeys(parse_metric_name(m).metric_name for m in args.decide_metric)
-        )
-        or None,
+        "decide_metrics": _names(args.decide_metric) or None,
         "decide_budget_s": None if decide is None else args.time_budget,
     }
 
@@ -636,8 +614,7 @@ def add_out(parser: argparse.ArgumentParser, what: str = "pages are written here
 
 
 def add_json(parser: argparse.ArgumentParser, what: str) -> None:
-    """``--json FILE``: the command's answer as data (``harness.render.json_out``;
-    docs/results.md)."""
+    """``--json FILE``: the answer as data (``harness.render.json_out``; docs/results.md)."""
     parser.add_argument(
         "--json", type=path, metavar="FILE", help=f"also write {what} as JSON to FILE"
     )
@@ -673,18 +650,8 @@ def prove_writable(folder: Path, what: str = "results") -> None:
 # --- a nox session's pins
 
 
-def add_profile_label(parser: argparse.ArgumentParser) -> None:
-    """``--profile`` of a command that runs here under a label nox sets (run, calibrate)."""
-    parser.add_argument(
-        "--profile",
-        type=label,
-        help=f"label of the device profile (set by nox; default: {UNPINNED_PROFILE})",
-    )
-
-
 def add_session(parser: argparse.ArgumentParser, *, release: bool) -> None:
-    """``--profile`` (and ``--jax``) of a command whose nox session pins them
-    (``harness.cli.sessions``)."""
+    """``--profile`` (and ``--jax``), which a nox session may pin (``harness.cli.sessions``)."""
     parser.add_argument(
         "--profile",
         type=label,
@@ -714,30 +681,20 @@ def profile_label(args: argparse.Namespace) -> str:
 
 
 def add_thresholds(parser: argparse.ArgumentParser) -> None:
-    defaults = Thresholds()
-    parser.add_argument(
-        "--factor",
-        type=factor,
-        default=defaults.factor,
-        help="smallest ratio of medians that counts as a change",
-    )
-    parser.add_argument(
-        "--alpha",
-        type=probability,
-        default=defaults.alpha,
-        help="significance level of the verdict's test",
-    )
-    parser.add_argument(
-        "--invocation-spread",
-        type=spread,
-        default=defaults.invocation_spread,
-        metavar="SD",
-        help=(
+    for flag, kind, metavar, what in (
+        ("--factor", factor, None, "smallest ratio of medians that counts as a change"),
+        ("--alpha", probability, None, "significance level of the verdict's test"),
+        (
+            "--invocation-spread",
+            spread,
+            "SD",
             "how far a whole run's level moves between separate invocations (log standard "
             "deviation; `calibrate` measures this machine's), allowed for when compared results "
-            "come from separate runs"
+            "come from separate runs",
         ),
-    )
+    ):
+        default = getattr(Thresholds(), flag[2:].replace("-", "_"))
+        parser.add_argument(flag, type=kind, default=default, metavar=metavar, help=what)
     repeatable(
         parser,
         "--higher-is-better",

@@ -1,10 +1,5 @@
-"""The command line of ``python -m harness``: every command's parser, help that says what a user
-needs, checks.
-
-A malformed command line raises UsageError, which the CLI prints as one line with exit
-code 2, instead of argparse printing its usage text; an unknown option names the nearest
-known one.  Standard library only: the noxfile checks posargs with ``validate``.
-"""
+"""The command line of ``python -m harness``: every command's declaration, parsed and checked by
+``argparsing`` (the noxfile checks posargs with ``validate``)."""
 
 from __future__ import annotations
 
@@ -27,7 +22,6 @@ from harness.cli import (
     search,
     watch,
 )
-from harness.cli.command import AnyCommand
 
 # What ``jax-repro --help`` says above the commands: for the user, not this module's reader.
 DESCRIPTION = (
@@ -39,27 +33,15 @@ DESCRIPTION = (
     "~/.cache/jax-repro (README, 'Without cloning')."
 )
 
-COMMANDS: dict[str, AnyCommand] = {
+# Each module's COMMAND (ranges: three), in the order ``jax-repro --help`` lists them.
+COMMANDS: dict[str, argparsing.AnyCommand] = {
     command.name: command
     for command in (
-        run.COMMAND,
-        search.COMMAND,
-        export.COMMAND,
-        issue.COMMAND,
-        report.COMMAND,
-        compare.COMMAND,
+        *(module.COMMAND for module in (run, search, export, issue, report, compare)),
         *ranges.COMMANDS,
-        calibrate.COMMAND,
-        merge.COMMAND,
-        listing.COMMAND,
-        new.COMMAND,
-        watch.COMMAND,
+        *(module.COMMAND for module in (calibrate, merge, listing, new, watch)),
     )
 }
-
-
-def build_parser() -> argparse.ArgumentParser:
-    return argparsing.build_parser(list(COMMANDS.values()), DESCRIPTION)
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:

@@ -20,7 +20,7 @@ from harness.catalogue import discovery
 from harness.catalogue.discovery import CaseInfo, anchor_sizes
 from harness.catalogue.script_deps import canonical
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.errors import UsageError
 from harness.host.environment import shown_path
 from harness.install.commits import is_url
@@ -72,9 +72,8 @@ class Places:
 
 @dataclass(frozen=True)
 class LibraryChoice:
-    """How a plain script's libraries are had on each release: resolved by ``policy``, ``hold`` pins
-    held on every release; with ``vary``, that library's own releases are the range, jax held at
-    ``jax``."""
+    """How a plain script's libraries are had on each release: resolved by ``policy``, the ``hold``
+    pins on every one; with ``vary``, that library's releases are the range, jax held at ``jax``."""
 
     policy: str = AS_OF
     hold: tuple[str, ...] = ()
@@ -89,8 +88,7 @@ class LibraryChoice:
 
 def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list[str]:
     """How a command line names ``case``: ``--case NAME``, or a plain script's file, arguments, the
-    libraries the command line added to it, how they were resolved (where not by default) and the
-    pins held."""
+    libraries added to it, how they were resolved (where not by default) and the pins held."""
     chosen = libraries or LibraryChoice()
     policy = ["--deps", chosen.policy] if chosen.policy != AS_OF else []
     held = [word for pin in chosen.hold for word in ("--hold", pin)]
@@ -101,9 +99,8 @@ def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list
 
 @dataclass(frozen=True)
 class RangeOptions:
-    """A checked ``bisect``, ``sweep`` or ``triage`` command line: what is measured (the case at its
-    sizes under a profile), over which range, judged by what, measured how, and where it reads and
-    writes."""
+    """A checked range command line: what is measured (the case at its sizes under a profile), over
+    which range, judged by what, measured how, and where it reads and writes."""
 
     command: str  # "bisect", "sweep" or "triage"
     case: CaseInfo
@@ -173,7 +170,8 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_json(parser, "the answer (every release, step, comparison and verdict)")
     options.add_sampling(parser)
     options.add_process_count(parser)
-    options.add_decide_budget(parser)
+    options.add_max_processes(parser)
+    options.add_time_budget(parser, "a measurement's")
     options.add_thresholds(parser)
 
 
@@ -191,10 +189,7 @@ def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:
         parser.add_argument(
             "--commits",
             action="store_true",
-            help=(
-                "below the releases: jax's Python or jaxlib, and which jax commit (between two "
-                "releases)"
-            ),
+            help="below the releases: jax's Python or jaxlib, which commit (between two releases)",
         )
         parser.add_argument(
             "--jax-repo",
@@ -293,8 +288,7 @@ def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
 
 
 def check(args: argparse.Namespace) -> RangeOptions:
-    """Every check of ``bisect``, ``sweep`` and ``triage`` that needs neither JAX nor the package
-    index."""
+    """Every check of ``bisect``, ``sweep`` and ``triage`` needing neither JAX nor the index."""
     results = options.folder_to_write(args.results)
     case = options.case_from(args)
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
@@ -368,8 +362,7 @@ def _check_clone(jax_repo: str) -> None:
 
 
 def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
-    """``--deps``, ``--hold``, ``--vary`` and ``--jax``, checked against what the script
-    declares."""
+    """``--deps``, ``--hold``, ``--vary``, ``--jax``, checked against what the script declares."""
     declared = {Requirement(r).name: r for r in case.subject.requirements}
     if (args.hold or args.vary) and not case.subject.own_venv:
         raise UsageError("--hold and --vary are for --script FILE: a case needs nothing but JAX")

@@ -40,8 +40,7 @@ def given(argv: Sequence[str], name: str) -> bool:
 
 
 def session_for(argv: Sequence[str], here: Here, environ: Mapping[str, str]) -> str | None:
-    """The packaged nox session that runs ``argv`` (the command first), or None: the command runs it
-    here."""
+    """The packaged nox session that runs ``argv`` (command first); None: the command runs here."""
     if not argv or environ.get(DRIVEN):
         return None
     command, rest = argv[0], argv[1:]

@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.errors import UsageError
 from harness.measure.isolation import ISOLATIONS, default_isolation
 from harness.measure.sides import Side, load_plan, this_side
@@ -34,7 +34,7 @@ class RunOptions:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_case(parser, many=True, script=True)
-    options.add_profile_label(parser)
+    options.add_session(parser, release=False)
     parser.add_argument(
         "--sides",
         type=options.path,
@@ -52,23 +52,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_processes(parser)
     options.add_target(parser)
     parser.add_argument(
-        "--strict", action="store_true", help="exit 1 when any case run is not ok or skipped"
-    )
-    parser.add_argument(
         "--isolation",
         choices=ISOLATIONS,
         help="fork: each case process a fork of a worker that imported JAX once (fast start); "
         "spawn: each case process a new interpreter (default: fork, spawn when JAX_PLATFORMS pins "
         "a GPU)",
     )
-    parser.add_argument(
-        "--force", action="store_true", help="re-measure cells already stored in the results folder"
-    )
-    parser.add_argument(
-        "--retry-failed",
-        action="store_true",
-        help="re-measure stored cells whose run failed, timed out or crashed",
-    )
+    for flag, what in (
+        ("--strict", "exit 1 when any case run is not ok or skipped"),
+        ("--force", "re-measure cells already stored in the results folder"),
+        ("--retry-failed", "re-measure stored cells whose run failed, timed out or crashed"),
+    ):
+        parser.add_argument(flag, action="store_true", help=what)
 
 
 def sides_from(args: argparse.Namespace) -> list[Side]:

@@ -11,7 +11,7 @@ from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget
 from harness.claim_rule import MIN_CLAIM_PROCESSES
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.errors import UsageError
 from harness.pins import device_class
 from harness.store.schema import Settings
@@ -39,12 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add_session(parser, release=True)
     options.add_sizes(parser, "pin a size, search the others")
-    parser.add_argument(
-        "--max-examples", type=options.positive_int, default=20, help="sizes hypothesis may try"
-    )
-    parser.add_argument(
-        "--confirm", type=options.positive_int, default=2, help="re-measurements that must agree"
-    )
+    for flag, default, what in (
+        ("--max-examples", 20, "sizes hypothesis may try"),
+        ("--confirm", 2, "re-measurements that must agree"),
+    ):
+        parser.add_argument(flag, type=options.positive_int, default=default, help=what)
     options.add_draws(parser)
     options.add_sampling(parser)
     options.add_processes(parser)

@@ -1,19 +1,17 @@
 """What a nox session installs and runs, from its posargs, checked before anything is installed.
 
-The noxfile imports this module in nox's own environment, which has neither JAX nor
-hypothesis nor tabulate: it and everything its checks import are standard library only
-(tests/test_noxfile.py holds it to that); it imports the parser only when a view checks
-posargs.  The same views tell the session's end in the harness (``harness.commands.nox_session``)
-what to prepare.  The views:
+The noxfile imports it in nox's own environment, which has neither JAX nor hypothesis nor tabulate
+(``harness.cli``); the same views tell the session's end in the harness
+(``harness.commands.nox_session``) what to prepare.  The views:
 
-- ``session_view``: a session that runs one harness command (``repro``, ``search``,
-  ``issue``, ``bisect``, ``sweep``, ``triage``, ``report``, ``compare``);
+- ``session_view``: a session that runs one harness command (``repro``, ``search``, ``issue``,
+  ``bisect``, ``sweep``, ``triage``, ``report``, ``compare``);
 - ``release_run_view``: ``nox -s run``, one case or script on any release of the index;
 - ``watch_view``: ``nox -s watch``, the pair of releases named or left to the index;
-- ``interleaved_request``: ``nox -s matrix``, releases × profiles as sides of one run,
-  each pair a *side* with its own worker in its release's cached venv, their processes
-  alternating in rounds (see ``harness.measure.sides``), so load and drift fall on every
-  release alike; ``write_sides`` writes the plan ``run --sides`` reads.
+- ``interleaved_request``: ``nox -s matrix``, releases × profiles as sides of one run, each pair a
+  *side* with its own worker in its release's cached venv, their processes alternating in rounds
+  (see ``harness.measure.sides``), so load and drift fall on every release alike; ``write_sides``
+  writes the plan ``run --sides`` reads.
 """
 
 from __future__ import annotations
@@ -252,8 +250,7 @@ MATRIX_LOOKS = 2
 
 @dataclass(frozen=True)
 class InterleavedRequest:
-    """The sides to measure (release × profile, where the profile applies) and the ``run`` options
-    for them."""
+    """The sides to measure (release × profile, where the profile applies) and ``run``'s options."""
 
     sides: list[tuple[Release, Profile]]
     run_argv: list[str]  # ``run`` and its options, without --sides (the plan is added once written)
@@ -321,8 +318,7 @@ def _profiles(spec: str) -> list[Profile]:
 
 
 def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
-    """The sides and ``run`` options of ``posargs``; UsageError for anything the harness would
-    refuse."""
+    """The sides and ``run`` options of ``posargs``; UsageError where the harness would refuse."""
     rest = list(posargs)
     if any(arg in HELP for arg in rest):
         print(
@@ -335,7 +331,6 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
             f"(--decide {DEFAULT_DECIDE}; with --decide changes|all up to {MATRIX_LOOKS} "
             "× that while a comparison is open unless --max-processes says otherwise); the run "
             "options:",
-            file=sys.stdout,
         )
     releases = _releases(_take(rest, "--jax", DEFAULT_RELEASES))
     chosen = given(rest, "--profile")
@@ -390,8 +385,7 @@ def write_sides(
 
 @dataclass(frozen=True)
 class IndexSession:
-    """A nox session whose releases come from the package index: what ``nox -l`` says of it, and its
-    check."""
+    """A nox session whose releases come from the package index: its ``nox -l`` line and check."""
 
     summary: str
     view: Callable[[Sequence[str]], SessionRequest | WatchRequest]

@@ -6,9 +6,7 @@ What is watched: every script of a folder (``--scripts DIR``, each with its PEP 
 (``--case``, repeatable, narrows it; the default when neither of the others is given).  Which pair:
 ``--release`` (default: the newest release on the index) against ``--baseline`` (default: the one
 before it there), chosen by ``nox -s watch`` from the index (``watched_pair``) and always named to
-the command it runs.  The check types it all into ``WatchOptions`` without JAX or the index; the
-workflow is ``harness.commands.watch``.  Standard library (and ``packaging``) only: the noxfile
-checks posargs with it.
+the command it runs.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ from harness.catalogue.benchmark_suite import suite_digest
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
 from harness.cli import options
-from harness.cli.command import Command
+from harness.cli.argparsing import Command
 from harness.cli.ranges import Measuring, measuring_from
 from harness.errors import UsageError
 from harness.install.script_envs import NEWEST
@@ -59,8 +57,7 @@ REFUSED_PYTEST_OPTIONS = (
 @dataclass(frozen=True)
 class SuiteTarget:
     """A pytest-benchmark suite to run unchanged: where it is, the digest of its files, and the
-    maintainer's selection (pytest's arguments, as typed after ``pytest`` in the suite's
-    folder)."""
+    maintainer's selection (pytest's arguments, as typed after ``pytest`` in the suite's folder)."""
 
     path: Path
     digest: str
@@ -130,32 +127,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # is said so. A maintainer who knows the runner is shared sets it (a change on a side over it is
     # still never called).
     options.add_max_load(parser)
-    options.add_decide_budget(parser)
+    options.add_max_processes(parser)
+    options.add_time_budget(parser, "a measurement's")
     options.add_thresholds(parser)
 
 
 def _add_targets(parser: argparse.ArgumentParser) -> None:
     """What is watched: a folder of scripts (narrowed by name), a suite (with the maintainer's
     selection), or cases."""
-    parser.add_argument(
-        "--scripts",
-        type=options.path,
-        metavar="DIR",
-        help=(
+    for flag, metavar, what in (
+        (
+            "--scripts",
+            "DIR",
             "a folder of plain scripts, each *.py in it watched as `--script` takes one (its `# "
-            "/// script` block says what it needs besides JAX)"
+            "/// script` block says what it needs besides JAX)",
         ),
-    )
-    parser.add_argument(
-        "--pytest-benchmark",
-        type=options.path,
-        metavar="PATH",
-        help=(
+        (
+            "--pytest-benchmark",
+            "PATH",
             "a pytest-benchmark suite (file or folder), run unchanged with --benchmark-json in "
             "every process; each benchmark's rounds are its samples (what it needs besides "
-            "pytest-benchmark: --with)"
+            "pytest-benchmark: --with)",
         ),
-    )
+    ):
+        parser.add_argument(flag, type=options.path, metavar=metavar, help=what)
     parser.add_argument(
         "--pytest-args",
         type=pytest_args,

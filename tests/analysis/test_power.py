@@ -10,7 +10,6 @@ import pytest
 from harness.analysis.metrics import ProcessSamples, process_samples
 from harness.analysis.power import (
     detectable_in_records,
-    detectable_now,
     detectable_ratio,
     pooled_spreads,
 )
@@ -82,16 +81,16 @@ def test_pooled_spreads_read_each_side_apart_so_a_shift_between_sides_adds_nothi
 
 
 def test_a_cell_in_progress_reads_its_detectable_ratio_and_sees_more_with_more_processes():
-    every = detectable_now([_processes(count=10), _processes(count=10, scale=2.0)])
-    fewer = detectable_now([_processes(count=8), _processes(count=8)])
+    every = detectable_in_records([_processes(count=10), _processes(count=10, scale=2.0)])
+    fewer = detectable_in_records([_processes(count=8), _processes(count=8)])
     assert every is not None and fewer is not None
     assert 1.05 <= every < fewer, (every, fewer)
     assert not math.isnan(every)
 
 
 def test_no_figure_before_every_side_has_two_finished_processes():
-    assert detectable_now([_processes(count=1), _processes()]) is None
-    assert detectable_now([]) is None
+    assert detectable_in_records([_processes(count=1), _processes()]) is None
+    assert detectable_in_records([]) is None
 
 
 def test_a_target_judged_on_some_kinds_reads_only_their_spread():
@@ -99,10 +98,10 @@ def test_a_target_judged_on_some_kinds_reads_only_their_spread():
     spreads = pooled_spreads([process_samples(side) for side in sides])
     walls = pooled_spreads([process_samples(side) for side in sides], kinds=("wall",))
     assert walls and set(walls) < set(spreads) and all(key.kind == "wall" for key in walls)
-    assert detectable_now(sides, kinds=("wall",)) == pytest.approx(
+    assert detectable_in_records(sides, kinds=("wall",)) == pytest.approx(
         detectable_ratio(statistics.median(walls.values()), len(sides[0]), Thresholds())
     )
-    assert detectable_now(sides, kinds=("no such kind",)) is None
+    assert detectable_in_records(sides, kinds=("no such kind",)) is None
 
 
 def test_adding_processes_until_a_target_is_detectable_keeps_the_false_positive_rate_near_alpha():
@@ -130,8 +129,7 @@ def test_adding_processes_until_a_target_is_detectable_keeps_the_false_positive_
     assert flagged / 500 <= 0.09, flagged
 
 
-def test_the_processes_of_a_cell_in_progress_give_the_detectable_ratio_as_stored_ones_do():
-    processes = list(_processes())
-    assert detectable_in_records([processes, processes], kinds=("wall",)) == detectable_now(
-        [_processes(), _processes()], kinds=("wall",)
-    )
+def test_a_cell_of_one_side_is_read_without_the_rank_guard_that_sides_measured_together_pass():
+    one, two = detectable_in_records([_processes()]), detectable_in_records([_processes()] * 2)
+    assert two == math.inf, "5 processes a side cannot pass the rank guard at 0.002"
+    assert one is not None and 1.05 <= one < math.inf, "compared with another run's: no guard"

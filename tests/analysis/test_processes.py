@@ -14,22 +14,17 @@ import pytest
 
 from harness.analysis import processes as processes_module
 from harness.analysis.processes import (
+    DIRECT_MEDIAN_ABOVE,
     UPPER_ESTIMATE,
     compare_processes,
+    for_resampling,
     hierarchical_bootstrap_interval,
+    percentile_ratio_interval,
     process_medians,
+    resampled_median,
     side_spread,
 )
-from harness.analysis.significance import (
-    DIRECT_MEDIAN_ABOVE,
-    WELCH_LOG_MEDIANS,
-    Thresholds,
-    Verdict,
-    for_resampling,
-    past_factor,
-    percentile_ratio_interval,
-    resampled_median,
-)
+from harness.analysis.significance import WELCH_LOG_MEDIANS, Thresholds, Verdict, past_factor
 from harness.analysis.t_test import t_quantile, welch_t_test
 from tests.analysis.simulated_runs import binomial_upper
 
@@ -510,3 +505,22 @@ def test_a_number_from_zero_or_to_zero_in_every_process_is_a_change_with_no_rati
     assert varies.verdict == UNDECIDED and not varies.constant, (
         "from zero to a spread: no test applies"
     )
+
+
+def test_the_percentile_interval_pairs_the_figures_and_refuses_a_zero_base():
+    base = [1.0] * 100
+    cand = [1.0 + i / 100 for i in range(100)]
+    low, high = percentile_ratio_interval(base, cand, 0.9)
+    assert (low, high) == pytest.approx((1.04, 1.95))
+    assert all(math.isnan(x) for x in percentile_ratio_interval([0.0, 1.0], [1.0, 1.0], 0.9))
+
+
+@pytest.mark.parametrize("count", [9, DIRECT_MEDIAN_ABOVE + 501])
+def test_a_resampled_median_is_seeded_and_near_the_median(count):
+    values = sorted(random.Random(1).lognormvariate(0, 0.2) for _ in range(count))
+    draws = [resampled_median(values, random.Random(seed)) for seed in range(200)]
+    assert draws == [resampled_median(values, random.Random(seed)) for seed in range(200)], (
+        "the seed repeats it"
+    )
+    assert statistics.median(draws) == pytest.approx(statistics.median(values), rel=0.1)
+    assert set(draws) <= set(values), "a median of draws is one of the values (odd counts)"

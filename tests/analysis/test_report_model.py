@@ -32,21 +32,20 @@ def test_the_model_selects_once_and_groups_what_it_selected(tmp_path, monkeypatc
         model.stored == 5 and model.searched == 0 and model.order == ["0.4.26", "0.5.3", "0.12.0.1"]
     )
     assert sorted(
-        (n.result.result.release, n.older)
-        for n in model.latest
-        if n.result.result.case == "async_dispatch"
+        (run.stored.result.release, run.older)
+        for run in model.runs
+        if run.stored.result.case == "async_dispatch"
     ) == [
         ("0.12.0.1", 0),
         ("0.4.26", 1),
         ("0.5.3", 0),
     ]
-    assert [(g.key.case, g.releases) for g in model.groups] == [
+    assert [(t.comparison.group.key.case, t.comparison.group.releases) for t in model.timings] == [
         ("async_dispatch", ["0.4.26", "0.12.0.1"]),
         ("scan_sync", ["0.12.0.1"]),
     ], "a run that failed is in the claims, not in the timings"
-    assert [c.group for c in model.comparisons] == model.groups
     [async_page, scan_page] = model.cases
-    assert (async_page.case, len(async_page.runs), len(async_page.comparisons)) == (
+    assert (async_page.case, len(async_page.runs), len(async_page.timings)) == (
         "async_dispatch",
         3,
         1,
@@ -62,8 +61,8 @@ def test_measurements_of_size_searches_are_counted_and_left_out(tmp_path):
         results[0], result=dataclasses.replace(results[0].result, size_source=SEARCHED, id="s")
     )
     model = build_model([*results, searched])
-    assert (model.stored, model.searched, len(model.latest)) == (1, 1, 1)
-    assert model.latest[0].result.result.id == results[0].result.id
+    assert (model.stored, model.searched, len(model.runs)) == (1, 1, 1)
+    assert model.runs[0].stored.result.id == results[0].result.id
 
 
 def test_the_model_decides_claims_runs_and_tallies(tmp_path):

@@ -1,21 +1,17 @@
-"""The pieces every comparison shares: the factor and the no-change band, the bootstrap of a median,
-the ratio's percentile interval, and what an undecided comparison says would decide it."""
+"""The pieces every comparison shares: the factor and the no-change band, and what an undecided
+comparison says would decide it."""
 
 import math
 import random
-import statistics
 
 import pytest
 
 from harness.analysis.processes import compare_processes
 from harness.analysis.significance import (
-    DIRECT_MEDIAN_ABOVE,
     Thresholds,
     Verdict,
     format_margin,
     past_factor,
-    percentile_ratio_interval,
-    resampled_median,
     what_would_decide,
 )
 
@@ -42,25 +38,6 @@ def test_nan_points_nowhere_and_a_margin_reads_as_the_change_it_allows_either_wa
     assert format_margin(math.nan) == "" and format_margin(math.inf) == "", (
         "no test: no margin to state"
     )
-
-
-def test_the_percentile_interval_pairs_the_figures_and_refuses_a_zero_base():
-    base = [1.0] * 100
-    cand = [1.0 + i / 100 for i in range(100)]
-    low, high = percentile_ratio_interval(base, cand, 0.9)
-    assert (low, high) == pytest.approx((1.04, 1.95))
-    assert all(math.isnan(x) for x in percentile_ratio_interval([0.0, 1.0], [1.0, 1.0], 0.9))
-
-
-@pytest.mark.parametrize("count", [9, DIRECT_MEDIAN_ABOVE + 501])
-def test_a_resampled_median_is_seeded_and_near_the_median(count):
-    values = sorted(random.Random(1).lognormvariate(0, 0.2) for _ in range(count))
-    draws = [resampled_median(values, random.Random(seed)) for seed in range(200)]
-    assert draws == [resampled_median(values, random.Random(seed)) for seed in range(200)], (
-        "the seed repeats it"
-    )
-    assert statistics.median(draws) == pytest.approx(statistics.median(values), rel=0.1)
-    assert set(draws) <= set(values), "a median of draws is one of the values (odd counts)"
 
 
 def test_an_undecided_comparison_says_what_would_decide_it():

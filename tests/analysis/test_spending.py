@@ -6,7 +6,7 @@ import pytest
 
 from harness.analysis.significance import Thresholds
 from harness.analysis.spending import Design, at_level, design_of, spent
-from harness.store.schema import Settings
+from harness.store.schema import Settings, look_number
 
 
 def test_the_looks_double_and_their_levels_add_up_to_alpha_the_last_look_getting_the_most():
@@ -22,7 +22,7 @@ def test_the_looks_double_and_their_levels_add_up_to_alpha_the_last_look_getting
 def test_a_count_between_looks_takes_the_level_of_the_look_it_began_the_last_look_what_is_left():
     design = Design(3, 18)  # looks at 3, 6, 12 and 18
     assert design.points == (3, 6, 12, 18)
-    assert [design.look_of(n) for n in (1, 3, 4, 6, 7, 12, 13, 18, 40)] == [
+    assert [look_number(design.points, n) for n in (1, 3, 4, 6, 7, 12, 13, 18, 40)] == [
         1,
         1,
         2,

@@ -128,10 +128,10 @@ def watch_workflows(tmp_path):
 
 def watch_options():
     """Every option ``watch`` takes, as its parser declares them."""
-    from harness.cli.parser import build_parser
+    from harness.cli.argparsing import build_parser
+    from harness.cli.watch import COMMAND
 
-    parser = build_parser()
-    [commands] = [a for a in parser._actions if getattr(a, "choices", None)]
+    [commands] = [a for a in build_parser([COMMAND])._actions if getattr(a, "choices", None)]
     return {
         option for action in commands.choices["watch"]._actions for option in action.option_strings
     }
