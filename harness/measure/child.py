@@ -9,7 +9,6 @@ exit code. It runs in the side's venv with this checkout first on its path (``la
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import functools
@@ -28,8 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from harness.host.environment import jax_facts, scrub, scrub_value
-from harness.measure import deaths, hlo, timing
-from harness.measure.script_hook import configure_jax, start_profile, stop_profile
+from harness.measure import hlo, script_hook, timing
 from harness.measure.script_process import run_script
 from harness.stats import summarize
 from harness.store.schema import (
@@ -189,7 +187,7 @@ def execute(
 ) -> ProcessRun:
     needed = int(getattr(module, "MIN_DEVICES", 1))
     jax = _case_jax(module)
-    configured = configure_jax(os.environ) if jax is not None else {}
+    configured = script_hook.configure_jax(os.environ) if jax is not None else {}
     if jax is not None:
         with phase("backend"):
             found = jax.device_count()
@@ -217,7 +215,9 @@ def execute(
         kind = type(built).__name__
         raise CaseError(f"programs() must return a dict of program names to steps, not {kind}")
     programs: dict[str, StoredProgram] = {}
-    profiling = jax is not None and start_profile(os.environ)  # the runs only, not the compiles
+    profiling = jax is not None and script_hook.start_profile(
+        os.environ
+    )  # the runs only, not the compiles
     for name, steps in built.items():
         labels = [label for label, _ in steps]
         if not isinstance(name, str) or not all(isinstance(label, str) for label in labels):
@@ -228,7 +228,7 @@ def execute(
             prog = timing.time_program_with(steps, block, settings, check_outputs=check)
         programs[name] = program_record(prog)
     if profiling:
-        stop_profile()
+        script_hook.stop_profile()
     facts = checked_facts(module.facts(**sizes)) if hasattr(module, "facts") else {}
     # which jax options were set for the process (a changed default tried)
     facts |= {f"jax_config.{name}": value for name, value in configured.items()}
@@ -250,15 +250,15 @@ def run(
     dump_at_unix_s: float | None = None,
 ) -> ProcessRun:
     """Run a case (or, with ``script_sha256``, a plain script of that content). ``fault_file``:
-    where Python's stack goes at a fatal signal and at ``dump_at_unix_s`` (``deaths.watch_faults``);
-    a plain script's own process writes it there (its start-up hook)."""
+    where Python's stack goes at a fatal signal and at ``dump_at_unix_s`` (``watch_faults``); a
+    plain script's own process writes it there (its start-up hook)."""
     phase = Phases()
     scripted = script_sha256 is not None
-    deaths.watch_faults(fault_file, None if scripted else dump_at_unix_s)
+    script_hook.watch_faults(fault_file, None if scripted else dump_at_unix_s)
     if scripted and fault_file:
-        os.environ[deaths.FAULT_FILE] = fault_file
+        os.environ[script_hook.FAULT_FILE] = fault_file
         if dump_at_unix_s:
-            os.environ[deaths.FAULT_AT] = str(dump_at_unix_s)
+            os.environ[script_hook.FAULT_AT] = str(dump_at_unix_s)
     try:
         if script_sha256 is not None:
             with phase("script"):
@@ -300,8 +300,8 @@ def run(
 
 
 def run_request(request: Mapping[str, Any]) -> None:
-    """Run what a worker's request (or this command line, its options named alike) asks, and write
-    the payload the harness reads back (``harness.measure.case_process.classify``)."""
+    """Run what a worker's request asks, and write the payload the harness reads back
+    (``harness.measure.case_process.classify``)."""
     process = run(
         Path(request["case_file"]),
         request["sizes"],
@@ -315,18 +315,9 @@ def run_request(request: Mapping[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.measure.child")
-    parser.add_argument("--case-file", type=Path, required=True)
-    parser.add_argument("--sizes", type=json.loads, required=True)
-    parser.add_argument("--settings", type=json.loads, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--script-sha256", help="the case file is a plain script of this content")
-    parser.add_argument(
-        "--script-args", type=json.loads, default=[], help="its arguments, a JSON list"
-    )
-    parser.add_argument("--fault-file", help="Python's stack goes here at a fatal signal")
-    parser.add_argument("--dump-at-unix-s", type=float, help="and at this time, if still running")
-    run_request(vars(parser.parse_args(argv)))
+    """``python -m harness.measure.child REQUEST``: a worker's request, its JSON, run in a fresh
+    interpreter (``spawn`` isolation)."""
+    run_request(json.loads((sys.argv[1:] if argv is None else argv)[0]))
     return 0
 
 

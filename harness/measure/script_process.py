@@ -35,6 +35,7 @@ from harness.measure import deaths
 from harness.measure.benchmark_json import BENCHMARK_JSON, SuiteRun, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
 from harness.measure.lifetime import die_with_parent
+from harness.measure.script_hook import FAULT_AT
 from harness.measure.script_numbers import JSON_PROGRAM, script_numbers
 from harness.metric_names import EVENT_PHASES, JSON, PROCESS
 from harness.store import bounds
@@ -248,8 +249,8 @@ def run_script(
     ):
         report_path = Path(scratch) / "phases.json"
         env[BENCHMARK_JSON] = str(Path(scratch) / "benchmarks.json")
-        if env.get(SUITE_PATH) and env.get(deaths.FAULT_AT):  # the suite stops before its time-out
-            env[DEADLINE] = env[deaths.FAULT_AT]
+        if env.get(SUITE_PATH) and env.get(FAULT_AT):  # the suite stops before its time-out
+            env[DEADLINE] = env[FAULT_AT]
         started = time.perf_counter_ns()
         child = subprocess.Popen(
             [sys.executable, str(HOOK), str(report_path), path.name, *args],

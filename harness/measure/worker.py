@@ -7,8 +7,8 @@ output, JAX's import warnings included, goes to stderr, the harness's log):
 
 - on start: ``{"ready": {"pid", "isolation", "release", "host", "preloaded"}}``, after importing
   JAX once *without* starting a backend (``fork`` isolation only) and taking the host facts;
-- a request ``{"run": {CHILD_OPTIONS..., "log", "affinity"}}`` is answered ``{"started": {"pid"}}``
-  once the case process exists, and ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}``
+- a request ``{"run": {REQUIRED..., "affinity", ...}}`` is answered ``{"started": {"pid"}}`` once
+  the case process exists, and ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}``
   once it has ended (``returncode`` negative: killed by that signal; from ``os.wait4``);
 - anything else is answered ``{"error": "..."}``. EOF on stdin ends the worker.
 
@@ -52,18 +52,8 @@ CASE_PROCESS_ERROR = 70
 # Rounds of killing the worker's leftover children: each round's dead hand their own children
 # to the worker, so a tree n deep takes n rounds; a fork bomb is given up on after this many.
 LEFTOVER_ROUNDS = 100
-# A request's keys that ``harness.measure.child`` takes as options, the REQUIRED ones first.
-REQUIRED = 4
-CHILD_OPTIONS = (
-    "case_file",
-    "sizes",
-    "settings",
-    "out",
-    "script_sha256",
-    "script_args",
-    "fault_file",
-    "dump_at_unix_s",
-)
+# A request's keys without which ``harness.measure.child`` cannot run it.
+REQUIRED = ("case_file", "sizes", "settings", "out", "log")
 
 
 def worker_dies_with_harness() -> None:
@@ -158,17 +148,6 @@ def run_case_here(request: dict[str, Any]) -> None:
     run_request(request)
 
 
-def child_command(request: dict[str, Any]) -> list[str]:
-    """``python -m harness.measure.child`` with the request as its options (one per key)."""
-    command = [sys.executable, "-m", "harness.measure.child"]
-    for number, key in enumerate(CHILD_OPTIONS):
-        if number < REQUIRED or request.get(key):
-            value = request[key]
-            text = json.dumps(value) if key in ("sizes", "settings", "script_args") else str(value)
-            command += [f"--{key.replace('_', '-')}", text]
-    return command
-
-
 def start_case_process(request: dict[str, Any], isolation: str) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
@@ -180,7 +159,8 @@ def start_case_process(request: dict[str, Any], isolation: str) -> int:
     try:
         become_case_process(worker_pid, request["log"], request.get("affinity"))
         if isolation == "spawn":
-            os.execv(sys.executable, child_command(request))
+            child = [sys.executable, "-m", "harness.measure.child", json.dumps(request)]
+            os.execv(sys.executable, child)
         run_case_here(request)
         code = 0
     except BaseException:
@@ -214,7 +194,7 @@ def checked_request(line: str) -> dict[str, Any]:
     run = request.get("run") if isinstance(request, dict) else None
     if not isinstance(run, dict):
         raise ValueError('expected {"run": {...}}')
-    missing = [key for key in (*CHILD_OPTIONS[:REQUIRED], "log") if key not in run]
+    missing = [key for key in REQUIRED if key not in run]
     if missing:
         raise ValueError(f"missing {', '.join(missing)}")
     return run
