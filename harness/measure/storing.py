@@ -75,13 +75,6 @@ def result_of(
     )
 
 
-def store_run(
-    context: RunContext, item: PlannedRun, run: CellRun, others: list[str], host: HostFacts
-) -> StoredResult:
-    """Store ``run``'s result; HarnessError (one line) when the results folder cannot take it."""
-    return store(context.results_dir, result_of(context, item, run, others, host))
-
-
 def not_installable_result(
     context: RunContext, item: PlannedRun, side: Side, reason: str, host: HostFacts
 ) -> Result:
