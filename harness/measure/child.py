@@ -215,9 +215,8 @@ def execute(
         kind = type(built).__name__
         raise CaseError(f"programs() must return a dict of program names to steps, not {kind}")
     programs: dict[str, StoredProgram] = {}
-    profiling = jax is not None and script_hook.start_profile(
-        os.environ
-    )  # the runs only, not the compiles
+    # the runs only, not the compiles
+    profiling = jax is not None and script_hook.start_profile(os.environ)
     for name, steps in built.items():
         labels = [label for label, _ in steps]
         if not isinstance(name, str) or not all(isinstance(label, str) for label in labels):

@@ -12,7 +12,8 @@ after jax's import (or that a ``JAX_…`` variable set); the values of integer a
 (they index) and of small ones; typed PRNG keys as raw data and implementation; its static and
 donated arguments. A program that calls back into Python is said to, and left out: ``jax.export``
 cannot serialize a host callback. Serializing needs ``flatbuffers`` (on some releases ``absl``),
-from the folder ``HARNESS_EXPORT_TOOLS`` names, put last on ``sys.path`` so the script's come first.
+from the folder ``HARNESS_EXPORT_TOOLS`` names, put last on ``sys.path`` by the start-up hook so the
+script's come first.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import sys
 
 EXPORT_DIR = "HARNESS_EXPORT_DIR"
 EXPORT_TOOLS = "HARNESS_EXPORT_TOOLS"
@@ -60,9 +60,6 @@ _at_import: dict = {}  # PROGRAM_FLAGS' values right after jax's import, less th
 
 def start(jax) -> None:
     """Wrap ``jax.jit`` so that every function jitted from now on records its calls."""
-    tools = os.environ.get(EXPORT_TOOLS)
-    if tools and tools not in sys.path:
-        sys.path.append(tools)
     _at_import.update(
         (name, value)
         for name, value in _flags(jax).items()

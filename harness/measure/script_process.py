@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,7 @@ def programs_from(
             first_call=None if first is None else TimedSample((first.median,), first.median),
             stopped_by="script output",
             kinds=tuple(kinds),
-            printed=tuple(f.as_dict() for f in found.values()),
+            printed=tuple(asdict(f) for f in found.values()),
         )
     return programs, compiled
 
@@ -323,7 +324,7 @@ def _measured(
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
     if not (programs or compiled) and figures.lines:  # of metrics the statistics do not know
-        record["printed"] = [f.as_dict() for f in figures.lines]
+        record["printed"] = [asdict(f) for f in figures.lines]
     whole = StoredProgram(
         (f"python {path.name}",),
         (TimedSample((wall_ns,), wall_ns),),
@@ -357,11 +358,8 @@ def _measured(
             if isinstance(name, str)
         }
     notes += [f"JSON line: {why}" for why in numbers.skipped]
-    claim = (
-        None
-        if figures.holds is None
-        else ProcessClaim(figures.holds, bounds.repaired(figures.evidence))
-    )
+    evidence = bounds.repaired(figures.evidence)
+    claim = None if figures.holds is None else ProcessClaim(figures.holds, evidence)
     unique = list(dict.fromkeys(notes))
     more = [f"… and {len(unique) - MAX_NOTES} more"] if len(unique) > MAX_NOTES else []
     if suite.programs:

@@ -56,12 +56,6 @@ LEFTOVER_ROUNDS = 100
 REQUIRED = ("case_file", "sizes", "settings", "out", "log")
 
 
-def worker_dies_with_harness() -> None:
-    """In the worker, between the harness's fork and exec: SIGTERM it when the harness dies, not
-    SIGKILL, so that it can end its case process's tree (``end_all``), not only the process."""
-    die_with_parent(signal.SIGTERM)
-
-
 def children() -> list[int]:
     """The worker's children, from ``/proc`` (none where there is no ``/proc``)."""
     me, found = os.getpid(), []
