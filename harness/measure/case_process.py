@@ -15,13 +15,14 @@ from typing import Any
 
 from harness.measure import deaths
 from harness.measure.launch import Worker, WorkerGone
-from harness.measure.load import LoadWatch
+from harness.measure.load import LoadWatch, load_threshold
 from harness.store.schema import (
     EndKind,
     ProcessEnd,
     ProcessRun,
     RunStatus,
     SchemaError,
+    Settings,
     parse_process,
 )
 
@@ -66,38 +67,25 @@ def _read_payload(path: Path) -> Any:
         return None
 
 
-def run_process(
-    worker: Worker,
-    index: int,
-    case_file: Path,
-    sizes: dict[str, int],
-    child_settings: dict[str, Any],
-    *,
-    timeout_s: float,
-    affinity: list[int] | None,
-    load_threshold: float,
-    script_sha256: str | None = None,
-    script_args: tuple[str, ...] = (),
-) -> ProcessRun:
-    """Run one case process on ``worker``, kill it (and its group) at the timeout; never raises for
-    the case's sake. An interrupt (Ctrl-C, SIGTERM) kills the case process before it propagates."""
+def run_process(worker: Worker, index: int, case: dict[str, Any], settings: Settings) -> ProcessRun:
+    """Run one case process on ``worker`` (``case``: what it runs, ``child.run_request``'s
+    ``case_file``, ``sizes`` and a script's ``script_sha256`` and ``script_args``), kill it (and its
+    group) at the time-out; never raises for the case's sake. An interrupt (Ctrl-C, SIGTERM) kills
+    the case process before it propagates."""
+    timeout_s, affinity = settings.timeout_s, settings.affinity
     with tempfile.TemporaryDirectory(prefix="harness-") as scratch:
         out, log = Path(scratch) / "payload.json", Path(scratch) / "output.log"
         faults = Path(scratch) / "faults.txt"
-        request: dict[str, Any] = {
+        request = {
+            **case,
+            "settings": settings.for_child(),
             "fault_file": str(faults),
             "dump_at_unix_s": time.time() + deaths.dump_after(timeout_s),
-            "case_file": str(case_file),
-            "sizes": sizes,
-            "settings": child_settings,
             "out": str(out),
             "log": str(log),
-            "affinity": affinity,
+            "affinity": None if affinity is None else list(affinity),
         }
-        if script_sha256 is not None:  # a plain script of this content, not a case module
-            request["script_sha256"] = script_sha256
-            request["script_args"] = list(script_args)
-        watch = LoadWatch(load_threshold)
+        watch = LoadWatch(load_threshold(settings))
         started_ns, started = time.time_ns(), time.monotonic()
         timed_out, exited, process = False, None, None
         try:
@@ -142,6 +130,6 @@ def run_process(
             duration_s=round(wall_s, 3),
             window_unix_ns=window,
             load=load,
-            affinity=None if affinity is None else tuple(affinity),
+            affinity=affinity,
             peak_rss_bytes=peak,
         )

@@ -34,10 +34,10 @@ from harness.measure.attempts import load_text, measure_process
 from harness.measure.cells import Cell, CellRun, PlannedRun, describe
 from harness.measure.child import device_skip
 from harness.measure.isolation import default_isolation
+from harness.measure.launch import WorkerPool
 from harness.measure.locks import Progress, folder_lock, stderr_line
 from harness.measure.sides import Side
 from harness.measure.stopping import DetectableRatio, OpenComparison, SettledCell, StopRules
-from harness.measure.workers import WorkerPool
 from harness.store.results import INTERRUPTED, StoredResult
 from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import sizes_text, time_left

@@ -15,7 +15,7 @@ import pytest
 from harness.measure import deaths, script_hook
 from harness.measure.case_process import run_process
 from harness.measure.launch import Worker
-from harness.store.schema import EndKind, ProcessEnd, RunStatus
+from harness.store.schema import EndKind, ProcessEnd, RunStatus, Settings
 from tests.conftest import FIXTURES
 
 DIES = FIXTURES / "scripts" / "dies.py"
@@ -27,17 +27,12 @@ def run_dies(tmp_path, how: str, timeout_s: float = 60.0):
     )
     try:
         worker.ready()
-        return run_process(
-            worker,
-            0,
-            DIES,
-            {},
-            {},
-            timeout_s=timeout_s,
-            affinity=None,
-            load_threshold=1.0,
-            script_sha256=hashlib.sha256(DIES.read_bytes()).hexdigest(),
-        )
+        script = {
+            "case_file": str(DIES),
+            "sizes": {},
+            "script_sha256": hashlib.sha256(DIES.read_bytes()).hexdigest(),
+        }
+        return run_process(worker, 0, script, Settings(timeout_s=timeout_s))
     finally:
         worker.close()
 
