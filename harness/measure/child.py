@@ -269,11 +269,9 @@ def run(
             with phase("import"):
                 module = load_case(case_file)
             process = execute(module, sizes, settings, phase)
-    except Skip as exc:
-        process = ProcessRun(0, RunStatus.SKIPPED, str(exc))
     except Exception as exc:
         compat = sys.modules.get("cases.compat")
-        if compat is not None and isinstance(exc, compat.Unsupported):
+        if isinstance(exc, Skip) or (compat is not None and isinstance(exc, compat.Unsupported)):
             process = ProcessRun(0, RunStatus.SKIPPED, str(exc))
         else:
             lines = traceback.format_exc().strip().splitlines()[-TRACEBACK_LINES:]

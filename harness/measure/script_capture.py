@@ -98,18 +98,15 @@ class _Recorded:
             self._entry["calls"] += 1
         return self._jitted(*args, **kwargs)
 
-    def lower(self, *args, **kwargs):
-        return self._staged("lower", args, kwargs)
-
-    def trace(self, *args, **kwargs):  # 0.4.30 has it, 0.4.26 not
-        return self._staged("trace", args, kwargs)
-
-    def _staged(self, how, args, kwargs):
+    def _staged(self, how, *args, **kwargs):
         """The jitted function's own lowering or tracing, its inputs recorded: what will run."""
         if not _tracing(self._jax, args, kwargs):
             self._record(args, kwargs)
             self._entry["lowered"] += 1
         return _Staged(getattr(self._jitted, how)(*args, **kwargs), self._entry)
+
+    lower = functools.partialmethod(_staged, "lower")
+    trace = functools.partialmethod(_staged, "trace")  # 0.4.30 has it, 0.4.26 not
 
     def _record(self, args, kwargs) -> None:
         """The first inputs seen outside tracing, by a call or a lowering; listed once."""

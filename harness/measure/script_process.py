@@ -40,6 +40,7 @@ from harness.measure.script_hook import FAULT_AT
 from harness.measure.script_numbers import JSON_PROGRAM, script_numbers
 from harness.metric_names import EVENT_PHASES, JSON, PROCESS
 from harness.store import bounds
+from harness.store.files import read_bounded
 from harness.store.schema import (
     CompiledFunction,
     ProcessClaim,
@@ -217,10 +218,8 @@ def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, A
 
 
 def _read_report(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(REPORT_BYTES + 1)
-        parsed = json.loads(data) if len(data) <= REPORT_BYTES else None
+    try:  # none, too large (read_bounded's DocumentProblem is a ValueError), or not JSON
+        parsed = json.loads(read_bounded(path, limit=REPORT_BYTES))
     except (OSError, ValueError, RecursionError):
         return {}
     return parsed if isinstance(parsed, dict) else {}
