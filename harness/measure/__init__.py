@@ -1,7 +1,7 @@
 """Run and time: each cell (a case at sizes, or a plain script) in several case processes per side,
 sides interleaved (``runner``, with its parts ``cells``, ``attempts``, ``stopping``, ``storing``,
 ``locks``), each process started by its side's long-lived worker (``worker``, ``launch``) and run
-in isolation (``child``, ``case_process``, ``isolation``, ``lifetime``, ``guardian``), timed after
+in isolation (``child``, ``case_process``, ``isolation``, ``guardian``), timed after
 JAX's benchmarking guide with loops for short programs (``timing``), its compiled HLO counted
 (``hlo``), the machine's load over its window recorded (``load``), optionally pinned to CPUs
 (``affinity``); a plain script's run (``script_process``) under its start-up hook (``script_hook``,

@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.host.environment import REPO_ROOT, scrub, shown_path
-from harness.measure.lifetime import die_with_parent
+from harness.measure.guardian import die_with_parent
 from harness.measure.sides import Side
 from harness.store.schema import HostFacts, SchemaError, parse_host
 

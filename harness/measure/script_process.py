@@ -35,7 +35,7 @@ from harness.host.environment import REDACTED, REPO_ROOT, SECRET_NAME, scrub, sc
 from harness.measure import deaths
 from harness.measure.benchmark_json import BENCHMARK_JSON, SuiteRun, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
-from harness.measure.lifetime import die_with_parent
+from harness.measure.guardian import die_with_parent
 from harness.measure.script_hook import FAULT_AT
 from harness.measure.script_numbers import JSON_PROGRAM, script_numbers
 from harness.metric_names import EVENT_PHASES, JSON, PROCESS

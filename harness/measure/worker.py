@@ -36,8 +36,8 @@ import warnings
 from pathlib import Path
 from typing import IO, Any
 
+from harness.measure.guardian import PR_SET_CHILD_SUBREAPER, die_with_parent, prctl
 from harness.measure.isolation import ISOLATIONS
-from harness.measure.lifetime import PR_SET_CHILD_SUBREAPER, die_with_parent, prctl
 
 # Older JAX releases (0.4.26 among them) warn on every ``os.fork()`` once JAX is imported,
 # because it may be multithreaded.  The worker never starts a JAX backend — the threads that
