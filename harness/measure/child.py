@@ -239,18 +239,20 @@ def execute(
 
 
 def run(
-    case_file: Path,
+    case_file: str | Path,
     sizes: dict[str, int],
     settings: dict[str, Any],
     script_sha256: str | None = None,
-    script_args: tuple[str, ...] = (),
-    *,
+    script_args: Sequence[str] = (),
     fault_file: str | None = None,
     dump_at_unix_s: float | None = None,
+    **worker_keys: Any,
 ) -> ProcessRun:
-    """Run a case (or, with ``script_sha256``, a plain script of that content). ``fault_file``:
-    where Python's stack goes at a fatal signal and at ``dump_at_unix_s`` (``watch_faults``); a
-    plain script's own process writes it there (its start-up hook)."""
+    """Run a case (or, with ``script_sha256``, a plain script of that content) as a worker's
+    request names it (its ``worker_keys``, ``out``, ``log`` and ``affinity``, are the worker's).
+    ``fault_file``: where Python's stack goes at a fatal signal and at ``dump_at_unix_s``
+    (``watch_faults``); a plain script's own process writes it there (its start-up hook)."""
+    case_file = Path(case_file)
     phase = Phases()
     scripted = script_sha256 is not None
     script_hook.watch_faults(fault_file, None if scripted else dump_at_unix_s)
@@ -261,7 +263,7 @@ def run(
     try:
         if script_sha256 is not None:
             with phase("script"):
-                process = run_script(case_file, script_sha256, args=script_args)
+                process = run_script(case_file, script_sha256, args=tuple(script_args))
             # the side's JAX, for the record, once it ran
             with phase("facts"), contextlib.suppress(Exception):
                 importlib.import_module("jax")
@@ -299,16 +301,7 @@ def run(
 def run_request(request: Mapping[str, Any]) -> None:
     """Run what a worker's request asks, and write the payload the harness reads back
     (``harness.measure.case_process.classify``)."""
-    process = run(
-        Path(request["case_file"]),
-        request["sizes"],
-        request["settings"],
-        request.get("script_sha256"),
-        tuple(request.get("script_args") or ()),
-        fault_file=request.get("fault_file"),
-        dump_at_unix_s=request.get("dump_at_unix_s"),
-    )
-    Path(request["out"]).write_text(json.dumps(process.to_json()))
+    Path(request["out"]).write_text(json.dumps(run(**request).to_json()))
 
 
 def main(argv: list[str] | None = None) -> int:
