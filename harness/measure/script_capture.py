@@ -22,8 +22,6 @@ import functools
 import json
 import os
 
-EXPORT_DIR = "HARNESS_EXPORT_DIR"
-EXPORT_TOOLS = "HARNESS_EXPORT_TOOLS"
 MAX_PROGRAMS = 8
 SAVED_LEAF_BYTES = 1 << 20  # an input up to this size keeps its values; a larger one is generated
 SAVED_PROGRAM_BYTES = 16 << 20
