@@ -32,8 +32,8 @@ from harness.analysis.significance import MOVED, Shape
 from harness.catalogue.discovery import CaseInfo
 from harness.explain.reproducer_script import REQUIREMENTS
 from harness.host.environment import redact, scrub, shareable_variables
-from harness.measure.case_process import tail
 from harness.measure.deaths import from_site_packages
+from harness.measure.deaths import last_lines as tail
 from harness.metric_names import MetricKey
 from harness.render.draft_summary import how_sure, phase_reading, provenance
 from harness.render.tables import markdown_table
