@@ -51,15 +51,13 @@ class Figures:
     """What an exported script printed, read back."""
 
     header: dict[str, str] = field(default_factory=dict)
+    medians: dict[tuple[str, str], float] = field(default_factory=dict)
     facts: dict[str, Any] = field(default_factory=dict)
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
     holds: bool | None = None
     evidence: str = ""
     lines: list[Figure] = field(default_factory=list)  # every figure line, in the order printed
     refused: list[str] = field(default_factory=list)  # figure lines left out, each with why
-
-    @property
-    def medians(self) -> dict[tuple[str, str], float]:
-        return {(f.program, f.metric): float(f.median) for f in self.lines}
 
 
 def _figure(found: re.Match[str]) -> Figure | str:
@@ -83,6 +81,9 @@ def parse_output(text: str) -> Figures:
             if isinstance(figure, str):
                 figures.refused.append(figure)
                 continue
+            key = (figure.program, figure.metric)
+            figures.medians[key] = float(figure.median)
+            figures.counts[key] = figure.n
             figures.lines.append(figure)
         elif line.startswith(FACT_PREFIX):
             name, _, value = line[len(FACT_PREFIX) :].partition(" ")

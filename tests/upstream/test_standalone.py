@@ -75,8 +75,7 @@ def test_measure_prints_every_figure_then_the_verdict_and_parses_back():
         ("p", "mark:step one"),
         ("p", "mark:step two"),
     }
-    counts = {(f.program, f.metric): f.n for f in figures.lines}
-    assert counts[("p", "wall_ns")] == 4 and counts[("jit", "compile_ns")] == 2
+    assert figures.counts[("p", "wall_ns")] == 4 and figures.counts[("jit", "compile_ns")] == 2
     assert figures.medians[("p", "wall_ns")] == round(seen["p"]["wall_ns"])
     assert figures.holds is True and figures.evidence == "wall | dispatch — fine"
     assert figures.facts == {"devices": [3, 3], "implementation": "pmap (classic)"}
