@@ -45,11 +45,8 @@ TRACEBACK_LINES = 25
 DETAIL_CHARS = 4000  # of a failure's traceback kept in the result
 
 
-class Phases:
+class Phases(dict[str, float]):
     """Seconds spent in each phase of a case run, for the sweep benchmark's breakdown."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
 
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
@@ -57,7 +54,7 @@ class Phases:
         try:
             yield
         finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+            self[name] = self.get(name, 0.0) + time.perf_counter() - start
 
 
 class Skip(Exception):
@@ -292,7 +289,7 @@ def run(
         process = dataclasses.replace(process, jax=jax, claim=claim)
     return dataclasses.replace(
         process,
-        phases_s={name: round(seconds, 4) for name, seconds in phase.seconds.items()},
+        phases_s={name: round(seconds, 4) for name, seconds in phase.items()},
         # Linux reports KiB
         peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     )

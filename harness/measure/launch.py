@@ -118,13 +118,11 @@ class Worker:
                 raise self._ended()
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             message = json.loads(line)
-        except json.JSONDecodeError:
-            raise WorkerGone(f"the worker said something unreadable: {line[:200]!r}") from None
-        if not isinstance(message, dict):
-            raise WorkerGone(f"the worker said something unreadable: {line[:200]!r}")
-        return message
+            if isinstance(message, dict):
+                return message
+        raise WorkerGone(f"the worker said something unreadable: {line[:200]!r}")
 
     def _expect(self, kind: str, timeout: float | None) -> dict[str, Any] | None:
         message = self._message(timeout)

@@ -37,7 +37,7 @@ from harness.measure.benchmark_json import BENCHMARK_JSON, SuiteRun, read_suite_
 from harness.measure.figures import Figure, Figures, parse_output
 from harness.measure.guardian import die_with_parent
 from harness.measure.script_hook import FAULT_AT
-from harness.measure.script_numbers import JSON_PROGRAM, script_numbers
+from harness.measure.script_numbers import script_numbers
 from harness.metric_names import EVENT_PHASES, JSON, PROCESS
 from harness.store import bounds
 from harness.store.files import read_bounded
@@ -142,12 +142,8 @@ def xla_flags_record(harness: str, report: dict[str, Any]) -> dict[str, Any] | N
     """What a result keeps of a script that set ``XLA_FLAGS`` itself: the harness's flags it lost
     and what XLA read instead; None where XLA got every flag (or never started)."""
     seen = report.get("xla_flags")
-    if not isinstance(seen, str):
-        return None
-    lost = lost_flags(harness, seen)
-    if not lost:
-        return None
-    return {"lost": lost, "read": scrub(seen[:300])}
+    lost = lost_flags(harness, seen) if isinstance(seen, str) else []
+    return {"lost": lost, "read": scrub(str(seen)[:300])} if lost else None
 
 
 def lost_in(stored_processes: Any) -> list[str]:
@@ -345,9 +341,9 @@ def _measured(
         hook = "the start-up hook left no report (the script ended the process itself?)"
         record["phases"] = f"not measured: {hook}"
     numbers = script_numbers(stdout)
-    named.update({f"{JSON_PROGRAM}.{name}": value for name, value in numbers.values.items()})
+    named.update({f"{JSON}.{name}": value for name, value in numbers.values.items()})
     facts = bounded_facts(
-        {**figures.facts, **{f"{JSON_PROGRAM}.{n}": t for n, t in numbers.facts.items()}}, notes
+        {**figures.facts, **{f"{JSON}.{n}": t for n, t in numbers.facts.items()}}, notes
     )
     configured = report.get("jax_config")
     if isinstance(configured, dict):  # jax options set for this process: a changed default tried

@@ -131,17 +131,6 @@ def become_case_process(worker_pid: int, log: str, affinity: list[int] | None) -
         os.sched_setaffinity(0, affinity)
 
 
-def run_case_here(request: dict[str, Any]) -> None:
-    """The case process of ``fork`` isolation: run the case, write its payload."""
-    from harness.measure.child import run_request
-
-    if request.get("script_sha256") and SIDE_ENVIRON:
-        # A plain script gets the side's environment, not what this worker's JAX import added to it.
-        os.environ.clear()
-        os.environ.update(SIDE_ENVIRON)
-    run_request(request)
-
-
 def start_case_process(request: dict[str, Any], isolation: str) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
@@ -155,7 +144,13 @@ def start_case_process(request: dict[str, Any], isolation: str) -> int:
         if isolation == "spawn":
             child = [sys.executable, "-m", "harness.measure.child", json.dumps(request)]
             os.execv(sys.executable, child)
-        run_case_here(request)
+        from harness.measure.child import run_request  # fork: the case process is this one
+
+        if request.get("script_sha256") and SIDE_ENVIRON:
+            # A plain script gets the side's environment, not what this worker's JAX import added.
+            os.environ.clear()
+            os.environ.update(SIDE_ENVIRON)
+        run_request(request)
         code = 0
     except BaseException:
         traceback.print_exc()
