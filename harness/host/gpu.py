@@ -30,14 +30,10 @@ class Smi:
 
 
 def _run(command: list[str]) -> tuple[int, str]:
-    # errors="replace": a GPU name in a non-UTF-8 locale is still a name, not a UnicodeDecodeError.
+    # Text (as errors= asks), errors replaced: a GPU name in a non-UTF-8 locale is still a name, not
+    # a UnicodeDecodeError.
     done = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        errors="replace",
-        timeout=SMI_TIMEOUT_S,
-        check=False,
+        command, capture_output=True, errors="replace", timeout=SMI_TIMEOUT_S, check=False
     )
     return done.returncode, (done.stdout if done.returncode == 0 else done.stderr or done.stdout)
 
