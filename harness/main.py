@@ -19,8 +19,7 @@ from harness.cli.parser import COMMANDS, parse
 from harness.commands import workflow
 from harness.errors import HarnessError, interrupted_status, terminate
 from harness.host import installed_jax
-from harness.measure.guardian import guarded
-from harness.measure.lifetime import follow_parent
+from harness.measure.guardian import follow_parent, guarded
 from harness.pins import PROFILE_BY_NAME
 from harness.render.text import terminal
 

@@ -24,7 +24,7 @@ from harness.catalogue.scripts import read_script
 from harness.catalogue.sizes import DEFAULT_SEED
 from harness.errors import UsageError
 from harness.install.script_envs import AS_OF, POLICIES
-from harness.measure.affinity import check_affinity, parse_cpu_list
+from harness.measure.isolation import check_affinity, parse_cpu_list
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.metric_names import JSON, KIND_LABELS, parse_metric_name
 from harness.names import name_problem, path_problem

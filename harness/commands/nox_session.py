@@ -40,7 +40,7 @@ from harness.errors import HarnessError, interrupted_status, terminate
 from harness.install.environments import Environments, Prepared
 from harness.install.index import Listing, installs_together, load_listing, newest_installable
 from harness.install.venvs import ReleaseEnv, ensure, release_env, write_plan
-from harness.measure.lifetime import follow_parent
+from harness.measure.guardian import follow_parent
 from harness.pins import RELEASE_BY_VERSION, Profile, Release, index_release, interpreter
 
 MODES = ("prepare", "launch")

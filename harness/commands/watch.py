@@ -33,7 +33,7 @@ from harness.commands.ranges import RangeRun, progress, release_plan
 from harness.commands.triage import timing_steps
 from harness.errors import UsageError
 from harness.host.environment import shown_path
-from harness.measure.attempts import load_threshold
+from harness.measure.load import load_threshold
 from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import inside
 from harness.render.json_out import dumps, thresholds_json

@@ -38,7 +38,7 @@ from harness.explain.tried import error_of
 from harness.install.commit_venvs import is_commit_label
 from harness.install.environments import Environments
 from harness.install.venvs import export_tools
-from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
+from harness.measure.script_hook import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
 from harness.metric_names import JSON, PROCESS, Criterion, MetricKey
 from harness.steps.evidence import Found, Step, StepSides

@@ -27,6 +27,7 @@ PACKAGES = ("jax", "jaxlib", "numpy", "ml_dtypes", "scipy")
 # pull in (runtime, cuDNN, cuBLAS, NCCL...), whatever CUDA major version their names carry.
 CUDA_PACKAGE = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|nvidia-.+)$")
 REPO_ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ("jax_cpu_enable_async_dispatch", "jax_enable_x64", "jax_threefry_partitionable")
 
 
 def scrub(text: str) -> str:
@@ -343,13 +344,8 @@ def jax_facts() -> dict[str, Any]:
         "device_count": len(devices),
         "device_kinds": sorted({d.device_kind for d in devices}),
         "platforms": sorted({d.platform for d in devices}),
-        "config": {},
+        "config": {flag: getattr(jax.config, flag) for flag in CONFIG if hasattr(jax.config, flag)},
     }
-    for flag in ("jax_cpu_enable_async_dispatch", "jax_enable_x64", "jax_threefry_partitionable"):
-        try:
-            facts["config"][flag] = getattr(jax.config, flag)
-        except AttributeError:
-            continue
     try:
         info = jax.print_environment_info(return_string=True)
         facts["environment_info"] = scrub(info or "")

@@ -30,14 +30,10 @@ class Smi:
 
 
 def _run(command: list[str]) -> tuple[int, str]:
-    # errors="replace": a GPU name in a non-UTF-8 locale is still a name, not a UnicodeDecodeError.
+    # Text (as errors= asks), errors replaced: a GPU name in a non-UTF-8 locale is still a name, not
+    # a UnicodeDecodeError.
     done = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        errors="replace",
-        timeout=SMI_TIMEOUT_S,
-        check=False,
+        command, capture_output=True, errors="replace", timeout=SMI_TIMEOUT_S, check=False
     )
     return done.returncode, (done.stdout if done.returncode == 0 else done.stderr or done.stdout)
 
@@ -71,17 +67,14 @@ def _driver_cuda_version(executable: str) -> str | None:
     return match.group(1) if match else None
 
 
-def device_files(dev: Path = Path("/dev")) -> list[str]:
-    """The driver's per-GPU device files; a container started without ``--gpus`` has none."""
-    return sorted(p.name for p in dev.glob("nvidia[0-9]*"))
-
-
 def absence_reason(executable: str = "nvidia-smi", dev: Path = Path("/dev")) -> str | None:
     """None when an NVIDIA GPU is usable here, else why not, in words fit for a skipped session."""
     smi = query(executable)
     if smi.failure:
         return smi.failure
-    if not device_files(dev) and not (dev / "dxg").exists():  # WSL2 exposes GPUs through /dev/dxg
+    # The driver's per-GPU device files: a container started without ``--gpus`` has none; WSL2
+    # exposes GPUs through /dev/dxg instead.
+    if not any(dev.glob("nvidia[0-9]*")) and not (dev / "dxg").exists():
         container = "a container started without --gpus?"
         return f"{executable} lists a GPU but there is no {dev}/nvidia0 ({container})"
     return None

@@ -40,6 +40,4 @@ def device_profile() -> str | None:
     """The profile for the installed jax's devices: its CUDA build where a GPU is usable here; None
     otherwise (a run then keeps its ``default`` label and flags)."""
     build = cuda_build()
-    if build is None or gpu.absence_reason() is not None:
-        return None
-    return build
+    return None if build is None or gpu.absence_reason() is not None else build

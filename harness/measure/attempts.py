@@ -17,20 +17,13 @@ from collections.abc import Callable
 
 from harness.measure.case_process import run_process
 from harness.measure.cells import CellRun, PlannedRun
-from harness.measure.launch import Worker
-from harness.measure.load import DEFAULT_FLAG_CORES
+from harness.measure.launch import Worker, check_venv
 from harness.measure.locks import timing_lock
-from harness.measure.workers import VenvGone, check_venv
 from harness.store.schema import ProcessRun, RunStatus, Settings
 
 # A loaded process is measured again this often at most (unless --max-load off), a second apart.
 LOAD_ATTEMPTS = 3
 LOAD_RETRY_WAIT_S = 1.0
-
-
-def load_threshold(settings: Settings) -> float:
-    """Other cores busy above which a process counts as loaded."""
-    return DEFAULT_FLAG_CORES if settings.max_load is None else settings.max_load
 
 
 def _with_attempts(process: ProcessRun, attempts: int) -> ProcessRun:
@@ -47,24 +40,6 @@ def load_text(process: ProcessRun) -> str:
     return f" · loaded: {load.other_cpu_cores:.2f} other cores busy"
 
 
-def _attempt(
-    worker: Worker, item: PlannedRun, run: CellRun, round_index: int, settings: Settings
-) -> ProcessRun:
-    start = item.case.subject.child_start()
-    return run_process(
-        worker,
-        round_index,
-        item.case.path,
-        run.side.cell_sizes(item.sizes),
-        settings.for_child(),
-        timeout_s=settings.timeout_s,
-        affinity=None if settings.affinity is None else list(settings.affinity),
-        load_threshold=load_threshold(settings),
-        script_sha256=start.script_sha256,
-        script_args=start.script_args,
-    )
-
-
 def measure_process(
     worker: Callable[[], Worker],
     item: PlannedRun,
@@ -77,6 +52,10 @@ def measure_process(
     """Measure process ``round_index`` of ``run``'s side, append it to ``run`` and return it;
     ``worker`` gives the side's worker, ``line`` begins each progress line about it."""
     attempts, kept = 0, None  # kept: the last attempt that finished ok, loaded
+    start = item.case.subject.child_start()
+    case = {"case_file": str(item.case.path), "sizes": run.side.cell_sizes(item.sizes)}
+    if start.script_sha256 is not None:  # a plain script of this content, not a case module
+        case |= {"script_sha256": start.script_sha256, "script_args": list(start.script_args)}
     # A side still loaded on its last attempt meets a steady load: measuring again would only add
     # time, and its sides share the load, taking turns in rounds.
     steady = any(
@@ -87,16 +66,12 @@ def measure_process(
         attempts += 1
         try:
             with timing_lock(progress):
-                process = _attempt(worker(), item, run, round_index, settings)
-        except BaseException:
-            # interrupted while measuring again: the loaded measurement is kept
-            if kept is not None:
-                run.processes.append(_with_attempts(kept, attempts))
-            raise
-        try:
+                process = run_process(worker(), round_index, case, settings)
             if process.status is not RunStatus.OK:
                 check_venv(run.side, process.detail)
-        except VenvGone:  # not the release's doing: nothing of this process is kept
+        except BaseException:
+            # Interrupted while measuring again, or the venv gone (VenvGone: not the release's
+            # doing, nothing of this process is kept): the loaded measurement is kept.
             if kept is not None:
                 run.processes.append(_with_attempts(kept, attempts))
             raise

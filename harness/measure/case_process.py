@@ -15,41 +15,38 @@ from typing import Any
 
 from harness.measure import deaths
 from harness.measure.launch import Worker, WorkerGone
-from harness.measure.load import LoadWatch
+from harness.measure.load import LoadWatch, load_threshold
 from harness.store.schema import (
     EndKind,
     ProcessEnd,
     ProcessRun,
     RunStatus,
     SchemaError,
+    Settings,
     parse_process,
 )
-
-# The end of a case process's output, scrubbed: its last lines, and of those the last characters
-# (one 10 MB line would otherwise land whole in the result and on every page that shows it).
-tail = deaths.last_lines
 
 
 def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
     """How a case process ended and what it measured, from its exit code, its payload (the
     ``ProcessRun`` it wrote) and its output; its place and window are the caller's to add."""
+    status = RunStatus.FAILED
     if returncode < 0:
         name = deaths.signal_name(-returncode)
         oom = " (likely out of memory: the kernel's OOM killer sends SIGKILL)"
-        hint = oom if name == "SIGKILL" else ""
-        detail = f"killed by {name}{hint}\n{tail(output)}".strip()
-        return ProcessRun(0, RunStatus.CRASHED, detail, died=deaths.ended(returncode, output))
-    if returncode != 0:
-        detail = f"exit code {returncode}\n{tail(output)}".strip()
-        return ProcessRun(0, RunStatus.FAILED, detail, died=deaths.ended(returncode, output))
-    if payload is None:
-        detail = f"the case process exited without a result\n{tail(output)}".strip()
-        return ProcessRun(0, RunStatus.FAILED, detail, died=deaths.ended(returncode, output))
-    try:
-        return parse_process(payload, "payload")
-    except SchemaError as exc:
-        unreadable = f"the case process wrote an unreadable result ({exc})\n{tail(output)}".strip()
-        return ProcessRun(0, RunStatus.FAILED, unreadable, died=deaths.ended(returncode, output))
+        status, said = RunStatus.CRASHED, f"killed by {name}{oom if name == 'SIGKILL' else ''}"
+    elif returncode != 0:
+        said = f"exit code {returncode}"
+    elif payload is None:
+        said = "the case process exited without a result"
+    else:
+        try:
+            return parse_process(payload, "payload")
+        except SchemaError as exc:
+            said = f"the case process wrote an unreadable result ({exc})"
+    # The end of its output, scrubbed: one 10 MB line would otherwise land whole in the result.
+    detail = f"{said}\n{deaths.last_lines(output)}".strip()
+    return ProcessRun(0, status, detail, died=deaths.ended(returncode, output))
 
 
 def with_stack(process: ProcessRun, stack: str) -> ProcessRun:
@@ -70,40 +67,27 @@ def _read_payload(path: Path) -> Any:
         return None
 
 
-def run_process(
-    worker: Worker,
-    index: int,
-    case_file: Path,
-    sizes: dict[str, int],
-    child_settings: dict[str, Any],
-    *,
-    timeout_s: float,
-    affinity: list[int] | None,
-    load_threshold: float,
-    script_sha256: str | None = None,
-    script_args: tuple[str, ...] = (),
-) -> ProcessRun:
-    """Run one case process on ``worker``, kill it (and its group) at the timeout; never raises for
-    the case's sake. An interrupt (Ctrl-C, SIGTERM) kills the case process before it propagates."""
+def run_process(worker: Worker, index: int, case: dict[str, Any], settings: Settings) -> ProcessRun:
+    """Run one case process on ``worker`` (``case``: what it runs, ``child.run_request``'s
+    ``case_file``, ``sizes`` and a script's ``script_sha256`` and ``script_args``), kill it (and its
+    group) at the time-out; never raises for the case's sake. An interrupt (Ctrl-C, SIGTERM) kills
+    the case process before it propagates."""
+    timeout_s, affinity = settings.timeout_s, settings.affinity
     with tempfile.TemporaryDirectory(prefix="harness-") as scratch:
         out, log = Path(scratch) / "payload.json", Path(scratch) / "output.log"
         faults = Path(scratch) / "faults.txt"
-        request: dict[str, Any] = {
+        request = {
+            **case,
+            "settings": settings.for_child(),
             "fault_file": str(faults),
             "dump_at_unix_s": time.time() + deaths.dump_after(timeout_s),
-            "case_file": str(case_file),
-            "sizes": sizes,
-            "settings": child_settings,
             "out": str(out),
             "log": str(log),
-            "affinity": affinity,
+            "affinity": None if affinity is None else list(affinity),
         }
-        if script_sha256 is not None:  # a plain script of this content, not a case module
-            request["script_sha256"] = script_sha256
-            request["script_args"] = list(script_args)
-        watch = LoadWatch(load_threshold)
+        watch = LoadWatch(load_threshold(settings))
         started_ns, started = time.time_ns(), time.monotonic()
-        timed_out = False
+        timed_out, exited, process = False, None, None
         try:
             worker.start(request)
             exited = worker.wait(timeout_s)
@@ -111,15 +95,9 @@ def run_process(
                 timed_out = True
                 exited = worker.kill()
         except WorkerGone as gone:
-            return ProcessRun(
-                index,
-                RunStatus.CRASHED,
-                f"its worker died, and the case process with it: {gone}",
-                died=ProcessEnd(EndKind.WORKER, last_lines=deaths.last_lines(str(gone))),
-                duration_s=round(time.monotonic() - started, 3),
-                window_unix_ns=(started_ns, time.time_ns()),
-                affinity=None if affinity is None else tuple(affinity),
-            )
+            died = ProcessEnd(EndKind.WORKER, last_lines=deaths.last_lines(str(gone)))
+            said = f"its worker died, and the case process with it: {gone}"
+            process = ProcessRun(0, RunStatus.CRASHED, said, died=died)
         except BaseException:  # interrupted: the case must not outlive the sweep
             worker.kill()
             raise
@@ -136,10 +114,10 @@ def run_process(
             process = ProcessRun(
                 0,
                 RunStatus.TIMEOUT,
-                f"no result within {timeout_s:g} s; killed\n{tail(output)}",
+                f"no result within {timeout_s:g} s; killed\n{deaths.last_lines(output)}",
                 died=deaths.timed_out(timeout_s, written),
             )
-        else:
+        elif process is None:
             assert exited is not None
             process = classify(exited.returncode, _read_payload(out), output)
         process = with_stack(process, deaths.read_stack(faults))
@@ -152,6 +130,6 @@ def run_process(
             duration_s=round(wall_s, 3),
             window_unix_ns=window,
             load=load,
-            affinity=None if affinity is None else tuple(affinity),
+            affinity=affinity,
             peak_rss_bytes=peak,
         )

@@ -9,7 +9,6 @@ exit code. It runs in the side's venv with this checkout first on its path (``la
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import functools
@@ -28,8 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from harness.host.environment import jax_facts, scrub, scrub_value
-from harness.measure import deaths, hlo, timing
-from harness.measure.script_hook import configure_jax, start_profile, stop_profile
+from harness.measure import hlo, script_hook, timing
 from harness.measure.script_process import run_script
 from harness.stats import summarize
 from harness.store.schema import (
@@ -47,11 +45,8 @@ TRACEBACK_LINES = 25
 DETAIL_CHARS = 4000  # of a failure's traceback kept in the result
 
 
-class Phases:
+class Phases(dict[str, float]):
     """Seconds spent in each phase of a case run, for the sweep benchmark's breakdown."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
 
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
@@ -59,7 +54,7 @@ class Phases:
         try:
             yield
         finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+            self[name] = self.get(name, 0.0) + time.perf_counter() - start
 
 
 class Skip(Exception):
@@ -189,7 +184,7 @@ def execute(
 ) -> ProcessRun:
     needed = int(getattr(module, "MIN_DEVICES", 1))
     jax = _case_jax(module)
-    configured = configure_jax(os.environ) if jax is not None else {}
+    configured = script_hook.configure_jax(os.environ) if jax is not None else {}
     if jax is not None:
         with phase("backend"):
             found = jax.device_count()
@@ -217,7 +212,8 @@ def execute(
         kind = type(built).__name__
         raise CaseError(f"programs() must return a dict of program names to steps, not {kind}")
     programs: dict[str, StoredProgram] = {}
-    profiling = jax is not None and start_profile(os.environ)  # the runs only, not the compiles
+    # the runs only, not the compiles
+    profiling = jax is not None and script_hook.start_profile(os.environ)
     for name, steps in built.items():
         labels = [label for label, _ in steps]
         if not isinstance(name, str) or not all(isinstance(label, str) for label in labels):
@@ -228,7 +224,7 @@ def execute(
             prog = timing.time_program_with(steps, block, settings, check_outputs=check)
         programs[name] = program_record(prog)
     if profiling:
-        stop_profile()
+        script_hook.stop_profile()
     facts = checked_facts(module.facts(**sizes)) if hasattr(module, "facts") else {}
     # which jax options were set for the process (a changed default tried)
     facts |= {f"jax_config.{name}": value for name, value in configured.items()}
@@ -240,29 +236,31 @@ def execute(
 
 
 def run(
-    case_file: Path,
+    case_file: str | Path,
     sizes: dict[str, int],
     settings: dict[str, Any],
     script_sha256: str | None = None,
-    script_args: tuple[str, ...] = (),
-    *,
+    script_args: Sequence[str] = (),
     fault_file: str | None = None,
     dump_at_unix_s: float | None = None,
+    **worker_keys: Any,
 ) -> ProcessRun:
-    """Run a case (or, with ``script_sha256``, a plain script of that content). ``fault_file``:
-    where Python's stack goes at a fatal signal and at ``dump_at_unix_s`` (``deaths.watch_faults``);
-    a plain script's own process writes it there (its start-up hook)."""
+    """Run a case (or, with ``script_sha256``, a plain script of that content) as a worker's
+    request names it (its ``worker_keys``, ``out``, ``log`` and ``affinity``, are the worker's).
+    ``fault_file``: where Python's stack goes at a fatal signal and at ``dump_at_unix_s``
+    (``watch_faults``); a plain script's own process writes it there (its start-up hook)."""
+    case_file = Path(case_file)
     phase = Phases()
     scripted = script_sha256 is not None
-    deaths.watch_faults(fault_file, None if scripted else dump_at_unix_s)
+    script_hook.watch_faults(fault_file, None if scripted else dump_at_unix_s)
     if scripted and fault_file:
-        os.environ[deaths.FAULT_FILE] = fault_file
+        os.environ[script_hook.FAULT_FILE] = fault_file
         if dump_at_unix_s:
-            os.environ[deaths.FAULT_AT] = str(dump_at_unix_s)
+            os.environ[script_hook.FAULT_AT] = str(dump_at_unix_s)
     try:
         if script_sha256 is not None:
             with phase("script"):
-                process = run_script(case_file, script_sha256, args=script_args)
+                process = run_script(case_file, script_sha256, args=tuple(script_args))
             # the side's JAX, for the record, once it ran
             with phase("facts"), contextlib.suppress(Exception):
                 importlib.import_module("jax")
@@ -270,11 +268,9 @@ def run(
             with phase("import"):
                 module = load_case(case_file)
             process = execute(module, sizes, settings, phase)
-    except Skip as exc:
-        process = ProcessRun(0, RunStatus.SKIPPED, str(exc))
     except Exception as exc:
         compat = sys.modules.get("cases.compat")
-        if compat is not None and isinstance(exc, compat.Unsupported):
+        if isinstance(exc, Skip) or (compat is not None and isinstance(exc, compat.Unsupported)):
             process = ProcessRun(0, RunStatus.SKIPPED, str(exc))
         else:
             lines = traceback.format_exc().strip().splitlines()[-TRACEBACK_LINES:]
@@ -293,40 +289,22 @@ def run(
         process = dataclasses.replace(process, jax=jax, claim=claim)
     return dataclasses.replace(
         process,
-        phases_s={name: round(seconds, 4) for name, seconds in phase.seconds.items()},
+        phases_s={name: round(seconds, 4) for name, seconds in phase.items()},
         # Linux reports KiB
         peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     )
 
 
 def run_request(request: Mapping[str, Any]) -> None:
-    """Run what a worker's request (or this command line, its options named alike) asks, and write
-    the payload the harness reads back (``harness.measure.case_process.classify``)."""
-    process = run(
-        Path(request["case_file"]),
-        request["sizes"],
-        request["settings"],
-        request.get("script_sha256"),
-        tuple(request.get("script_args") or ()),
-        fault_file=request.get("fault_file"),
-        dump_at_unix_s=request.get("dump_at_unix_s"),
-    )
-    Path(request["out"]).write_text(json.dumps(process.to_json()))
+    """Run what a worker's request asks, and write the payload the harness reads back
+    (``harness.measure.case_process.classify``)."""
+    Path(request["out"]).write_text(json.dumps(run(**request).to_json()))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.measure.child")
-    parser.add_argument("--case-file", type=Path, required=True)
-    parser.add_argument("--sizes", type=json.loads, required=True)
-    parser.add_argument("--settings", type=json.loads, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--script-sha256", help="the case file is a plain script of this content")
-    parser.add_argument(
-        "--script-args", type=json.loads, default=[], help="its arguments, a JSON list"
-    )
-    parser.add_argument("--fault-file", help="Python's stack goes here at a fatal signal")
-    parser.add_argument("--dump-at-unix-s", type=float, help="and at this time, if still running")
-    run_request(vars(parser.parse_args(argv)))
+    """``python -m harness.measure.child REQUEST``: a worker's request, its JSON, run in a fresh
+    interpreter (``spawn`` isolation)."""
+    run_request(json.loads((sys.argv[1:] if argv is None else argv)[0]))
     return 0
 
 

@@ -2,29 +2,25 @@
 then.
 
 Every case process runs with ``faulthandler`` writing into a file of the harness's
-(``watch_faults``): every thread's Python stack at a fatal signal, and a little before the
-process's time-out (``dump_after``) where it is waiting (``script_hook.dump_stacks_at``: never
-faulthandler's own watchdog, whose dump can crash the process). A plain script gets the same from
-its start-up hook, so it runs unmodified. The harness reads the file back (``read_stack``).
+(``script_hook.watch_faults``, ``FAULT_FILE``): every thread's Python stack at a fatal signal,
+and a little before the process's time-out (``dump_after``, ``FAULT_AT``) where it is waiting
+(never faulthandler's own watchdog, whose dump can crash the process). A plain script gets the same
+from its start-up hook, so it runs unmodified. The harness reads the file back (``read_stack``).
 """
 
 from __future__ import annotations
 
-import faulthandler
 import re
 import signal
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from harness.host.environment import scrub
-from harness.measure.script_hook import dump_stacks_at
+from harness.measure.script_hook import FAULT_FILE
 from harness.store.schema import EndKind, ProcessEnd
 
-# The start-up hook's variables (``script_hook`` spells them out: it imports nothing of the
-# harness); FAULT_AT: when to write the stack of a process still running, in Unix seconds.
-FAULT_FILE, FAULT_AT = "HARNESS_FAULT_FILE", "HARNESS_FAULT_AT_UNIX_S"
 # A script's output, beside the fault file: read back when the harness killed the process.
 SCRIPT_STDOUT, SCRIPT_STDERR = "script-stdout.log", "script-stderr.log"
 # Signals that something outside the script sends: a user's kill, a job's end, the kernel's OOM
@@ -37,9 +33,6 @@ LAST_CHARS = 4000
 # A frame's file in a venv, up to its site-packages: the venv's whole path says nothing a reader
 # needs, and where the harness keeps its venvs.
 VENV_FRAME = re.compile(r'(?<=File ")[^"\n]*/((?:site|dist)-packages/)')
-
-# the open fault file: faulthandler writes to its descriptor, which must stay open
-_armed: list[IO[str]] = []
 
 
 def signal_name(number: int) -> str:
@@ -81,21 +74,6 @@ def timed_out(timeout_s: float, output: str) -> ProcessEnd:
 def dump_after(timeout_s: float) -> float:
     """When to write the stack of a process still running: a little before the harness kills it."""
     return max(0.5, timeout_s - max(1.0, min(5.0, 0.1 * timeout_s)))
-
-
-def watch_faults(path: str | None, at_unix_s: float | None) -> None:
-    """In a case process: its Python stack into ``path`` at a fatal signal, and at ``at_unix_s`` (a
-    time the harness chose before starting it, so the time the process took to start counts)."""
-    if not path:
-        return
-    try:
-        handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life
-    except OSError:
-        return
-    _armed.append(handle)
-    faulthandler.enable(file=handle, all_threads=True)
-    if at_unix_s:  # not faulthandler's dump_traceback_later, which can crash the process
-        dump_stacks_at(at_unix_s, handle)
 
 
 def script_output(environ: Mapping[str, str], name: str) -> Any:

@@ -13,7 +13,7 @@ import json
 import re
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 # A printed figure of more digits is no measurement, and no result could hold it: the bound of
@@ -44,9 +44,6 @@ class Figure:
     min: int
     max: int
     n: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

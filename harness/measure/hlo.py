@@ -113,12 +113,8 @@ def memory(compiled: Any) -> dict[str, int]:
         analysis = compiled.memory_analysis()
     except Exception:
         return {}
-    found = {}
-    for fact, attribute in MEMORY_SIZES.items():
-        value = getattr(analysis, attribute, None)
-        if isinstance(value, int) and value >= 0:
-            found[fact] = value
-    return found
+    sizes = {fact: getattr(analysis, attribute, None) for fact, attribute in MEMORY_SIZES.items()}
+    return {fact: size for fact, size in sizes.items() if isinstance(size, int) and size >= 0}
 
 
 def facts(compiled: Any) -> dict[str, Any]:

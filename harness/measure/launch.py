@@ -1,26 +1,32 @@
-"""The harness's end of a side's worker (``harness.measure.worker``): start it, start case
-processes, stop them. A worker is started in a session of its own, so a Ctrl-C at the terminal
-reaches the harness alone, which then kills the running case process with its whole process group
-and ends the worker; and it ends with the harness (Linux), taking its case process with it.
+"""The harness's end of the workers (``harness.measure.worker``), one per side: start one, start
+case processes, stop them (``Worker``); a measurement's workers, started together and restarted when
+one died, each side's host facts (the machine, the release's versions, the devices) taken from its
+worker for its results (``WorkerPool``); and whether a side's venv changed under the running command
+(``VenvGone``). A worker is started in a session of its own, so a Ctrl-C at the terminal reaches the
+harness alone, which then kills the running case process with its whole process group and ends the
+worker; and it ends with the harness (Linux), taking its case process with it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import selectors
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.host.environment import REPO_ROOT, scrub
-from harness.measure.worker import worker_dies_with_harness
-
-__all__ = ["Exited", "Worker", "WorkerGone", "kill_group"]
+from harness.errors import HarnessError
+from harness.host.environment import REPO_ROOT, scrub, shown_path
+from harness.measure.guardian import die_with_parent
+from harness.measure.sides import Side
+from harness.store.schema import HostFacts, SchemaError, parse_host
 
 # Seconds a worker may take to import JAX and take the host's facts on a busy machine.
 READY_TIMEOUT_S = 300.0
@@ -71,7 +77,9 @@ class Worker:
                 stderr=handle,
                 env={**environ, "PYTHONPATH": path},
                 start_new_session=True,
-                preexec_fn=worker_dies_with_harness,
+                # SIGTERM, not SIGKILL, when the harness dies: the worker then ends its case
+                # process's whole tree (``worker.end_all``), not only the process.
+                preexec_fn=functools.partial(die_with_parent, signal.SIGTERM),
             )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._stdin = self.proc.stdin
@@ -105,19 +113,16 @@ class Worker:
             if not chunk:
                 # it died with the worker; what it started in its group did not
                 if self.running is not None:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(self.running, signal.SIGKILL)
+                    kill_group(self.running)
                 self.running = None
                 raise self._ended()
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             message = json.loads(line)
-        except json.JSONDecodeError:
-            raise WorkerGone(f"the worker said something unreadable: {line[:200]!r}") from None
-        if not isinstance(message, dict):
-            raise WorkerGone(f"the worker said something unreadable: {line[:200]!r}")
-        return message
+            if isinstance(message, dict):
+                return message
+        raise WorkerGone(f"the worker said something unreadable: {line[:200]!r}")
 
     def _expect(self, kind: str, timeout: float | None) -> dict[str, Any] | None:
         message = self._message(timeout)
@@ -191,3 +196,106 @@ class Worker:
         self._selector.close()
         with contextlib.suppress(OSError):
             self.proc.stdout.close()  # type: ignore[union-attr]
+
+
+# What a process says where jax is not in its venv: never the script's doing, jax is in every venv
+# the harness prepares.
+JAX_MISSING = ("No module named 'jax'", "No module named 'jaxlib'")
+JAX_IN_A_VENV = "lib/python*/site-packages/jax/__init__.py"
+
+
+class VenvGone(HarnessError):
+    """A side's venv changed or vanished under the running command (a clean-up outside the
+    harness): a fault of the machine, not of the script; the process that met it is not kept."""
+
+
+def venv_gone(side: Side, output: str = "") -> str:
+    """Why ``side``'s venv is no longer the one prepared ("" where nothing says so): its interpreter
+    is gone, or a process's ``output`` says jax is not in it."""
+    python = Path(side.interpreter)
+    if not python.exists():
+        return f"{shown_path(python, anywhere=True)} is gone"
+    venv = python.parent.parent
+    # A venv of the harness's (not a system's Python), and jax truly gone from it: not the script's
+    # own subprocess under another Python.
+    gone = (venv / "pyvenv.cfg").is_file() and not any(venv.glob(JAX_IN_A_VENV))
+    if gone and any(missing in output for missing in JAX_MISSING):
+        return f"jax is gone from {shown_path(venv, anywhere=True)}"
+    return ""
+
+
+def check_venv(side: Side, output: str = "") -> None:
+    """VenvGone where ``side``'s venv is no longer the one prepared (``venv_gone``)."""
+    if why := venv_gone(side, output):
+        raise VenvGone(
+            f"the venv of side {side.label!r} changed under the running command ({why}; a clean-up "
+            "outside the harness?): a fault of the machine, not of the script; the command again "
+            "makes the venv anew and measures it"
+        )
+
+
+class WorkerPool:
+    """A worker per side, started in ``isolation`` with its side's interpreter and environment."""
+
+    def __init__(self, sides: list[Side], isolation: str) -> None:
+        self.sides = sides
+        self.isolation = isolation
+        self._workers: dict[str, Worker] = {}
+        self.hosts: dict[str, HostFacts] = {}  # per side label: the host facts its worker took
+        self._started = 0
+        self._scratch = Path(tempfile.mkdtemp(prefix="harness-workers-"))  # the workers' logs
+
+    def close(self) -> None:
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()
+        for leftover in self._scratch.glob("*"):
+            leftover.unlink(missing_ok=True)
+        self._scratch.rmdir()
+
+    def _alive(self, side: Side) -> bool:
+        worker = self._workers.get(side.label)
+        return worker is not None and not worker.closed and worker.proc.poll() is None
+
+    def worker(self, side: Side) -> Worker:
+        """The side's worker, ready; the first call starts every side's, a dead one is restarted."""
+        if not self._alive(side):
+            starting = [
+                s for s in self.sides if s.label == side.label or s.label not in self._workers
+            ]
+            started = {each.label: self._start(each) for each in starting}
+            for label, worker in started.items():
+                self._ready(label, worker)
+        return self._workers[side.label]
+
+    def _start(self, side: Side) -> Worker:
+        previous = self._workers.pop(side.label, None)
+        if previous is not None:
+            previous.close()
+        log = self._scratch / f"worker-{self._started}.log"
+        self._started += 1
+        try:
+            worker = Worker(side.interpreter, side.environment(), self.isolation, log)
+        except OSError as exc:
+            check_venv(side)
+            raise HarnessError(f"the worker of side {side.label!r} did not start: {exc}") from None
+        self._workers[side.label] = worker
+        return worker
+
+    def _ready(self, label: str, worker: Worker) -> None:
+        try:
+            worker.ready()
+        except WorkerGone as exc:
+            check_venv(next(s for s in self.sides if s.label == label), str(exc))
+            raise HarnessError(f"the worker of side {label!r} did not start: {exc}") from None
+        try:
+            self.hosts[label] = parse_host(worker.facts.get("host") or {})
+        except SchemaError as exc:
+            unreadable = f"the worker of side {label!r} sent unreadable host facts: {exc}"
+            raise HarnessError(unreadable) from None
+
+    def host(self, side: Side) -> HostFacts:
+        """The side's host facts, its worker started for them if it never ran (a cell refused)."""
+        if side.label not in self.hosts:
+            self.worker(side)
+        return self.hosts[side.label]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.store.schema import ProcessLoad
+from harness.store.schema import ProcessLoad, Settings
 
 PROC_STAT = Path("/proc/stat")
 # The threshold at which a process is flagged as loaded when --max-load is not given.
@@ -62,6 +62,11 @@ def resolution_cores(wall_s: float) -> float:
     except (OSError, ValueError):
         ticks = 100
     return (os.cpu_count() or 1) / max(ticks, 1) / wall_s if wall_s > 0 else float("inf")
+
+
+def load_threshold(settings: Settings) -> float:
+    """Other cores busy above which a process counts as loaded."""
+    return DEFAULT_FLAG_CORES if settings.max_load is None else settings.max_load
 
 
 def is_loaded(cores: float | None, wall_s: float, threshold: float) -> bool:

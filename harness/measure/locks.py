@@ -20,13 +20,15 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 # Where the machine-wide locks are; not tempfile's folder, which may differ from user to user.
 LOCK_DIR_VARIABLE = "HARNESS_LOCK_DIR"
 SHARED_LOCK_DIR = "/tmp"
 EVERYONE_READ_WRITE = 0o666
+Progress = Callable[[str], None]
+Lock = AbstractContextManager[float]  # held inside ``with``; its value: the seconds spent waiting
 
 
 class LockUnusable(Exception):
@@ -79,13 +81,13 @@ def _candidates(name: str) -> list[tuple[Path, str]]:
 _WARNED: set[str] = set()
 
 
-def _warn_once(line: str, progress: Callable[[str], None]) -> None:
+def _warn_once(line: str, progress: Progress) -> None:
     if line not in _WARNED:
         _WARNED.add(line)
         progress(line)
 
 
-def _first_usable(name: str, progress: Callable[[str], None]) -> int | None:
+def _first_usable(name: str, progress: Progress) -> int | None:
     tried: list[str] = []
     for path, unexcluded in _candidates(name):
         try:
@@ -103,7 +105,7 @@ def _first_usable(name: str, progress: Callable[[str], None]) -> int | None:
 
 
 @contextmanager
-def _exclusive(name: str, waiting: str, progress: Callable[[str], None]) -> Iterator[float]:
+def _exclusive(name: str, waiting: str, progress: Progress) -> Iterator[float]:
     started = time.monotonic()
     fd = _first_usable(name, progress)
     if fd is None:
@@ -120,34 +122,29 @@ def _exclusive(name: str, waiting: str, progress: Callable[[str], None]) -> Iter
         os.close(fd)  # closing the last descriptor releases the lock
 
 
-@contextmanager
-def timing_lock(progress: Callable[[str], None]) -> Iterator[float]:
+def timing_lock(progress: Progress) -> Lock:
     """Hold the machine-wide measurement lock; yields the seconds spent waiting for it. Two case
     processes measuring at once would slow each other down and both report nonsense."""
     waiting = "waiting for another sweep's measurement to finish"
-    with _exclusive("jax-repro-harness-timing.lock", waiting, progress) as waited:
-        yield waited
+    return _exclusive("jax-repro-harness-timing.lock", waiting, progress)
 
 
-@contextmanager
-def folder_lock(results_dir: Path, progress: Callable[[str], None]) -> Iterator[float]:
+def _path_lock(kind: str, path: Path, waiting: str, progress: Progress) -> Lock:
+    digest = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()[:16]
+    return _exclusive(f"jax-repro-harness-{kind}-{digest}.lock", waiting, progress)
+
+
+def folder_lock(results_dir: Path, progress: Progress) -> Lock:
     """Hold a results folder for one run, so two sweeps into it measure each cell once."""
-    digest = hashlib.sha256(os.fsencode(results_dir.resolve())).hexdigest()[:16]
-    name = f"jax-repro-harness-results-{digest}.lock"
     waiting = f"waiting for another sweep into {results_dir} to finish"
-    with _exclusive(name, waiting, progress) as waited:
-        yield waited
+    return _path_lock("results", results_dir, waiting, progress)
 
 
-def _stderr(line: str) -> None:
+def stderr_line(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-@contextmanager
-def venv_lock(venv: Path, progress: Callable[[str], None] = _stderr) -> Iterator[float]:
+def venv_lock(venv: Path, progress: Progress = stderr_line) -> Lock:
     """Hold a venv while it is checked and made, so two runs that need the same venv make it once (a
     wait is said on standard error unless ``progress`` says it)."""
-    digest = hashlib.sha256(os.fsencode(venv.resolve())).hexdigest()[:16]
-    name = f"jax-repro-harness-venv-{digest}.lock"
-    with _exclusive(name, f"waiting for another run making {venv}", progress) as waited:
-        yield waited
+    return _path_lock("venv", venv, f"waiting for another run making {venv}", progress)

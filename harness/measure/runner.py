@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import secrets
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,26 +29,21 @@ from typing import NamedTuple
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
 from harness.errors import HarnessError
 from harness.host.environment import machine_identity
+from harness.measure import storing
 from harness.measure.attempts import load_text, measure_process
 from harness.measure.cells import Cell, CellRun, PlannedRun, describe
 from harness.measure.child import device_skip
 from harness.measure.isolation import default_isolation
-from harness.measure.locks import folder_lock
+from harness.measure.launch import WorkerPool
+from harness.measure.locks import Progress, folder_lock, stderr_line
 from harness.measure.sides import Side
 from harness.measure.stopping import DetectableRatio, OpenComparison, SettledCell, StopRules
-from harness.measure.storing import RunContext, check_results_folder, store_run, stored_status
-from harness.measure.workers import WorkerPool
 from harness.store.results import INTERRUPTED, StoredResult
 from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import sizes_text, time_left
 
-Progress = Callable[[str], None]
 # A stored result standing for a planned cell on a side (``measure(reuse=...)``), or None.
 Reuse = Callable[[PlannedRun, Side], StoredResult | None]
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 class Measured(NamedTuple):
@@ -152,7 +146,7 @@ class Recorder:
     settings: Settings
     seed: int
     budget: Budget
-    progress: Progress = _stderr
+    progress: Progress = stderr_line
     # Cells measured on other machines do not count as measured here.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
     # With every result: comparisons tell sides that shared this run's level from separate runs.
@@ -168,7 +162,7 @@ class Recorder:
         if not self.settings.isolation:
             self.settings = dataclasses.replace(self.settings, isolation=default_isolation())
         self.workers = WorkerPool(self.sides, self.settings.isolation)
-        self.context = RunContext(
+        self.context = storing.RunContext(
             self.results_dir, self.settings, self.seed, self.budget, self.invocation
         )
         self.rules = StopRules(
@@ -195,7 +189,7 @@ class Recorder:
         outcomes: dict[tuple[int, str], Measured] = {}
         with folder_lock(self.results_dir, self.progress):
             for case in {item.case.name: item.case for item in plan}.values():
-                check_results_folder(self.results_dir, case)
+                storing.check_results_folder(self.results_dir, case)
             cells = self._cells(plan, resume, outcomes)
             # Only a side with a cell still to measure gets a worker: one reused or passed over
             # everywhere never starts one (a process, and its import of jax, for nothing).
@@ -213,7 +207,7 @@ class Recorder:
         stored: dict[tuple[int, str], str | None] = {}
         if resume != "force":
             stored = {
-                (i, s.label): stored_status(self.results_dir, self.machine, item, s)
+                (i, s.label): storing.stored_status(self.results_dir, self.machine, item, s)
                 for i, item in enumerate(plan)
                 for s in self.sides
             }
@@ -313,7 +307,9 @@ class Recorder:
             self.progress(f"[{run.side.label}] {cell.head} → {describe(run)}, stored")
 
     def _store(self, item: PlannedRun, run: CellRun, others: list[str]) -> StoredResult:
-        return store_run(self.context, item, run, others, self.workers.host(run.side))
+        """HarnessError (one line) where the results folder cannot take ``run``'s result."""
+        result = storing.result_of(self.context, item, run, others, self.workers.host(run.side))
+        return storing.store(self.results_dir, result)
 
 
 def measure(
@@ -325,7 +321,7 @@ def measure(
     seed: int = DEFAULT_SEED,
     budget: Budget | None = None,
     resume: str = "force",
-    progress: Progress = _stderr,
+    progress: Progress = stderr_line,
     detectable: DetectableRatio | None = None,
     undecided: OpenComparison | None = None,
     reuse: Reuse | None = None,

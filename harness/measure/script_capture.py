@@ -12,7 +12,8 @@ after jax's import (or that a ``JAX_…`` variable set); the values of integer a
 (they index) and of small ones; typed PRNG keys as raw data and implementation; its static and
 donated arguments. A program that calls back into Python is said to, and left out: ``jax.export``
 cannot serialize a host callback. Serializing needs ``flatbuffers`` (on some releases ``absl``),
-from the folder ``HARNESS_EXPORT_TOOLS`` names, put last on ``sys.path`` so the script's come first.
+from the folder ``HARNESS_EXPORT_TOOLS`` names, put last on ``sys.path`` by the start-up hook so the
+script's come first.
 """
 
 from __future__ import annotations
@@ -20,10 +21,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-import sys
 
-EXPORT_DIR = "HARNESS_EXPORT_DIR"
-EXPORT_TOOLS = "HARNESS_EXPORT_TOOLS"
 MAX_PROGRAMS = 8
 SAVED_LEAF_BYTES = 1 << 20  # an input up to this size keeps its values; a larger one is generated
 SAVED_PROGRAM_BYTES = 16 << 20
@@ -60,9 +58,6 @@ _at_import: dict = {}  # PROGRAM_FLAGS' values right after jax's import, less th
 
 def start(jax) -> None:
     """Wrap ``jax.jit`` so that every function jitted from now on records its calls."""
-    tools = os.environ.get(EXPORT_TOOLS)
-    if tools and tools not in sys.path:
-        sys.path.append(tools)
     _at_import.update(
         (name, value)
         for name, value in _flags(jax).items()
@@ -101,18 +96,15 @@ class _Recorded:
             self._entry["calls"] += 1
         return self._jitted(*args, **kwargs)
 
-    def lower(self, *args, **kwargs):
-        return self._staged("lower", args, kwargs)
-
-    def trace(self, *args, **kwargs):  # 0.4.30 has it, 0.4.26 not
-        return self._staged("trace", args, kwargs)
-
-    def _staged(self, how, args, kwargs):
+    def _staged(self, how, *args, **kwargs):
         """The jitted function's own lowering or tracing, its inputs recorded: what will run."""
         if not _tracing(self._jax, args, kwargs):
             self._record(args, kwargs)
             self._entry["lowered"] += 1
         return _Staged(getattr(self._jitted, how)(*args, **kwargs), self._entry)
+
+    lower = functools.partialmethod(_staged, "lower")
+    trace = functools.partialmethod(_staged, "trace")  # 0.4.30 has it, 0.4.26 not
 
     def _record(self, args, kwargs) -> None:
         """The first inputs seen outside tracing, by a call or a lowering; listed once."""

@@ -57,22 +57,22 @@ XLA_FLAGS = "XLA_FLAGS"
 # still running: read back as where the process died (``harness.measure.deaths``).
 FAULT_FILE = "HARNESS_FAULT_FILE"
 FAULT_AT = "HARNESS_FAULT_AT_UNIX_S"
-_fault_file = None  # kept open: faulthandler writes to its descriptor
+_armed: list[IO[str]] = []  # the open fault files: faulthandler writes to their descriptors
 
 
-def _watch_faults() -> None:
-    """faulthandler on, into the harness's file; its variables removed from the script's view."""
-    global _fault_file
-    path, at = os.environ.pop(FAULT_FILE, ""), os.environ.pop(FAULT_AT, "")
+def watch_faults(path: str | None, at_unix_s: float | None) -> None:
+    """faulthandler on, into the harness's file ``path``: every thread's Python stack at a fatal
+    signal, and at ``at_unix_s`` (``dump_stacks_at``); nothing where there is no file to write."""
     if not path:
         return
     try:
-        _fault_file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life
-        faulthandler.enable(file=_fault_file, all_threads=True)
-        if at:
-            dump_stacks_at(float(at), _fault_file)
-    except (OSError, ValueError):  # no stack then; the script still runs
+        handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life
+    except OSError:  # no stack then; the process still runs
         return
+    _armed.append(handle)
+    faulthandler.enable(file=handle, all_threads=True)
+    if at_unix_s:
+        dump_stacks_at(at_unix_s, handle)
 
 
 OTHER_THREADS, OTHER_FRAMES, MAIN_FRAMES = 20, 8, 100  # faulthandler's own: 100 frames a thread
@@ -336,7 +336,8 @@ def _write(path: str) -> None:
 
 def main() -> None:
     report, script, *arguments = sys.argv[1:]
-    _watch_faults()
+    at = os.environ.pop(FAULT_AT, "")  # both variables out of the script's view
+    watch_faults(os.environ.pop(FAULT_FILE, ""), float(at) if at else None)
     sys.argv = [script, *arguments]
     sys.path[0] = os.path.dirname(os.path.abspath(script))  # as `python FILE` puts it
     if os.environ.get(EXPORT_DIR) and os.environ.get(EXPORT_TOOLS):

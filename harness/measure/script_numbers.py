@@ -13,10 +13,8 @@ import statistics
 from dataclasses import dataclass, field
 
 from harness.host.environment import scrub_value
-from harness.metric_names import JSON
 from harness.store.bounds import number_problem
 
-JSON_PROGRAM = JSON  # the metric name's first part: json.<field>
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 LINE_CHARS = 65536
 FACT_CHARS = 200

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +35,12 @@ from harness.host.environment import REDACTED, REPO_ROOT, SECRET_NAME, scrub, sc
 from harness.measure import deaths
 from harness.measure.benchmark_json import BENCHMARK_JSON, SuiteRun, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
-from harness.measure.lifetime import die_with_parent
-from harness.measure.script_numbers import JSON_PROGRAM, script_numbers
+from harness.measure.guardian import die_with_parent
+from harness.measure.script_hook import FAULT_AT
+from harness.measure.script_numbers import script_numbers
 from harness.metric_names import EVENT_PHASES, JSON, PROCESS
 from harness.store import bounds
+from harness.store.files import read_bounded
 from harness.store.schema import (
     CompiledFunction,
     ProcessClaim,
@@ -112,7 +115,7 @@ def programs_from(
             first_call=None if first is None else TimedSample((first.median,), first.median),
             stopped_by="script output",
             kinds=tuple(kinds),
-            printed=tuple(f.as_dict() for f in found.values()),
+            printed=tuple(asdict(f) for f in found.values()),
         )
     return programs, compiled
 
@@ -139,12 +142,8 @@ def xla_flags_record(harness: str, report: dict[str, Any]) -> dict[str, Any] | N
     """What a result keeps of a script that set ``XLA_FLAGS`` itself: the harness's flags it lost
     and what XLA read instead; None where XLA got every flag (or never started)."""
     seen = report.get("xla_flags")
-    if not isinstance(seen, str):
-        return None
-    lost = lost_flags(harness, seen)
-    if not lost:
-        return None
-    return {"lost": lost, "read": scrub(seen[:300])}
+    lost = lost_flags(harness, seen) if isinstance(seen, str) else []
+    return {"lost": lost, "read": scrub(str(seen)[:300])} if lost else None
 
 
 def lost_in(stored_processes: Any) -> list[str]:
@@ -215,10 +214,8 @@ def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, A
 
 
 def _read_report(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(REPORT_BYTES + 1)
-        parsed = json.loads(data) if len(data) <= REPORT_BYTES else None
+    try:  # none, too large (read_bounded's DocumentProblem is a ValueError), or not JSON
+        parsed = json.loads(read_bounded(path, limit=REPORT_BYTES))
     except (OSError, ValueError, RecursionError):
         return {}
     return parsed if isinstance(parsed, dict) else {}
@@ -248,8 +245,8 @@ def run_script(
     ):
         report_path = Path(scratch) / "phases.json"
         env[BENCHMARK_JSON] = str(Path(scratch) / "benchmarks.json")
-        if env.get(SUITE_PATH) and env.get(deaths.FAULT_AT):  # the suite stops before its time-out
-            env[DEADLINE] = env[deaths.FAULT_AT]
+        if env.get(SUITE_PATH) and env.get(FAULT_AT):  # the suite stops before its time-out
+            env[DEADLINE] = env[FAULT_AT]
         started = time.perf_counter_ns()
         child = subprocess.Popen(
             [sys.executable, str(HOOK), str(report_path), path.name, *args],
@@ -322,7 +319,7 @@ def _measured(
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
     if not (programs or compiled) and figures.lines:  # of metrics the statistics do not know
-        record["printed"] = [f.as_dict() for f in figures.lines]
+        record["printed"] = [asdict(f) for f in figures.lines]
     whole = StoredProgram(
         (f"python {path.name}",),
         (TimedSample((wall_ns,), wall_ns),),
@@ -344,9 +341,9 @@ def _measured(
         hook = "the start-up hook left no report (the script ended the process itself?)"
         record["phases"] = f"not measured: {hook}"
     numbers = script_numbers(stdout)
-    named.update({f"{JSON_PROGRAM}.{name}": value for name, value in numbers.values.items()})
+    named.update({f"{JSON}.{name}": value for name, value in numbers.values.items()})
     facts = bounded_facts(
-        {**figures.facts, **{f"{JSON_PROGRAM}.{n}": t for n, t in numbers.facts.items()}}, notes
+        {**figures.facts, **{f"{JSON}.{n}": t for n, t in numbers.facts.items()}}, notes
     )
     configured = report.get("jax_config")
     if isinstance(configured, dict):  # jax options set for this process: a changed default tried
@@ -356,11 +353,8 @@ def _measured(
             if isinstance(name, str)
         }
     notes += [f"JSON line: {why}" for why in numbers.skipped]
-    claim = (
-        None
-        if figures.holds is None
-        else ProcessClaim(figures.holds, bounds.repaired(figures.evidence))
-    )
+    evidence = bounds.repaired(figures.evidence)
+    claim = None if figures.holds is None else ProcessClaim(figures.holds, evidence)
     unique = list(dict.fromkeys(notes))
     more = [f"… and {len(unique) - MAX_NOTES} more"] if len(unique) > MAX_NOTES else []
     if suite.programs:

@@ -15,12 +15,12 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from harness.catalogue.discovery import parse_size
 from harness.errors import UsageError
+from harness.host import installed_jax
 from harness.metric_names import parse_metric_name
 from harness.names import name_problem
 from harness.store.files import parse_document, read_bounded
@@ -213,10 +213,7 @@ def load_plan(path: Path) -> list[Side]:
 
 def release_label() -> str:
     """The jax release installed here, as results name it."""
-    try:
-        return metadata.version("jax")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return installed_jax.version() or "unknown"
 
 
 def this_side(profile: str) -> Side:

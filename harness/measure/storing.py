@@ -75,13 +75,6 @@ def result_of(
     )
 
 
-def store_run(
-    context: RunContext, item: PlannedRun, run: CellRun, others: list[str], host: HostFacts
-) -> StoredResult:
-    """Store ``run``'s result; HarnessError (one line) when the results folder cannot take it."""
-    return store(context.results_dir, result_of(context, item, run, others, host))
-
-
 def not_installable_result(
     context: RunContext, item: PlannedRun, side: Side, reason: str, host: HostFacts
 ) -> Result:
@@ -114,29 +107,23 @@ def same_script(stored: StoredResult, case: CaseInfo) -> bool:
 
 def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side) -> str | None:
     """Status of the newest result of this cell on ``side``, measured on ``machine``, if it was
-    measured before (a skip by a case's claim is not, for a side that measures every case)."""
+    measured before (a skip by a case's claim, ``Side.claim_skip``'s, is not, for a side that
+    measures every case)."""
 
     # Only a result of this script's content and arguments was measured before
     # (``check_results_folder`` refused a folder of others, under the same lock).
     def counts(stored: StoredResult) -> bool:
-        return same_script(stored, item.case) and (
-            side.claims_only or not left_out_by_claim(stored)
+        result = stored.result
+        claim_skip = result.status == RunStatus.SKIPPED and any(
+            CLAIM_MARK in process.detail for process in result.processes
         )
+        return same_script(stored, item.case) and (side.claims_only or not claim_skip)
 
     cell = (item.case.name, side.release, side.profile, side.cell_sizes(item.sizes))
     found = newest_result(results_dir, *cell, machine, counts)
     if found is None:
         return None
     return INTERRUPTED if cut_short(found) else found.result.status
-
-
-def left_out_by_claim(stored: StoredResult) -> bool:
-    """Whether ``stored`` is the main command's skip of a case under a profile its claim is not
-    about (``Side.claim_skip``), which a side that measures every case measures."""
-    result = stored.result
-    return result.status == RunStatus.SKIPPED and any(
-        CLAIM_MARK in process.detail for process in result.processes
-    )
 
 
 def check_results_folder(results_dir: Path, case: CaseInfo) -> None:

@@ -119,7 +119,6 @@ def time_program(
     min_repeats: int = 5,
     max_seconds: float = 10.0,
     min_sample_ns: int = 0,
-    max_loops: int = MAX_LOOPS,
     check_outputs: Callable[[list[Any]], None] | None = None,
 ) -> ProgramTiming:
     """Cold call, warm-up, loop calibration, then up to ``repeats`` samples with the collector off,
@@ -138,7 +137,7 @@ def time_program(
     # A program whose warm-up already lasted a sample's minimum needs no calibration run (the
     # cold call does not tell: it includes tracing and compilation).
     long_enough = min_sample_ns <= 0 or (warmup > 0 and warm.wall_ns >= min_sample_ns)
-    loops = 1 if long_enough else calibrate_loops(steps, block, min_sample_ns, max_loops=max_loops)
+    loops = 1 if long_enough else calibrate_loops(steps, block, min_sample_ns)
     labels = [label for label, _ in steps]
     timing = ProgramTiming(labels=labels, first_call=first, warmup=warmup, loops=loops)
     budget_ns = int(max_seconds * 1e9)
@@ -168,16 +167,9 @@ def time_program_with(
     check_outputs: Callable[[list[Any]], None] | None = None,
 ) -> ProgramTiming:
     """``time_program`` with the sampling settings the harness passes around as a dict."""
-    return time_program(
-        steps,
-        block,
-        warmup=settings["warmup"],
-        repeats=settings["repeats"],
-        min_repeats=settings["min_repeats"],
-        max_seconds=settings["max_seconds"],
-        min_sample_ns=settings.get("min_sample_ns", 0),
-        check_outputs=check_outputs,
-    )
+    sampling = ("warmup", "repeats", "min_repeats", "max_seconds", "min_sample_ns")
+    given = {name: settings[name] for name in sampling if name in settings}
+    return time_program(steps, block, check_outputs=check_outputs, **given)
 
 
 def time_compile(

@@ -7,8 +7,8 @@ output, JAX's import warnings included, goes to stderr, the harness's log):
 
 - on start: ``{"ready": {"pid", "isolation", "release", "host", "preloaded"}}``, after importing
   JAX once *without* starting a backend (``fork`` isolation only) and taking the host facts;
-- a request ``{"run": {CHILD_OPTIONS..., "log", "affinity"}}`` is answered ``{"started": {"pid"}}``
-  once the case process exists, and ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}``
+- a request ``{"run": {REQUIRED..., "affinity", ...}}`` is answered ``{"started": {"pid"}}`` once
+  the case process exists, and ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}``
   once it has ended (``returncode`` negative: killed by that signal; from ``os.wait4``);
 - anything else is answered ``{"error": "..."}``. EOF on stdin ends the worker.
 
@@ -36,8 +36,8 @@ import warnings
 from pathlib import Path
 from typing import IO, Any
 
+from harness.measure.guardian import PR_SET_CHILD_SUBREAPER, die_with_parent, prctl
 from harness.measure.isolation import ISOLATIONS
-from harness.measure.lifetime import PR_SET_CHILD_SUBREAPER, die_with_parent, prctl
 
 # Older JAX releases (0.4.26 among them) warn on every ``os.fork()`` once JAX is imported,
 # because it may be multithreaded.  The worker never starts a JAX backend — the threads that
@@ -52,24 +52,8 @@ CASE_PROCESS_ERROR = 70
 # Rounds of killing the worker's leftover children: each round's dead hand their own children
 # to the worker, so a tree n deep takes n rounds; a fork bomb is given up on after this many.
 LEFTOVER_ROUNDS = 100
-# A request's keys that ``harness.measure.child`` takes as options, the REQUIRED ones first.
-REQUIRED = 4
-CHILD_OPTIONS = (
-    "case_file",
-    "sizes",
-    "settings",
-    "out",
-    "script_sha256",
-    "script_args",
-    "fault_file",
-    "dump_at_unix_s",
-)
-
-
-def worker_dies_with_harness() -> None:
-    """In the worker, between the harness's fork and exec: SIGTERM it when the harness dies, not
-    SIGKILL, so that it can end its case process's tree (``end_all``), not only the process."""
-    die_with_parent(signal.SIGTERM)
+# A request's keys without which ``harness.measure.child`` cannot run it.
+REQUIRED = ("case_file", "sizes", "settings", "out", "log")
 
 
 def children() -> list[int]:
@@ -147,28 +131,6 @@ def become_case_process(worker_pid: int, log: str, affinity: list[int] | None) -
         os.sched_setaffinity(0, affinity)
 
 
-def run_case_here(request: dict[str, Any]) -> None:
-    """The case process of ``fork`` isolation: run the case, write its payload."""
-    from harness.measure.child import run_request
-
-    if request.get("script_sha256") and SIDE_ENVIRON:
-        # A plain script gets the side's environment, not what this worker's JAX import added to it.
-        os.environ.clear()
-        os.environ.update(SIDE_ENVIRON)
-    run_request(request)
-
-
-def child_command(request: dict[str, Any]) -> list[str]:
-    """``python -m harness.measure.child`` with the request as its options (one per key)."""
-    command = [sys.executable, "-m", "harness.measure.child"]
-    for number, key in enumerate(CHILD_OPTIONS):
-        if number < REQUIRED or request.get(key):
-            value = request[key]
-            text = json.dumps(value) if key in ("sizes", "settings", "script_args") else str(value)
-            command += [f"--{key.replace('_', '-')}", text]
-    return command
-
-
 def start_case_process(request: dict[str, Any], isolation: str) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
@@ -180,8 +142,15 @@ def start_case_process(request: dict[str, Any], isolation: str) -> int:
     try:
         become_case_process(worker_pid, request["log"], request.get("affinity"))
         if isolation == "spawn":
-            os.execv(sys.executable, child_command(request))
-        run_case_here(request)
+            child = [sys.executable, "-m", "harness.measure.child", json.dumps(request)]
+            os.execv(sys.executable, child)
+        from harness.measure.child import run_request  # fork: the case process is this one
+
+        if request.get("script_sha256") and SIDE_ENVIRON:
+            # A plain script gets the side's environment, not what this worker's JAX import added.
+            os.environ.clear()
+            os.environ.update(SIDE_ENVIRON)
+        run_request(request)
         code = 0
     except BaseException:
         traceback.print_exc()
@@ -214,7 +183,7 @@ def checked_request(line: str) -> dict[str, Any]:
     run = request.get("run") if isinstance(request, dict) else None
     if not isinstance(run, dict):
         raise ValueError('expected {"run": {...}}')
-    missing = [key for key in (*CHILD_OPTIONS[:REQUIRED], "log") if key not in run]
+    missing = [key for key in REQUIRED if key not in run]
     if missing:
         raise ValueError(f"missing {', '.join(missing)}")
     return run

@@ -36,8 +36,8 @@ from harness.analysis.significance import MOVED, Shape, Verdict
 from harness.catalogue.discovery import CaseInfo
 from harness.explain.reproducer_script import REQUIREMENTS
 from harness.host.environment import redact, scrub, shareable_variables
-from harness.measure.case_process import tail
 from harness.measure.deaths import from_site_packages
+from harness.measure.deaths import last_lines as tail
 from harness.metric_names import JSON, KINDS, PHASES, PROCESS, MetricKey
 from harness.render.tables import markdown_table
 from harness.render.text import code_span, fenced, folded, inline

@@ -22,9 +22,9 @@ from harness.host.environment import host_facts
 from harness.install.environments import Environments, Failed, Prepared, Unavailable
 from harness.install.venvs import ReleaseEnv
 from harness.measure.cells import PlannedRun
+from harness.measure.launch import venv_gone
 from harness.measure.sides import Side
 from harness.measure.storing import RunContext, not_installable_result, store
-from harness.measure.workers import venv_gone
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus, Settings, parse_host
 from harness.units import time_left

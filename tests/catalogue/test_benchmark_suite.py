@@ -24,7 +24,7 @@ from harness.errors import UsageError
 from harness.host.environment import allowed_variables
 from harness.install.venvs import uv_command
 from harness.measure.benchmark_json import BENCHMARK_JSON, CUT_SHORT_NOTE
-from harness.measure.deaths import FAULT_AT
+from harness.measure.script_hook import FAULT_AT
 from tests.conftest import REPO
 
 

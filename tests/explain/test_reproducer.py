@@ -12,7 +12,7 @@ import pytest
 from harness.explain.reproducer import COMPILE, MEMORY, RUN, counterpart, matched
 from harness.explain.reproducer_script import reproducer_text
 from harness.install.venvs import ensure, export_tools, release_env
-from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
+from harness.measure.script_hook import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.script_process import HOOK
 from harness.metric_names import parse_metric_name
 from harness.pins import DEFAULT_PROFILE, index_release

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from harness.measure import deaths
+from harness.measure import deaths, script_hook
 from harness.measure.case_process import run_process
 from harness.measure.launch import Worker
-from harness.store.schema import EndKind, ProcessEnd, RunStatus
+from harness.store.schema import EndKind, ProcessEnd, RunStatus, Settings
 from tests.conftest import FIXTURES
 
 DIES = FIXTURES / "scripts" / "dies.py"
@@ -27,17 +27,12 @@ def run_dies(tmp_path, how: str, timeout_s: float = 60.0):
     )
     try:
         worker.ready()
-        return run_process(
-            worker,
-            0,
-            DIES,
-            {},
-            {},
-            timeout_s=timeout_s,
-            affinity=None,
-            load_threshold=1.0,
-            script_sha256=hashlib.sha256(DIES.read_bytes()).hexdigest(),
-        )
+        script = {
+            "case_file": str(DIES),
+            "sizes": {},
+            "script_sha256": hashlib.sha256(DIES.read_bytes()).hexdigest(),
+        }
+        return run_process(worker, 0, script, Settings(timeout_s=timeout_s))
     finally:
         worker.close()
 
@@ -98,13 +93,7 @@ def test_the_stack_is_written_before_the_time_out():
         assert 0 < deaths.dump_after(timeout) < timeout
 
 
-def test_the_hook_and_the_harness_name_the_same_variables():
-    from harness.measure import script_hook
-
-    assert (script_hook.FAULT_FILE, script_hook.FAULT_AT) == (
-        deaths.FAULT_FILE,
-        deaths.FAULT_AT,
-    )
+def test_a_time_out_without_its_seconds_is_stored_as_its_kind_alone():
     assert ProcessEnd(EndKind.TIMEOUT).to_json() == {"how": "timeout"}
 
 
@@ -130,12 +119,12 @@ def test_the_stack_at_the_time_out_is_written_by_python_never_by_faulthandlers_w
     other = threading.Event()
     threading.Thread(target=other.wait, daemon=True).start()
     try:
-        deaths.watch_faults(str(path), time.time() + 0.2)
+        script_hook.watch_faults(str(path), time.time() + 0.2)
         stack = waiting_for_the_dump(path)
     finally:
         other.set()
         faulthandler.disable()
-        deaths._armed.pop().close()
+        script_hook._armed.pop().close()
         if was_enabled:
             faulthandler.enable(sys.__stderr__)
     first = stack.splitlines()[0]

@@ -155,7 +155,7 @@ def test_a_harness_whose_parent_ignores_hangups_too_ends_with_it(tmp_path, marks
 
 
 def test_a_harness_under_nohup_is_left_to_run(tmp_path):
-    from harness.measure.lifetime import follow_parent, ignores_hangups
+    from harness.measure.guardian import follow_parent, ignores_hangups
 
     previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
@@ -169,7 +169,7 @@ def test_a_harness_under_nohup_is_left_to_run(tmp_path):
 
 
 def test_whether_a_process_ignores_hangups_is_read_from_proc():
-    from harness.measure.lifetime import ignores_hangups
+    from harness.measure.guardian import ignores_hangups
 
     def sleeping(disposition):
         return subprocess.Popen(

@@ -11,9 +11,10 @@ from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget, PlannedPoint
 from harness.measure import attempts as attempts_module
 from harness.measure.cells import Cell, CellRun, PlannedRun, claim_text, pair_name, point_claim
+from harness.measure.launch import VenvGone, WorkerPool
+from harness.measure.load import load_threshold
 from harness.measure.runner import Recorder, known_skip
 from harness.measure.sides import Side, this_side
-from harness.measure.workers import VenvGone, WorkerPool
 from harness.metric_names import MetricKey
 from harness.store.results import load_results
 from harness.store.schema import (
@@ -260,9 +261,9 @@ def fake_process(statuses_and_loads):
     """run_process stand-in: one (status, other_cpu_cores) per call, loaded over 0.5 cores."""
     calls = iter(statuses_and_loads)
 
-    def run_process(worker, index, *args, load_threshold, **kwargs):
+    def run_process(worker, index, case, settings):
         status, cores = next(calls)
-        load = ProcessLoad(cores, 0.0, cores > load_threshold)
+        load = ProcessLoad(cores, 0.0, cores > load_threshold(settings))
         return ProcessRun(index, RunStatus(status), "", 0.1, (index, index + 1), load, None)
 
     return run_process
@@ -347,7 +348,7 @@ def test_an_interrupt_while_measuring_a_loaded_process_again_keeps_the_loaded_me
 ):
     calls = iter([("ok", 0.9)])
 
-    def run_process(worker, index, *args, load_threshold, **kwargs):
+    def run_process(worker, index, case, settings):
         for status, cores in calls:
             return ProcessRun(
                 index, RunStatus(status), "", 0.1, (index, index + 1), ProcessLoad(cores, 0.0, True)
@@ -776,7 +777,7 @@ def test_a_process_whose_venv_changed_under_it_is_a_fault_of_the_machine_not_kep
     """A clean-up outside the harness removed the side's venv mid-run: never a script error (no
     advice to declare jax), and nothing of it stored as the release's outcome."""
 
-    def run_process(worker, index, *args, **kwargs):
+    def run_process(worker, index, case, settings):
         return ProcessRun(index, RunStatus.FAILED, detail, 0.1, (index, index + 1))
 
     monkeypatch.setattr(attempts_module, "run_process", run_process)
@@ -798,7 +799,7 @@ def test_a_process_whose_venv_changed_under_it_is_a_fault_of_the_machine_not_kep
 
 
 def test_jax_missing_for_a_subprocess_of_the_script_is_no_fault_of_a_venv_that_holds_jax(tmp_path):
-    from harness.measure.workers import venv_gone
+    from harness.measure.launch import venv_gone
 
     site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages" / "jax"
     site.mkdir(parents=True)

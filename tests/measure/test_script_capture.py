@@ -9,7 +9,8 @@ import sys
 
 from harness.explain.reproducer_script import reproducer_text
 from harness.install.venvs import export_tools
-from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS, SAVED_LEAF_BYTES
+from harness.measure.script_capture import SAVED_LEAF_BYTES
+from harness.measure.script_hook import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.script_process import HOOK
 from tests.conftest import REPO
 

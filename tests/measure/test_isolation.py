@@ -2,7 +2,7 @@ import pytest
 
 from harness import main as cli
 from harness.errors import UsageError
-from harness.measure.affinity import available_cpus, check_affinity, parse_cpu_list
+from harness.measure.isolation import available_cpus, check_affinity, parse_cpu_list
 from tests.conftest import FIXTURES
 
 
