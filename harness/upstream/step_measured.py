@@ -36,7 +36,7 @@ from harness.steps.evidence import CannotKeep, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.schema import Settings
 from harness.units import format_ratio, version_key
-from harness.upstream.change import Crash, Reproduced
+from harness.upstream.change import Crash, Reproduced, reproducer_named
 
 
 @dataclass(frozen=True)
@@ -198,18 +198,11 @@ def reproduce(
 
 
 def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
-    """The reproducer as a bisect answer names it (what the draft reads); None where none is."""
+    """The reproducer as a bisect answer names it (what the draft reads, from the data the answer
+    stores); None where none is."""
     if not answer.script or answer.problem:  # a refusal alone is said beside a measured one
         return None
-    measured = {
-        metric: (str(found.verdict) if found else "", found.ratio if found else None)
-        for metric, (_, found) in answer.measured.items()
-    }
-    counterparts = {metric: name for metric, (name, _) in answer.measured.items()}
-    note = " ".join(answer.note.split())[:300]
-    return Reproduced(
-        answer.folder, answer.script, answer.exported_on, answer.lines, measured, counterparts, note
-    )
+    return reproducer_named([answer.data()], (answer.before, answer.after))
 
 
 def newest_status_line(
