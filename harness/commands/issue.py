@@ -39,6 +39,7 @@ from harness.findings import Finding, findings, nox_command
 from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, scrub, shown_path
 from harness.install.environments import Environments, Prepared
 from harness.install.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
+from harness.measure.figures import parse_output
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
@@ -78,7 +79,6 @@ from harness.upstream.change import (
 from harness.upstream.export import export_script
 from harness.upstream.installs import exact_install, imported_besides_jax
 from harness.upstream.minimal import minimal_script
-from harness.upstream.standalone import parse_output
 from harness.upstream.step_measured import (
     IssueRequest,
     StepRequest,

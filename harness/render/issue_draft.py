@@ -34,6 +34,7 @@ from harness.explain.reproducer_script import REQUIREMENTS
 from harness.host.environment import redact, scrub, shareable_variables
 from harness.measure.case_process import tail
 from harness.measure.deaths import from_site_packages
+from harness.measure.figures import parse_output
 from harness.metric_names import MetricKey
 from harness.render.draft_summary import how_sure, phase_reading, provenance
 from harness.render.tables import markdown_table
@@ -50,7 +51,6 @@ from harness.upstream.change import (
     title,
 )
 from harness.upstream.installs import script_words
-from harness.upstream.standalone import parse_output
 
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
 VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}

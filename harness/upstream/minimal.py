@@ -6,7 +6,7 @@ this one is what a maintainer reads first: the definitions ``programs()`` needs 
 metadata, then a loop that calls each program ``REPEATS`` times after a warm-up, blocks with
 ``jax.block_until_ready`` and prints the two figures per program that a comparison quotes, in the
 exported script's own format (``metric PROGRAM dispatch_ns|wall_ns median=NS min=NS max=NS
-n=COUNT``, read back by ``harness.upstream.standalone.parse_output``).
+n=COUNT``, read back by ``harness.measure.figures.parse_output``).
 
 Only the programs asked for are timed; entries of ``programs()``'s dict literal naming other
 programs are left out of the script, with whatever only they used. The script is checked as the
