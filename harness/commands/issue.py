@@ -375,38 +375,32 @@ def _progress(line: str) -> None:
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
     """XLA's dumps of the change's two releases, which its bisect kept by its answer, copied beside
-    the draft (``<case>-compiled/<release>/``, HLO text files only; a link, an oversized file or a
-    name that is not XLA's is skipped); the folder's name, or "" when there is nothing to copy."""
+    the draft (``<case>-compiled/<release>/``, HLO text files only); the folder's name, or "" when
+    there is nothing to copy."""
     if change is None or not change.dumps:
         return ""
-    releases = [
-        release for release in (change.last_good, change.first_bad) if name_problem(release) is None
+    dumps = reports / change.dumps
+    copied = [
+        copy_beside(dumps / release, DUMP_FILE, folder, f"{case}-compiled", release)
+        for release in (change.last_good, change.first_bad)
+        if name_problem(release) is None
     ]
-    copied = 0
-    for release in releases:
-        source = reports / change.dumps / release
-        if source.is_symlink() or not source.is_dir():
-            continue
-        target = part_folder(folder, f"{case}-compiled", release)
-        if target is not None:
-            copied += len(copy_beside(source, target, DUMP_FILE))
-    return f"{case}-compiled/" if copied else ""
+    return f"{case}-compiled/" if any(copied) else ""
 
 
-def part_folder(folder: Path, *parts: str) -> Path | None:
-    """``folder/parts`` for a part of the draft, made where missing; None where a level of it is a
-    link or not a folder (planted there), said in one line: that part is not written, the draft
-    still is (docs/results.md)."""
+def copy_beside(source: Path, wanted: re.Pattern[str], folder: Path, *parts: str) -> set[str]:
+    """The files of ``source`` whose names ``wanted`` matches, copied into ``folder/parts``, a part
+    of the draft made where missing; the names copied.  Nothing is copied from a ``source`` that is
+    a link or no folder, nor into a part where a level of it is a link or not a folder (planted
+    there: said in one line, the draft is still written, docs/results.md); a link or an oversized
+    file in ``source`` is skipped, said in one line."""
+    if source.is_symlink() or not source.is_dir():
+        return set()
     try:
-        return output_folder(folder, *parts)
+        target = output_folder(folder, *parts)
     except UsageError as exc:
         print(f"harness: {'/'.join(parts)} not written beside the draft: {exc}", file=sys.stderr)
-        return None
-
-
-def copy_beside(source: Path, target: Path, wanted: re.Pattern[str]) -> set[str]:
-    """The files of ``source`` whose names ``wanted`` matches, copied into ``target`` (a link or an
-    oversized file is skipped, said in one line); the names copied."""
+        return set()
     copied = set()
     for path in sorted(source.iterdir()):
         if not wanted.match(path.name):
@@ -428,17 +422,12 @@ REPRODUCER_FILE = re.compile(
 
 def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: str) -> str:
     """The reproducer with jax alone that the change's bisect measured, copied beside the draft
-    (``<case>-reproducer/``; a link, an oversized file or a name the harness does not write is
-    skipped); the folder's name, or "" where there is none or it did not reproduce the change."""
+    (``<case>-reproducer/``, the files the harness writes there); the folder's name, or "" where
+    there is none or it did not reproduce the change."""
     if change is None or change.reproducer is None or not change.reproduced():
         return ""
     source = reports / change.reproducer.folder
-    if source.is_symlink() or not source.is_dir():
-        return ""
-    target = part_folder(folder, f"{case}-reproducer")
-    if target is None:
-        return ""
-    copied = copy_beside(source, target, REPRODUCER_FILE)
+    copied = copy_beside(source, REPRODUCER_FILE, folder, f"{case}-reproducer")
     wanted = {change.reproducer.script, "programs.json"}
     return f"{case}-reproducer/" if wanted <= copied else ""
 
@@ -734,18 +723,16 @@ def _crash_script(
     others = imported_besides_jax(text)
     if not others:
         return text, case.path.name, "the script itself (plain JAX)", ""
-    found = step.reproducer
-    source = request.out_dir / found.folder if found is not None else None
-    if found is not None and source is not None and source.is_dir() and not source.is_symlink():
-        named = f"{case.name}-reproducer"
-        target = part_folder(folder, named)
-        if target is not None and found.script in copy_beside(source, target, REPRODUCER_FILE):
-            return (
-                (target / found.script).read_text(errors="replace"),
-                found.script,
-                f"the reproducer with jax alone (`{case.name}-reproducer/`)",
-                "",
-            )
+    found, named = step.reproducer, f"{case.name}-reproducer"
+    if found is not None and found.script in copy_beside(
+        request.out_dir / found.folder, REPRODUCER_FILE, folder, named
+    ):
+        return (
+            (folder / named / found.script).read_text(errors="replace"),
+            found.script,
+            f"the reproducer with jax alone (`{named}/`)",
+            "",
+        )
     words = ["--status", "--good", step.before, "--bad", step.after]
     command = nox_command("bisect", target_words(case), words, request.sizes, "")
     missing = (
