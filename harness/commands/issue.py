@@ -38,7 +38,7 @@ from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
 from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, scrub, shown_path
 from harness.install.environments import Environments, Prepared
-from harness.install.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
+from harness.install.venvs import ensure, plain_env, plan_entry, read_plan
 from harness.measure.figures import parse_output
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
@@ -166,15 +166,6 @@ def installed_packages(python: str) -> list[str]:
         [python, "-I", "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False
     )
     return done.stdout.split() if done.returncode == 0 else []
-
-
-def ready(env: ReleaseEnv) -> ReleaseEnv:
-    """``env`` installed (once; cached afterwards), or a HarnessError saying why it cannot be."""
-    _progress(f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)")
-    problem = ensure(env)
-    if problem:
-        raise HarnessError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
-    return env
 
 
 def programs_to_time(
@@ -316,26 +307,11 @@ class MeasuredHere:
         return dataclasses.replace(change, reproducer=self.reproducer, why=(*self.why, *change.why))
 
 
-def issue_command(request: IssueRequest, good: str, bad: str, metric: MetricKey | None) -> str:
-    """The ``nox -s issue`` command that measures what this draft could not."""
-    words = ["--good", good, "--bad", bad]
-    words += Criterion.of(metric).words()  # none without a metric
-    return nox_command("issue", target_words(request.case), words, request.sizes, "")
-
-
-def not_measured_here(request: IssueRequest, change: Change) -> str:
+def not_measured_here(request: IssueRequest, missing: list[str], words: list[str]) -> MeasuredHere:
     """Without nox's plan (one JAX installed here): what the draft lacks, and the command for it."""
-    missing = [
-        "the step confirmed" if not change.probes else "",
-        "the reproducer with jax alone"
-        if request.case.subject.own_venv and change.reproducer is None
-        else "",
-        "whether the newest release on the index still shows it",
-    ]
-    command = issue_command(
-        request, change.last_good, change.first_bad, request.metric or change.metric
-    )
-    return f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}; `{command}`"
+    command = nox_command("issue", target_words(request.case), words, request.sizes, "")
+    said = f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}; `{command}`"
+    return MeasuredHere(not_measured=(said,))
 
 
 def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
@@ -344,7 +320,15 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     where no bisect answer gave one, and the newest release's line."""
     good, bad = change.last_good, change.first_bad
     if request.plan is None:
-        return MeasuredHere(not_measured=(not_measured_here(request, change),))
+        own = request.case.subject.own_venv and change.reproducer is None
+        missing = [
+            "the step confirmed" if not change.probes else "",
+            "the reproducer with jax alone" if own else "",
+            "whether the newest release on the index still shows it",
+        ]
+        criterion = Criterion.of(request.metric or change.metric).words()  # none without a metric
+        words = ["--good", good, "--bad", bad, *criterion]
+        return not_measured_here(request, missing, words)
     asked = StepRequest(request, good, bad, _progress)
     metric = request.metric or change.metric
     prober = confirm(asked, Criterion.of(metric))
@@ -446,14 +430,8 @@ def _short_runs(
     if request.plan is None or change is None:
         code, out, err = run_script(script, timeout, None, args)
         run = ScriptRun(release_label(), request.profile, variables, code, out, err, timeout)
-        return [
-            ReleaseRun(
-                "installed here",
-                run,
-                [],
-                "in the environment that ran the harness (not a fresh venv)",
-            )
-        ]
+        here = "in the environment that ran the harness (not a fresh venv)"
+        return [ReleaseRun("installed here", run, [], here)]
     runs = []
     pair = (change.last_good, change.first_bad)
     places = [where_to_run(request, version, alone=True) for version in pair]
@@ -463,9 +441,8 @@ def _short_runs(
     ]
     for number, (role, version) in enumerate(zip(("last good", "first bad"), pair, strict=True)):
         place = places[number]
-        install = place.install
-        if request.case.subject.own_venv:
-            install = exact_install(install, installed[number], installed[1 - number])
+        # a case's sides record no installed set: its line stays as the harness made it
+        install = exact_install(place.install, installed[number], installed[1 - number])
         code, out, err = run_script(script, timeout, place.python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
         runs.append(ReleaseRun(role, run, install, place.where, installed_packages(place.python)))
@@ -500,7 +477,10 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     assert request.plan is not None
     env = plan_entry(request.plan, version)
     if not request.case.subject.own_venv:
-        env = ready(plain_env(env) if alone else env)
+        env = plain_env(env) if alone else env
+        _progress(f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)")
+        if problem := ensure(env):
+            raise HarnessError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
         where = (
             f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib "
             "and what they need"
@@ -520,11 +500,8 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     install = [f"jax=={env.jax}", *jaxlib, *pins]
     cutoff = f" as of {libraries.cutoff[:10]}" if libraries.cutoff else ", the newest versions"
     venv = prepared.interpreter.parent.parent.name
-    where = (
-        f"in a venv of its own (`.nox/{venv}`, made with uv) holding jax, jaxlib and what the "
-        "script declares"
-    )
-    where += f", resolved{cutoff}"
+    where = f"in a venv of its own (`.nox/{venv}`, made with uv) holding jax, jaxlib and what the "
+    where += f"script declares, resolved{cutoff}"
     return Place(str(prepared.interpreter.absolute()), install, where, libraries.installed)
 
 
@@ -567,12 +544,7 @@ def drafts_an_ending(request: IssueRequest) -> bool:
             for v in (request.good, request.bad)
         )
         return crash_between(*ends) is not None
-    return not stored_metric_step(request) and stored_ending(request) is not None
-
-
-def stored_metric_step(request: IssueRequest) -> bool:
-    """Whether a stored bisect or triage answer names a metric's step at these sizes and profile."""
-    return stored_change(request, []) is not None
+    return stored_change(request, []) is None and stored_ending(request) is not None
 
 
 def has_a_change(request: IssueRequest) -> bool:
@@ -580,7 +552,7 @@ def has_a_change(request: IssueRequest) -> bool:
     nox's plan, the JAX installed here."""
     if request.plan is None or (request.good is not None and request.bad is not None):
         return True
-    return stored_metric_step(request)
+    return stored_change(request, []) is not None  # a stored bisect or triage answer's
 
 
 def execute(opts: IssueOptions) -> int:
@@ -651,13 +623,12 @@ def measure_ending(
 ) -> tuple[list[StoredResult], MeasuredHere]:
     """Through nox the step's two releases and the newest measured together; then stored results."""
     if request.plan is None:
+        missing = [
+            "the crash confirmed on both releases",
+            "whether the newest release on the index still crashes",
+        ]
         words = ["--status", "--good", step.before, "--bad", step.after]
-        command = nox_command("issue", target_words(request.case), words, request.sizes, "")
-        line = (
-            "Not measured here (one JAX installed): the crash confirmed on both releases, whether "
-            f"the newest release on the index still crashes; `{command}`"
-        )
-        return _mine(request), MeasuredHere(not_measured=(line,))
+        return _mine(request), not_measured_here(request, missing, words)
     asked = StepRequest(request, step.before, step.after, _progress)
     prober = confirm(asked, Criterion(Judged.STATUS))
     mine = _mine(request)
