@@ -82,7 +82,8 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
     parts = _resolve([root, tail], load)
     docstring = _script_docstring(root.docstring or "", case, sizes)
     text = _assemble(docstring, parts)
-    _check(text, case.path.stem)
+    if problem := script_problem(text, case.path.stem):
+        raise _Refused(problem)
     return text
 
 
@@ -552,17 +553,14 @@ def undefined_names(text: str) -> set[str]:
     return read - bound - set(dir(builtins)) - MODULE_DUNDERS
 
 
-def _check(text: str, name: str) -> None:
+def script_problem(text: str, name: str) -> str:
+    """Why a generated script is no standalone script: it does not compile, it imports more than
+    jax, numpy and the standard library, or it uses a name it does not define; "" where none."""
     try:
         compile(text, f"{name}.py", "exec")
     except SyntaxError as exc:
-        raise _Refused(f"the script does not compile ({exc}); this is a harness bug") from None
-    foreign = foreign_imports(text)
-    if foreign:
-        names = ", ".join(sorted(foreign))
-        raise _Refused(
-            f"the script would import {names} (only jax, numpy and the standard library)"
-        )
-    undefined = undefined_names(text)
-    if undefined:
-        raise _Refused(f"the script would use undefined names: {', '.join(sorted(undefined))}")
+        return f"the script does not compile ({exc}); this is a harness bug"
+    if foreign := ", ".join(sorted(foreign_imports(text))):
+        return f"the script would import {foreign} (only jax, numpy and the standard library)"
+    undefined = ", ".join(sorted(undefined_names(text)))
+    return f"the script would use undefined names: {undefined}" if undefined else ""

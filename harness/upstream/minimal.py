@@ -23,7 +23,7 @@ from collections.abc import Collection, Mapping
 
 from harness.catalogue.discovery import SOURCE_ENCODING, CaseInfo
 from harness.errors import UsageError
-from harness.upstream.export import case_definitions, foreign_imports, undefined_names
+from harness.upstream.export import case_definitions, script_problem
 
 PROGRAMS_FUNCTION = "programs"
 # what a short script aims at; over it, the definitions lose the blank lines between them
@@ -67,19 +67,13 @@ def minimal_script(
     sizes_literal = "{" + ", ".join(f'"{name}": {value}' for name, value in sizes.items()) + "}"
     names = "[" + ", ".join(f'"{name}"' for name in sorted(programs)) + "]"
     settings = f"SIZES, PROGRAMS, REPEATS, WARMUP = {sizes_literal}, {names}, {repeats}, {warmup}"
-    text = "\n".join(head) + "\n\n" + compact(definitions) + "\n\n" + settings + "\n" + TIMING
+    parts = ["\n".join(head), compact(definitions), f"{settings}\n{TIMING}"]
+    text = "\n\n".join(parts)
     # dense beats long: the definitions without blank lines between them
     if len(text.splitlines()) > LINE_BUDGET:
-        text = (
-            "\n".join(head)
-            + "\n\n"
-            + compact(definitions, spaced=False)
-            + "\n\n"
-            + settings
-            + "\n"
-            + TIMING
-        )
-    _check(text, case.name)
+        text = "\n\n".join([parts[0], compact(definitions, spaced=False), parts[2]])
+    if problem := script_problem(text, case.name):
+        raise UsageError(f"cannot write a short script for case {case.name}: {problem}")
     return text
 
 
@@ -240,16 +234,3 @@ def compact(code: str, *, spaced: bool = True) -> str:
             out.append("")
         out += kept
     return "\n".join(out)
-
-
-def _check(text: str, name: str) -> None:
-    try:
-        compile(text, f"{name}.py", "exec")
-    except SyntaxError as exc:
-        raise UsageError(
-            f"the short script of case {name} does not compile ({exc}); this is a harness bug"
-        ) from None
-    problems = [f"imports {m}" for m in sorted(foreign_imports(text))]
-    problems += [f"uses undefined {n}" for n in sorted(undefined_names(text))]
-    if problems:
-        raise UsageError(f"cannot write a short script for case {name}: it {', '.join(problems)}")
