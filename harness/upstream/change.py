@@ -73,18 +73,11 @@ def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
     return _read_answers(reports_dir, "bisect", case)
 
 
-def read_triage_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
-    """Every stored triage answer of ``case`` (``triage-CASE-*.json``), read as bisect answers."""
-    return _read_answers(reports_dir, "triage", case)
-
-
 def read_steps(reports_dir: Path, case: str) -> list[BisectAnswer]:
     """Every stored step of ``case`` a draft can be about: each bisect answer, and each confirmed
     step of each triage answer read as the bisect answer of that step would say it."""
-    return [
-        *read_bisect_answers(reports_dir, case),
-        *(step for each in read_triage_answers(reports_dir, case) for step in triage_steps(each)),
-    ]
+    triaged = _read_answers(reports_dir, "triage", case)  # ``triage-CASE-*.json``
+    return [*read_bisect_answers(reports_dir, case), *(s for t in triaged for s in triage_steps(t))]
 
 
 def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
@@ -227,7 +220,7 @@ def change_from(
 ) -> Change | None:
     """The change to quote: ``good``/``bad`` when given, else the newest usable bisect answer; None
     if neither."""
-    usable = [a for a in answers if _matches(a.data, case, sizes, profile)]
+    usable = _about(answers, case, sizes, profile, status=False)
     asked = [a for a in usable if metric is not None and a.data.get("metric") == metric.metric_name]
     usable = asked or usable  # a metric asked: the step of that metric where one is stored
     rule = thresholds or Thresholds()
@@ -259,22 +252,19 @@ def answer_ends(data: Any) -> tuple[str, str] | None:
     return None
 
 
-def answer_about(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
-    """Whether a stored answer's document is about this case, at these sizes, on this profile."""
-    return (
-        isinstance(data, dict)
-        and data.get("case") == case
-        and data.get("sizes") == sizes
-        and data.get("profile") == profile
-    )
-
-
-def _matches(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
-    return (
-        answer_about(data, case, sizes, profile)
-        and answer_ends(data) is not None
-        and data.get("criterion") != STATUS  # an ending's: ``status_answer``
-    )
+def _about(
+    answers: Sequence[BisectAnswer], case: str, sizes: dict[str, int], profile: str, *, status: bool
+) -> list[BisectAnswer]:
+    """The stored steps about this case, at these sizes, on this profile, that name both ends: an
+    ending's (``status``: ``status_answer``) or a metric's."""
+    return [
+        a
+        for a in answers
+        if isinstance(a.data, dict)
+        and [a.data.get(k) for k in ("case", "sizes", "profile")] == [case, sizes, profile]
+        and answer_ends(a.data) is not None
+        and (a.data.get("criterion") == STATUS) is status
+    ]
 
 
 def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Thresholds) -> Change:
@@ -294,7 +284,7 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
         else {}
     )
     ends = answer_ends(data)
-    assert ends is not None  # only answers that _matches are read
+    assert ends is not None  # only answers ``_about`` keeps are read
     before, after = ends
     return Change(
         metric or bisected,
@@ -450,26 +440,16 @@ def _with_stored_figures(
     )
     if metric not in a or metric not in b or judged.shape is not Shape.COST:
         return judged
+    # A bisect by the claim stores no figure per probe: that release's stored result gives it.
+    stored = {p.release: newest_result(mine, p.release, sizes, profile) for p in change.probes}
+    samples = {v: metric_samples(r).get(metric) for v, r in stored.items() if r is not None}
     probes = [
         p
-        if p.median_ns is not None
-        else replace(p, median_ns=_figure(mine, p.release, sizes, profile, metric))
+        if p.median_ns is not None or samples.get(p.release) is None
+        else replace(p, median_ns=samples[p.release].figure)
         for p in change.probes
     ]
     return replace(judged, before_ns=a[metric].figure, after_ns=b[metric].figure, probes=probes)
-
-
-def _figure(
-    results: Sequence[StoredResult],
-    release: str,
-    sizes: dict[str, int],
-    profile: str,
-    metric: MetricKey,
-) -> float | None:
-    """A bisect by the claim stores no figure per probe: that release's stored result gives it."""
-    found = newest_result(results, release, sizes, profile)
-    samples = metric_samples(found).get(metric) if found is not None else None
-    return samples.figure if samples is not None else None
 
 
 def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str], float]]) -> Change:
@@ -606,13 +586,9 @@ def status_answer(
     """The newest stored step of how the processes end (``read_steps``: a bisect by status, a
     triage's confirmed status step) for this case, sizes and profile; None where none has one."""
     found: list[tuple[str, StatusAnswer]] = []
-    for answer in steps:
-        data = answer.data
-        ends = answer_ends(data)
-        if not answer_about(data, case, sizes, profile) or ends is None:
-            continue
-        if data.get("criterion") != STATUS:
-            continue
+    for answer in _about(steps, case, sizes, profile, status=True):
+        data, ends = answer.data, answer_ends(answer.data)
+        assert ends is not None
         how = (
             "a triage of jax releases, its step measured again"
             if data.get("measured_again")
