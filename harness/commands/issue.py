@@ -724,14 +724,10 @@ def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str,
     )
     mine, measured = measure_ending(request, step)
     crash = _crash(request, step, mine)
-    if not crash.environment_info.strip() and request.plan is not None:
-        python = where_to_run(request, crash.crashes, alone=False).python
-        crash = dataclasses.replace(crash, environment_info=environment_info(python))
-    if not crash.cpu_model:
-        crash = dataclasses.replace(crash, cpu_model=cpu_model())
-    crash = dataclasses.replace(
-        crash, environment_info=scrub(crash.environment_info), cpu_model=scrub(crash.cpu_model)
-    )
+    info, cpu = crash.environment_info, crash.cpu_model or cpu_model()
+    if not info.strip() and request.plan is not None:
+        info = environment_info(where_to_run(request, crash.crashes, alone=False).python)
+    crash = dataclasses.replace(crash, environment_info=scrub(info), cpu_model=scrub(cpu))
     folder = output_folder(request.out_dir, ISSUES_DIR)
     text, name, what, missing = _crash_script(request, step, folder)
     draft = CrashDraft(

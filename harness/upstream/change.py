@@ -442,11 +442,13 @@ def _with_stored_figures(
         return judged
     # A bisect by the claim stores no figure per probe: that release's stored result gives it.
     stored = {p.release: newest_result(mine, p.release, sizes, profile) for p in change.probes}
-    samples = {v: metric_samples(r).get(metric) for v, r in stored.items() if r is not None}
+    figures = {
+        release: samples.figure
+        for release, found in stored.items()
+        if found is not None and (samples := metric_samples(found).get(metric)) is not None
+    }
     probes = [
-        p
-        if p.median_ns is not None or samples.get(p.release) is None
-        else replace(p, median_ns=samples[p.release].figure)
+        replace(p, median_ns=figures.get(p.release)) if p.median_ns is None else p
         for p in change.probes
     ]
     return replace(judged, before_ns=a[metric].figure, after_ns=b[metric].figure, probes=probes)
