@@ -87,12 +87,16 @@ class StepRequest:
         return f"issue-{self.asked.case.name}"
 
 
-def measuring_prober(request: StepRequest, criterion: Criterion) -> ReleaseProber:
-    """The prober of the step's two releases and the newest, each in the environment its case or
-    script runs in, at the request's processes a side, more while a comparison is open."""
+def confirm(request: StepRequest, criterion: Criterion) -> ReleaseProber:
+    """The step's two releases and the newest measured together, each in the environment its case
+    or script runs in, at the request's processes a side, more while a comparison is open; ordered
+    so that the comparisons decided are the two the draft says: the step (first bad against last
+    good) and the newest against the last good; until each is decided by the criterion (a metric,
+    or how the processes end), else until each change is shown.  Stored results are reused; a
+    release left alone is measured when first read."""
     releases = dict.fromkeys((request.good, request.bad, request.newest))
     processes = request.asked.processes  # not the draft's own script runs' (--effort)
-    return ReleaseProber(
+    prober = ReleaseProber(
         {release: plan_entry(request.plan, release) for release in releases},
         request.asked.case,
         request.asked.sizes,
@@ -109,15 +113,6 @@ def measuring_prober(request: StepRequest, criterion: Criterion) -> ReleaseProbe
             progress=request.progress,
         ),
     )
-
-
-def confirm(request: StepRequest, criterion: Criterion) -> ReleaseProber:
-    """The step's two releases and the newest measured together, ordered so that the comparisons
-    decided are the two the draft says: the step (first bad against last good) and the newest
-    against the last good; until each is decided by the criterion (a metric, or how the processes
-    end), else until each change is shown.  Stored results are reused; a release left alone is
-    measured when first read."""
-    prober = measuring_prober(request, criterion)
     releases = list(prober.envs)
     request.progress(
         f"[issue {request.asked.case.name}] jax {', '.join(releases)} measured together: the step "
