@@ -82,12 +82,8 @@ def _merged_imports(case_imports: list[str]) -> list[str]:
     third_party = [
         line for line in case_imports if line.split()[1].split(".")[0] in ("jax", "numpy")
     ]
-    standard = sorted(set(case_imports) - set(third_party) | set(TIMING_IMPORTS), key=_import_order)
-    return [*standard, "", *third_party]
-
-
-def _import_order(line: str) -> tuple[bool, str]:
-    return line.startswith("from "), line
+    standard = set(case_imports) - set(third_party) | set(TIMING_IMPORTS)
+    return [*sorted(standard, key=lambda line: (line.startswith("from "), line)), "", *third_party]
 
 
 def prune_programs(source: str, keep: set[str]) -> str:
