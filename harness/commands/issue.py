@@ -194,7 +194,8 @@ def write_issue(request: IssueRequest) -> Written:
     change = stored_change(request, mine, request.good, request.bad, request.metric)
     # nox: a draft needs a change between two releases to show
     if change is None and request.plan is not None:
-        raise nothing_to_draft(request, "bisect or triage answer", [])
+        raise nothing_to_draft(request, "bisect or triage answer", [])  # its one line alone
+    _progress(f"[{request.profile}] {case.name} at {sizes_text(sizes)}: drafting an issue …")
     measured = MeasuredHere()
     if change is not None:
         measured = measure_here(request, change)
@@ -547,14 +548,6 @@ def drafts_an_ending(request: IssueRequest) -> bool:
     return stored_change(request, []) is None and stored_ending(request) is not None
 
 
-def has_a_change(request: IssueRequest) -> bool:
-    """Whether the draft has two releases to show: given, from a stored bisect answer, or, without
-    nox's plan, the JAX installed here."""
-    if request.plan is None or (request.good is not None and request.bad is not None):
-        return True
-    return stored_change(request, []) is not None  # a stored bisect or triage answer's
-
-
 def execute(opts: IssueOptions) -> int:
     check_results_folder(opts.results, opts.script.case)
 
@@ -563,10 +556,6 @@ def execute(opts: IssueOptions) -> int:
         path, shown, _, said = write_crash_issue(request)
         print(issue_screen(shown, [], [], shown_path(path), said), end="")
         return 0
-    shown = sizes_text(request.sizes)
-    # else write_issue refuses at once, and its one line should be the only one
-    if has_a_change(request):
-        _progress(f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …")
     written = write_issue(request)
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
@@ -743,17 +732,14 @@ def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str,
         workaround=step.workaround,
         newest=measured.newest,
         not_measured=measured.not_measured,
-        installs=_installs(request, (crash.runs, crash.crashes)),
+        # each release as nox's plan pins it (a jaxlib of another number, numpy<2 where needed)
+        installs={
+            env.jax: plain_env(env).install
+            for env in request.plan or []
+            if env.jax in (crash.runs, crash.crashes)
+        },
     )
     path = folder / f"{request.case.name}-crash.md"
     replace_file(path, render_crash(draft))
     said = tuple(filter(None, (measured.newest, measured.follow_up, *measured.not_measured)))
     return path, crash_title(draft), name if text else "", said
-
-
-def _installs(request: IssueRequest, releases: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """What installs each release, as nox's plan pins it (a jaxlib of another number, numpy<2 where
-    needed); none without a plan."""
-    if request.plan is None:
-        return {}
-    return {env.jax: plain_env(env).install for env in request.plan if env.jax in releases}
