@@ -94,7 +94,7 @@ def confirm(request: StepRequest, criterion: Criterion) -> ReleaseProber:
     good) and the newest against the last good; until each is decided by the criterion (a metric,
     or how the processes end), else until each change is shown.  Stored results are reused; a
     release left alone is measured when first read."""
-    releases = dict.fromkeys((request.good, request.bad, request.newest))
+    releases = list(dict.fromkeys((request.good, request.bad, request.newest)))
     processes = request.asked.processes  # not the draft's own script runs' (--effort)
     prober = ReleaseProber(
         {release: plan_entry(request.plan, release) for release in releases},
@@ -113,7 +113,6 @@ def confirm(request: StepRequest, criterion: Criterion) -> ReleaseProber:
             progress=request.progress,
         ),
     )
-    releases = list(prober.envs)
     request.progress(
         f"[issue {request.asked.case.name}] jax {', '.join(releases)} measured together: the step "
         "confirmed" + (" and the newest release on the index" if len(releases) > 2 else "")
