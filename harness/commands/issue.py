@@ -173,12 +173,9 @@ def programs_to_time(
 ) -> list[str]:
     """The program the change is about, else every program the full script timed (or, if it failed,
     one stored)."""
-    if (
-        change is not None
-        and change.metric is not None
-        and change.metric.kind in ("wall", "dispatch")
-    ):
-        return [change.metric.name]
+    metric = change.metric if change is not None else None
+    if metric is not None and metric.kind in ("wall", "dispatch"):
+        return [metric.name]
     timed = {
         program for program, metric in parse_output(full_output).medians if metric == "wall_ns"
     }
