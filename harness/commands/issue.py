@@ -331,7 +331,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     metric = request.metric or change.metric
     prober = confirm(asked, Criterion.of(metric))
     if metric is None:  # the one that moved most, from what was just stored
-        metric = change_again(request, _mine(request), change).metric
+        metric = change_again(request, _loaded(request)[0], change).metric
     if metric is None:
         return MeasuredHere(True, not_measured=("No metric moved between the two releases",))
     rule = Thresholds()
@@ -536,7 +536,7 @@ def drafts_an_ending(request: IssueRequest) -> bool:
     if request.metric is not None:
         return False
     if request.good is not None and request.bad is not None:
-        mine, sizes, profile = _mine(request), request.sizes, request.profile
+        mine, sizes, profile = _loaded(request)[0], request.sizes, request.profile
         ends = (
             newest_result(mine, v, sizes, profile, any_end=True)
             for v in (request.good, request.bad)
@@ -614,10 +614,10 @@ def measure_ending(
             "whether the newest release on the index still crashes",
         ]
         words = ["--status", "--good", step.before, "--bad", step.after]
-        return _mine(request), not_measured_here(request, missing, words)
+        return _loaded(request)[0], not_measured_here(request, missing, words)
     asked = StepRequest(request, step.before, step.after, _progress)
     prober = confirm(asked, Criterion(Judged.STATUS))
-    mine = _mine(request)
+    mine = _loaded(request)[0]
     newest, command = newest_status_line(
         prober, asked, _crash(request, step, mine), target_words(request.case)
     )
@@ -630,10 +630,6 @@ def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem
         return [], []
     results, problems = load_results(request.results_dir)
     return [r for r in results if r.result.case == request.case.name], problems
-
-
-def _mine(request: IssueRequest) -> list[StoredResult]:
-    return _loaded(request)[0]
 
 
 def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) -> Crash:
