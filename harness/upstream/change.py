@@ -48,7 +48,6 @@ from harness.store.schema import ProcessEnd, RunStatus
 from harness.units import version_key
 
 PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
-MOVED_WORDS = {Verdict.SLOWER: "slower", Verdict.FASTER: "faster"}
 
 # A bisect answer is a few kB of JSON; a larger one is none, and whole could exhaust memory.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
@@ -196,7 +195,7 @@ class Change:
             return False
         verdict, ratio = found.measured.get(self.metric.metric_name, ("", None))
         return (
-            verdict in MOVED_WORDS.values()
+            verdict in (Verdict.SLOWER, Verdict.FASTER)
             and ratio is not None
             and (ratio > 1) == (self.ratio > 1)
         )
