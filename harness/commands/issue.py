@@ -433,29 +433,18 @@ def _short_runs(
     runs = []
     pair = (change.last_good, change.first_bad)
     places = [where_to_run(request, version, alone=True) for version in pair]
-    installed = [
-        _installed(request, stored, version, place)
-        for version, place in zip(pair, places, strict=True)
-    ]
-    for number, (role, version) in enumerate(zip(("last good", "first bad"), pair, strict=True)):
-        place = places[number]
-        # a case's sides record no installed set: its line stays as the harness made it
+    # Every package a side installed: as its newest stored result of the script records it, else as
+    # the environment the draft ran it in; a case's record none, and its line stays as made.
+    had = [newest_result(stored, v, request.sizes, request.profile) for v in pair]
+    recorded = [found.result.libraries if found is not None else None for found in had]
+    installed = [r.installed if r else p.installed for r, p in zip(recorded, places, strict=True)]
+    roles = ("last good", "first bad")
+    for number, (role, version, place) in enumerate(zip(roles, pair, places, strict=True)):
         install = exact_install(place.install, installed[number], installed[1 - number])
         code, out, err = run_script(script, timeout, place.python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
         runs.append(ReleaseRun(role, run, install, place.where, installed_packages(place.python)))
     return runs
-
-
-def _installed(
-    request: IssueRequest, stored: Sequence[StoredResult], version: str, place: Place
-) -> tuple[str, ...]:
-    """Every package a side installed: as its newest stored result of the script records it, else as
-    the environment the draft ran it in."""
-    found = newest_result(stored, version, request.sizes, request.profile)
-    if found is not None and found.result.libraries is not None:
-        return found.result.libraries.installed
-    return place.installed
 
 
 @dataclass(frozen=True)
