@@ -3,13 +3,12 @@ from which release to which, by how much) or an ending's (``Crash``: every proce
 ok, every one of the other dead alike).  Pure.
 
 A metric's step comes from a stored bisect answer or a triage answer's confirmed step
-(``read_steps``; ``read_bisect_answers`` and ``read_triage_answers`` are the one place that knows
-their file names), from ``--good``/``--bad`` and the stored results of those releases, or, last,
-from the short script's own output on both releases.  Every metric of the two releases' stored
-results is compared once, by its own shape's rule, and the step carries those comparisons to the
-page.  A bisect by the claim
-names no metric: of the metrics that changed significantly (by the report's rule) between the two
-releases' stored results, the one that slowed down most is quoted, else the one that changed most.
+(``read_steps``, with ``_read_answers`` the one place that knows their file names), from
+``--good``/``--bad`` and the stored results of those releases, or, last, from the short script's own
+output on both releases. Every metric of the two releases' stored results is compared once, by its
+own shape's rule, and the step carries those comparisons to the page. A bisect by the claim names no
+metric: of the metrics that changed significantly (by the report's rule) between the two releases'
+stored results, the one that slowed down most is quoted, else the one that changed most.
 
 An ending's step comes from ``--good``/``--bad``, else the newest stored answer with one: a
 ``bisect --status`` answer or a triage answer's confirmed ``status`` change (``status_answer``).
@@ -65,10 +64,7 @@ class BisectAnswer:
 
 def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
     """Every stored bisect answer of ``case``: ``bisect-CASE.json`` and ``bisect-CASE-*.json`` (one
-    per range).
-
-    The only code that knows where bisect answers are stored and what they are called.
-    """
+    per range)."""
     return _read_answers(reports_dir, "bisect", case)
 
 
