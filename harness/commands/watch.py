@@ -64,6 +64,8 @@ from harness.store.files import replace_file
 
 SUMMARY = "watch"  # watch.md and watch.json in the output folder
 SUITES = "watch-suites"  # the scripts that run a pytest-benchmark suite, in the output folder
+# What of the measuring settings a watch remembers it measured by (besides processes and budget).
+REMEMBERED_SETTINGS = ("repeats", "max_seconds", "effort", "max_load")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,12 +181,7 @@ def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> di
         "processes": measuring.processes,
         "max_processes": measuring.max_processes,
         "time_budget": measuring.time_budget,
-        "settings": {
-            "repeats": measuring.settings.repeats,
-            "max_seconds": measuring.settings.max_seconds,
-            "effort": measuring.settings.effort,
-            "max_load": measuring.settings.max_load,
-        },
+        "settings": {name: getattr(measuring.settings, name) for name in REMEMBERED_SETTINGS},
         "thresholds": thresholds_json(options.thresholds),
     }
 
