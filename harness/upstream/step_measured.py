@@ -82,10 +82,6 @@ class StepRequest:
     def newest(self) -> str:
         return max((env.jax for env in self.plan), key=version_key)
 
-    @property
-    def stem(self) -> str:
-        return f"issue-{self.asked.case.name}"
-
 
 def confirm(request: StepRequest, criterion: Criterion) -> ReleaseProber:
     """The step's two releases and the newest measured together, each in the environment its case
@@ -178,7 +174,7 @@ def reproduce(
         return ""
     good, bad, criteria = request.good, request.bad, (Criterion.of(metric),)
     out, script = request.asked.out_dir, case.subject.script_file
-    step = Step(good, bad, criteria, platform, rule, out, request.stem, script=script)
+    step = Step(good, bad, criteria, platform, rule, out, f"issue-{case.name}", script=script)
     kind = Reproducer()
     if not kind.wanted(step):
         return "no reproducer asked for this step"
