@@ -68,10 +68,6 @@ def held_libraries(run: RangeRun) -> Libraries:
     )
 
 
-def commit_stem(stem: str) -> str:
-    return f"{stem}-commits"
-
-
 def run_commit_bisect(options: RangeOptions) -> int:
     """Exit status 0 when a commit (or jaxlib) was named, 1 when not."""
     run = RangeRun.start(options)
@@ -130,7 +126,7 @@ def run_commit_bisect(options: RangeOptions) -> int:
 
     found = CommitBisect(options.first, options.last, commits, jaxlibs, terms)
     CommitSearch(found, candidates, judge, prepare, together, progress).run()
-    step, stem = found.step(), commit_stem(run.stem())
+    step, stem = found.step(), f"{run.stem()}-commits"
     steps: dict[Pair, list[Criterion]] = {}
     asked = options.criterion.explained
     if step is not None and asked and run.asks_why:

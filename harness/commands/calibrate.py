@@ -75,20 +75,6 @@ def run_separately(arguments: Sequence[str]) -> int:
     return run_command.execute(options)
 
 
-def _pair_by_sizes(
-    folder: Path, plan: CalibrationPlan, what: str
-) -> tuple[StoredResult, StoredResult]:
-    """The unchanged and the raised side's results of one interleaved slowdown run."""
-    by_size = {r.result.sizes.get(plan.raised): r for r in _measured(folder, what, 2)}
-    unchanged, raised = by_size.get(plan.sizes[plan.raised]), by_size.get(plan.raised_to)
-    if unchanged is None or raised is None:
-        raise HarnessError(
-            f"the {what} did not store one result unchanged and one at "
-            f"{plan.raised}={plan.raised_to}"
-        )
-    return unchanged, raised
-
-
 def calibrate(
     plan: CalibrationPlan, thresholds: Thresholds, *, run: Runner = run_separately
 ) -> CalibrationRun:
@@ -115,7 +101,15 @@ def calibrate(
             )
             folder = root / f"slowdown-{i + 1}"
             _run(run, what, plan.run_arguments(folder, sides=sides))
-            slowdowns.append(_pair_by_sizes(folder, plan, what))
+            # the unchanged and the raised side's results, told apart by the size raised
+            by_size = {r.result.sizes.get(plan.raised): r for r in _measured(folder, what, 2)}
+            unchanged, raised = by_size.get(plan.sizes[plan.raised]), by_size.get(plan.raised_to)
+            if unchanged is None or raised is None:
+                raise HarnessError(
+                    f"the {what} did not store one result unchanged and one at "
+                    f"{plan.raised}={plan.raised_to}"
+                )
+            slowdowns.append((unchanged, raised))
     machines = {r.result.machine for r in [*stored, *(s for pair in slowdowns for s in pair)]}
     if len(machines) > 1:
         raise HarnessError(

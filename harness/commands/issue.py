@@ -38,7 +38,8 @@ from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
 from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, scrub, shown_path
 from harness.install.environments import Environments, Prepared
-from harness.install.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
+from harness.install.venvs import ensure, plain_env, plan_entry, read_plan
+from harness.measure.figures import parse_output
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
@@ -78,7 +79,6 @@ from harness.upstream.change import (
 from harness.upstream.export import export_script
 from harness.upstream.installs import exact_install, imported_besides_jax
 from harness.upstream.minimal import minimal_script
-from harness.upstream.standalone import parse_output
 from harness.upstream.step_measured import (
     IssueRequest,
     StepRequest,
@@ -168,26 +168,14 @@ def installed_packages(python: str) -> list[str]:
     return done.stdout.split() if done.returncode == 0 else []
 
 
-def ready(env: ReleaseEnv) -> ReleaseEnv:
-    """``env`` installed (once; cached afterwards), or a HarnessError saying why it cannot be."""
-    _progress(f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)")
-    problem = ensure(env)
-    if problem:
-        raise HarnessError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
-    return env
-
-
 def programs_to_time(
     change: Change | None, full_output: str, results: Sequence[StoredResult] = ()
 ) -> list[str]:
     """The program the change is about, else every program the full script timed (or, if it failed,
     one stored)."""
-    if (
-        change is not None
-        and change.metric is not None
-        and change.metric.kind in ("wall", "dispatch")
-    ):
-        return [change.metric.name]
+    metric = change.metric if change is not None else None
+    if metric is not None and metric.kind in ("wall", "dispatch"):
+        return [metric.name]
     timed = {
         program for program, metric in parse_output(full_output).medians if metric == "wall_ns"
     }
@@ -203,7 +191,8 @@ def write_issue(request: IssueRequest) -> Written:
     change = stored_change(request, mine, request.good, request.bad, request.metric)
     # nox: a draft needs a change between two releases to show
     if change is None and request.plan is not None:
-        raise nothing_to_draft(request, "bisect or triage answer", [])
+        raise nothing_to_draft(request, "bisect or triage answer", [])  # its one line alone
+    _progress(f"[{request.profile}] {case.name} at {sizes_text(sizes)}: drafting an issue …")
     measured = MeasuredHere()
     if change is not None:
         measured = measure_here(request, change)
@@ -316,26 +305,11 @@ class MeasuredHere:
         return dataclasses.replace(change, reproducer=self.reproducer, why=(*self.why, *change.why))
 
 
-def issue_command(request: IssueRequest, good: str, bad: str, metric: MetricKey | None) -> str:
-    """The ``nox -s issue`` command that measures what this draft could not."""
-    words = ["--good", good, "--bad", bad]
-    words += Criterion.of(metric).words()  # none without a metric
-    return nox_command("issue", target_words(request.case), words, request.sizes, "")
-
-
-def not_measured_here(request: IssueRequest, change: Change) -> str:
+def not_measured_here(request: IssueRequest, missing: list[str], words: list[str]) -> MeasuredHere:
     """Without nox's plan (one JAX installed here): what the draft lacks, and the command for it."""
-    missing = [
-        "the step confirmed" if not change.probes else "",
-        "the reproducer with jax alone"
-        if request.case.subject.own_venv and change.reproducer is None
-        else "",
-        "whether the newest release on the index still shows it",
-    ]
-    command = issue_command(
-        request, change.last_good, change.first_bad, request.metric or change.metric
-    )
-    return f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}; `{command}`"
+    command = nox_command("issue", target_words(request.case), words, request.sizes, "")
+    said = f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}; `{command}`"
+    return MeasuredHere(not_measured=(said,))
 
 
 def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
@@ -344,12 +318,20 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     where no bisect answer gave one, and the newest release's line."""
     good, bad = change.last_good, change.first_bad
     if request.plan is None:
-        return MeasuredHere(not_measured=(not_measured_here(request, change),))
+        own = request.case.subject.own_venv and change.reproducer is None
+        missing = [
+            "the step confirmed" if not change.probes else "",
+            "the reproducer with jax alone" if own else "",
+            "whether the newest release on the index still shows it",
+        ]
+        criterion = Criterion.of(request.metric or change.metric).words()  # none without a metric
+        words = ["--good", good, "--bad", bad, *criterion]
+        return not_measured_here(request, missing, words)
     asked = StepRequest(request, good, bad, _progress)
     metric = request.metric or change.metric
     prober = confirm(asked, Criterion.of(metric))
     if metric is None:  # the one that moved most, from what was just stored
-        metric = change_again(request, _mine(request), change).metric
+        metric = change_again(request, _loaded(request)[0], change).metric
     if metric is None:
         return MeasuredHere(True, not_measured=("No metric moved between the two releases",))
     rule = Thresholds()
@@ -375,38 +357,32 @@ def _progress(line: str) -> None:
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
     """XLA's dumps of the change's two releases, which its bisect kept by its answer, copied beside
-    the draft (``<case>-compiled/<release>/``, HLO text files only; a link, an oversized file or a
-    name that is not XLA's is skipped); the folder's name, or "" when there is nothing to copy."""
+    the draft (``<case>-compiled/<release>/``, HLO text files only); the folder's name, or "" when
+    there is nothing to copy."""
     if change is None or not change.dumps:
         return ""
-    releases = [
-        release for release in (change.last_good, change.first_bad) if name_problem(release) is None
+    dumps = reports / change.dumps
+    copied = [
+        copy_beside(dumps / release, DUMP_FILE, folder, f"{case}-compiled", release)
+        for release in (change.last_good, change.first_bad)
+        if name_problem(release) is None
     ]
-    copied = 0
-    for release in releases:
-        source = reports / change.dumps / release
-        if source.is_symlink() or not source.is_dir():
-            continue
-        target = part_folder(folder, f"{case}-compiled", release)
-        if target is not None:
-            copied += len(copy_beside(source, target, DUMP_FILE))
-    return f"{case}-compiled/" if copied else ""
+    return f"{case}-compiled/" if any(copied) else ""
 
 
-def part_folder(folder: Path, *parts: str) -> Path | None:
-    """``folder/parts`` for a part of the draft, made where missing; None where a level of it is a
-    link or not a folder (planted there), said in one line: that part is not written, the draft
-    still is (docs/results.md)."""
+def copy_beside(source: Path, wanted: re.Pattern[str], folder: Path, *parts: str) -> set[str]:
+    """The files of ``source`` whose names ``wanted`` matches, copied into ``folder/parts``, a part
+    of the draft made where missing; the names copied.  Nothing is copied from a ``source`` that is
+    a link or no folder, nor into a part where a level of it is a link or not a folder (planted
+    there: said in one line, the draft is still written, docs/results.md); a link or an oversized
+    file in ``source`` is skipped, said in one line."""
+    if source.is_symlink() or not source.is_dir():
+        return set()
     try:
-        return output_folder(folder, *parts)
+        target = output_folder(folder, *parts)
     except UsageError as exc:
         print(f"harness: {'/'.join(parts)} not written beside the draft: {exc}", file=sys.stderr)
-        return None
-
-
-def copy_beside(source: Path, target: Path, wanted: re.Pattern[str]) -> set[str]:
-    """The files of ``source`` whose names ``wanted`` matches, copied into ``target`` (a link or an
-    oversized file is skipped, said in one line); the names copied."""
+        return set()
     copied = set()
     for path in sorted(source.iterdir()):
         if not wanted.match(path.name):
@@ -428,17 +404,12 @@ REPRODUCER_FILE = re.compile(
 
 def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: str) -> str:
     """The reproducer with jax alone that the change's bisect measured, copied beside the draft
-    (``<case>-reproducer/``; a link, an oversized file or a name the harness does not write is
-    skipped); the folder's name, or "" where there is none or it did not reproduce the change."""
+    (``<case>-reproducer/``, the files the harness writes there); the folder's name, or "" where
+    there is none or it did not reproduce the change."""
     if change is None or change.reproducer is None or not change.reproduced():
         return ""
     source = reports / change.reproducer.folder
-    if source.is_symlink() or not source.is_dir():
-        return ""
-    target = part_folder(folder, f"{case}-reproducer")
-    if target is None:
-        return ""
-    copied = copy_beside(source, target, REPRODUCER_FILE)
+    copied = copy_beside(source, REPRODUCER_FILE, folder, f"{case}-reproducer")
     wanted = {change.reproducer.script, "programs.json"}
     return f"{case}-reproducer/" if wanted <= copied else ""
 
@@ -457,41 +428,23 @@ def _short_runs(
     if request.plan is None or change is None:
         code, out, err = run_script(script, timeout, None, args)
         run = ScriptRun(release_label(), request.profile, variables, code, out, err, timeout)
-        return [
-            ReleaseRun(
-                "installed here",
-                run,
-                [],
-                "in the environment that ran the harness (not a fresh venv)",
-            )
-        ]
+        here = "in the environment that ran the harness (not a fresh venv)"
+        return [ReleaseRun("installed here", run, [], here)]
     runs = []
     pair = (change.last_good, change.first_bad)
     places = [where_to_run(request, version, alone=True) for version in pair]
-    installed = [
-        _installed(request, stored, version, place)
-        for version, place in zip(pair, places, strict=True)
-    ]
-    for number, (role, version) in enumerate(zip(("last good", "first bad"), pair, strict=True)):
-        place = places[number]
-        install = place.install
-        if request.case.subject.own_venv:
-            install = exact_install(install, installed[number], installed[1 - number])
+    # Every package a side installed: as its newest stored result of the script records it, else as
+    # the environment the draft ran it in; a case's record none, and its line stays as made.
+    had = [newest_result(stored, v, request.sizes, request.profile) for v in pair]
+    recorded = [found.result.libraries if found is not None else None for found in had]
+    installed = [r.installed if r else p.installed for r, p in zip(recorded, places, strict=True)]
+    roles = ("last good", "first bad")
+    for number, (role, version, place) in enumerate(zip(roles, pair, places, strict=True)):
+        install = exact_install(place.install, installed[number], installed[1 - number])
         code, out, err = run_script(script, timeout, place.python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
         runs.append(ReleaseRun(role, run, install, place.where, installed_packages(place.python)))
     return runs
-
-
-def _installed(
-    request: IssueRequest, stored: Sequence[StoredResult], version: str, place: Place
-) -> tuple[str, ...]:
-    """Every package a side installed: as its newest stored result of the script records it, else as
-    the environment the draft ran it in."""
-    found = newest_result(stored, version, request.sizes, request.profile)
-    if found is not None and found.result.libraries is not None:
-        return found.result.libraries.installed
-    return place.installed
 
 
 @dataclass(frozen=True)
@@ -511,7 +464,10 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     assert request.plan is not None
     env = plan_entry(request.plan, version)
     if not request.case.subject.own_venv:
-        env = ready(plain_env(env) if alone else env)
+        env = plain_env(env) if alone else env
+        _progress(f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)")
+        if problem := ensure(env):
+            raise HarnessError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
         where = (
             f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib "
             "and what they need"
@@ -531,11 +487,8 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     install = [f"jax=={env.jax}", *jaxlib, *pins]
     cutoff = f" as of {libraries.cutoff[:10]}" if libraries.cutoff else ", the newest versions"
     venv = prepared.interpreter.parent.parent.name
-    where = (
-        f"in a venv of its own (`.nox/{venv}`, made with uv) holding jax, jaxlib and what the "
-        "script declares"
-    )
-    where += f", resolved{cutoff}"
+    where = f"in a venv of its own (`.nox/{venv}`, made with uv) holding jax, jaxlib and what the "
+    where += f"script declares, resolved{cutoff}"
     return Place(str(prepared.interpreter.absolute()), install, where, libraries.installed)
 
 
@@ -572,26 +525,13 @@ def drafts_an_ending(request: IssueRequest) -> bool:
     if request.metric is not None:
         return False
     if request.good is not None and request.bad is not None:
-        mine, sizes, profile = _mine(request), request.sizes, request.profile
+        mine, sizes, profile = _loaded(request)[0], request.sizes, request.profile
         ends = (
             newest_result(mine, v, sizes, profile, any_end=True)
             for v in (request.good, request.bad)
         )
         return crash_between(*ends) is not None
-    return not stored_metric_step(request) and stored_ending(request) is not None
-
-
-def stored_metric_step(request: IssueRequest) -> bool:
-    """Whether a stored bisect or triage answer names a metric's step at these sizes and profile."""
-    return stored_change(request, []) is not None
-
-
-def has_a_change(request: IssueRequest) -> bool:
-    """Whether the draft has two releases to show: given, from a stored bisect answer, or, without
-    nox's plan, the JAX installed here."""
-    if request.plan is None or (request.good is not None and request.bad is not None):
-        return True
-    return stored_metric_step(request)
+    return stored_change(request, []) is None and stored_ending(request) is not None
 
 
 def execute(opts: IssueOptions) -> int:
@@ -602,10 +542,6 @@ def execute(opts: IssueOptions) -> int:
         path, shown, _, said = write_crash_issue(request)
         print(issue_screen(shown, [], [], shown_path(path), said), end="")
         return 0
-    shown = sizes_text(request.sizes)
-    # else write_issue refuses at once, and its one line should be the only one
-    if has_a_change(request):
-        _progress(f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …")
     written = write_issue(request)
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
@@ -662,16 +598,15 @@ def measure_ending(
 ) -> tuple[list[StoredResult], MeasuredHere]:
     """Through nox the step's two releases and the newest measured together; then stored results."""
     if request.plan is None:
+        missing = [
+            "the crash confirmed on both releases",
+            "whether the newest release on the index still crashes",
+        ]
         words = ["--status", "--good", step.before, "--bad", step.after]
-        command = nox_command("issue", target_words(request.case), words, request.sizes, "")
-        line = (
-            "Not measured here (one JAX installed): the crash confirmed on both releases, whether "
-            f"the newest release on the index still crashes; `{command}`"
-        )
-        return _mine(request), MeasuredHere(not_measured=(line,))
+        return _loaded(request)[0], not_measured_here(request, missing, words)
     asked = StepRequest(request, step.before, step.after, _progress)
     prober = confirm(asked, Criterion(Judged.STATUS))
-    mine = _mine(request)
+    mine = _loaded(request)[0]
     newest, command = newest_status_line(
         prober, asked, _crash(request, step, mine), target_words(request.case)
     )
@@ -684,10 +619,6 @@ def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem
         return [], []
     results, problems = load_results(request.results_dir)
     return [r for r in results if r.result.case == request.case.name], problems
-
-
-def _mine(request: IssueRequest) -> list[StoredResult]:
-    return _loaded(request)[0]
 
 
 def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) -> Crash:
@@ -734,18 +665,16 @@ def _crash_script(
     others = imported_besides_jax(text)
     if not others:
         return text, case.path.name, "the script itself (plain JAX)", ""
-    found = step.reproducer
-    source = request.out_dir / found.folder if found is not None else None
-    if found is not None and source is not None and source.is_dir() and not source.is_symlink():
-        named = f"{case.name}-reproducer"
-        target = part_folder(folder, named)
-        if target is not None and found.script in copy_beside(source, target, REPRODUCER_FILE):
-            return (
-                (target / found.script).read_text(errors="replace"),
-                found.script,
-                f"the reproducer with jax alone (`{case.name}-reproducer/`)",
-                "",
-            )
+    found, named = step.reproducer, f"{case.name}-reproducer"
+    if found is not None and found.script in copy_beside(
+        request.out_dir / found.folder, REPRODUCER_FILE, folder, named
+    ):
+        return (
+            (folder / named / found.script).read_text(errors="replace"),
+            found.script,
+            f"the reproducer with jax alone (`{named}/`)",
+            "",
+        )
     words = ["--status", "--good", step.before, "--bad", step.after]
     command = nox_command("bisect", target_words(case), words, request.sizes, "")
     missing = (
@@ -766,14 +695,10 @@ def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str,
     )
     mine, measured = measure_ending(request, step)
     crash = _crash(request, step, mine)
-    if not crash.environment_info.strip() and request.plan is not None:
-        python = where_to_run(request, crash.crashes, alone=False).python
-        crash = dataclasses.replace(crash, environment_info=environment_info(python))
-    if not crash.cpu_model:
-        crash = dataclasses.replace(crash, cpu_model=cpu_model())
-    crash = dataclasses.replace(
-        crash, environment_info=scrub(crash.environment_info), cpu_model=scrub(crash.cpu_model)
-    )
+    info, cpu = crash.environment_info, crash.cpu_model or cpu_model()
+    if not info.strip() and request.plan is not None:
+        info = environment_info(where_to_run(request, crash.crashes, alone=False).python)
+    crash = dataclasses.replace(crash, environment_info=scrub(info), cpu_model=scrub(cpu))
     folder = output_folder(request.out_dir, ISSUES_DIR)
     text, name, what, missing = _crash_script(request, step, folder)
     draft = CrashDraft(
@@ -789,17 +714,14 @@ def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str,
         workaround=step.workaround,
         newest=measured.newest,
         not_measured=measured.not_measured,
-        installs=_installs(request, (crash.runs, crash.crashes)),
+        # each release as nox's plan pins it (a jaxlib of another number, numpy<2 where needed)
+        installs={
+            env.jax: plain_env(env).install
+            for env in request.plan or []
+            if env.jax in (crash.runs, crash.crashes)
+        },
     )
     path = folder / f"{request.case.name}-crash.md"
     replace_file(path, render_crash(draft))
     said = tuple(filter(None, (measured.newest, measured.follow_up, *measured.not_measured)))
     return path, crash_title(draft), name if text else "", said
-
-
-def _installs(request: IssueRequest, releases: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """What installs each release, as nox's plan pins it (a jaxlib of another number, numpy<2 where
-    needed); none without a plan."""
-    if request.plan is None:
-        return {}
-    return {env.jax: plain_env(env).install for env in request.plan if env.jax in releases}

@@ -87,11 +87,6 @@ def listing_of(places: Places) -> Listing:
     return load_listing(session_python(), places.cache / "jax-index.json")
 
 
-def on_index(listing: Listing, version: str) -> Release:
-    """``version`` pinned by the release rules; UsageError when the index does not offer it."""
-    return index_release(*listing.pair(version))
-
-
 def ready(places: Places, release: Release, profile: Profile, say: Say) -> ReleaseEnv:
     """``release``'s cached venv under ``profile``, installed once and then reused; HarnessError (a
     failed session) when it cannot be."""
@@ -155,7 +150,7 @@ def matrix(places: Places, posargs: Sequence[str], say: Say) -> Launch:
 def run_one(places: Places, posargs: Sequence[str], say: Say) -> Launch:
     request = release_run_view(posargs)
     assert request.profile is not None
-    release = on_index(listing_of(places), request.on_index[0])
+    release = index_release(*listing_of(places).pair(request.on_index[0]))
     if request.own_venv_of is not None:
         return script_side(places, request, release, say)
     env = ready(places, release, request.profile, say)
@@ -168,9 +163,9 @@ def release_range(places: Places, command: str, posargs: Sequence[str]) -> Launc
     request = session_view(command, posargs)
     assert request.profile is not None
     listing = listing_of(places)
-    # the releases named, each refused unless on the index: issue's, or the one jax release held
-    # while a library's releases vary (--vary)
-    releases = [on_index(listing, version) for version in request.on_index]
+    # the releases named, each refused unless on the index (``Listing.pair``): issue's, or the one
+    # jax release held while a library's releases vary (--vary)
+    releases = [index_release(*listing.pair(version)) for version in request.on_index]
     if command == "issue":  # any release on the index, each installed on demand
         releases = [index_release(jax, lib) for jax, lib in listing.pairs]
     elif request.span is not None:
@@ -187,7 +182,7 @@ def watch(places: Places, posargs: Sequence[str], say: Say = _say) -> Launch:
     if request.release is None:  # the newest: one that installs with the jaxlib it is paired with
         versions = newest_installable(listing, say, installs_together)
     pair = watched_pair(versions, request.release, request.baseline)
-    releases = [on_index(listing, version) for version in pair]
+    releases = [index_release(*listing.pair(version)) for version in pair]
     applies(request.profile, pair)
     plan = release_plan(places, "watch", releases, request.profile)
     named = [] if request.baseline else ["--baseline", pair[0]]

@@ -152,20 +152,6 @@ def checked(session: str, posargs: Sequence[str]) -> None:
         sessions.session_view(session, posargs)
 
 
-def index_refusal(session: str, reason: str, jax_here: str | None) -> str:
-    """The one line for a machine whose package index cannot be reached."""
-    here = (
-        f"with the jax {jax_here} installed here, `jax-repro run`, `search` and `list` measure or "
-        "read it"
-        if jax_here
-        else "install jax here and `jax-repro run` and `search` measure it"
-    )
-    return (
-        f"{session} installs jax releases from the package index, and {reason}; "
-        f"{', '.join(NEED_THE_INDEX)} need the index; {here}"
-    )
-
-
 def nox_command(session: str, posargs: Sequence[str], cache: Path, project: Path) -> list[str]:
     """nox on the project's noxfile, its venvs in the cache (an absolute envdir), the user's posargs
     as typed."""
@@ -188,7 +174,16 @@ def drive(
     posargs = list(argv[1:])
     checked(session, posargs)
     if (reason := unreachable_index(environ)) is not None:
-        raise UsageError(index_refusal(session, reason, jax_here))
+        here = (
+            f"with the jax {jax_here} installed here, `jax-repro run`, `search` and `list` measure "
+            "or read it"
+            if jax_here
+            else "install jax here and `jax-repro run` and `search` measure it"
+        )
+        raise UsageError(
+            f"{session} installs jax releases from the package index, and {reason}; "
+            f"{', '.join(NEED_THE_INDEX)} need the index; {here}"
+        )
     cache = usable_cache(cache_root(environ))
     command = nox_command(session, posargs, cache, materialized(cache))
     print(

@@ -126,14 +126,6 @@ def labelled(
     return renamed, labels, pins
 
 
-def check_stored(options: RangeOptions) -> None:
-    """Before anything is installed: a results folder that holds another version of the script is
-    refused, and so is a metric that no stored ok result of the case has."""
-    check_results_folder(options.places.results, options.case)
-    if options.metric is not None:
-        refuse_unknown(stored_metric_names(options), options)
-
-
 def refuse_unknown(names: Sequence[str], options: RangeOptions) -> None:
     """A usage error for the metric asked for where results of the case (``names``: their metrics)
     have none of that name."""
@@ -307,7 +299,11 @@ class RangeRun:
     @classmethod
     def start(cls, options: RangeOptions) -> RangeRun:
         """Stored results checked and the release plan read, before anything is installed."""
-        check_stored(options)
+        # A results folder that holds another version of the script is refused, and so is a metric
+        # that no stored ok result of the case has.
+        check_results_folder(options.places.results, options.case)
+        if options.metric is not None:
+            refuse_unknown(stored_metric_names(options), options)
         envs = plan_for(options)
         options, labels, pins = labelled(options, envs)
         # A folder that takes no writes (read-only, full) is one line now, not a traceback or a

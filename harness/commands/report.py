@@ -24,8 +24,6 @@ from harness.store.files import child, output_folder, parse_document, read_bound
 from harness.store.results import LoadProblem, load_results
 
 PAGES_MANIFEST = ".report-pages.json"  # the pages the last render wrote
-
-
 MANIFEST_BYTES = 2**20
 
 
@@ -52,21 +50,15 @@ def write_report(
     )
     plots = draw_plots(model.timings, out_dir)
     pages = render_pages(model, datetime.now(UTC), plots)
-    written = write_pages(out_dir, pages)
+    # Every page replaced atomically (``replace_file``), the index last (a stable sort moves it), so
+    # that an index never links a page a full disk kept from being written.
+    for name in sorted(pages, key=lambda name: name == INDEX):
+        replace_file(child(out_dir, name), pages[name])
+    written = [child(out_dir, name) for name in sorted(pages, key=lambda name: name != INDEX)]
     forget_old_pages(out_dir, set(pages))
     if json_path is not None:
         replace_file(json_path, dumps(report_json(model, thresholds)))
     return written, problems, plots
-
-
-def write_pages(out_dir: Path, pages: dict[str, str]) -> list[Path]:
-    """Write every page, the index last, so an index never links a page a full disk kept from being
-    written; each page replaced atomically (``replace_file``).  Returns their paths, the index
-    first."""
-    # a stable sort: the index moves last
-    for name in sorted(pages, key=lambda name: name == INDEX):
-        replace_file(child(out_dir, name), pages[name])
-    return [child(out_dir, name) for name in sorted(pages, key=lambda name: name != INDEX)]
 
 
 def forget_old_pages(out_dir: Path, pages: set[str]) -> None:

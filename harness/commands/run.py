@@ -24,6 +24,7 @@ from harness.units import sizes_text
 
 # a cell passed over on resume, counted apart from the statuses
 ALREADY_MEASURED = "already measured"
+FINE = (RunStatus.OK, RunStatus.SKIPPED)  # the statuses that fail neither a cell nor --strict
 
 
 def plan_of(opts: RunOptions) -> list[PlannedRun]:
@@ -60,10 +61,6 @@ def measure_run(opts: RunOptions, progress: Progress | None = None) -> list[Meas
     )
 
 
-def _failed(outcome: Measured) -> bool:
-    return outcome.run is not None and outcome.run.status not in (RunStatus.OK, RunStatus.SKIPPED)
-
-
 def died_words(end: ProcessEnd) -> str:
     """Where the first process that did not run ok died, in a line: how, its innermost frame, its
     error."""
@@ -98,7 +95,7 @@ def execute(opts: RunOptions) -> int:
     stored = sum(1 for outcome in outcomes if outcome.stored is not None)
     sides = len(opts.sides)
     cells = f"{len(outcomes) // sides} cells" + (f" on {sides} sides" if sides > 1 else "")
-    not_ok = [not_ok_cell(outcome) for outcome in outcomes if _failed(outcome)]
+    not_ok = [not_ok_cell(o) for o in outcomes if o.run is not None and o.run.status not in FINE]
     for line in run_screen(
         f"{cells}, {stored} results stored under {opts.results}: {summary}",
         not_ok,
@@ -108,5 +105,5 @@ def execute(opts: RunOptions) -> int:
     # A passed-over cell counts by what was stored for it: resuming does not turn a stored failure
     # into a success.
     kept = (outcome.previous if outcome.run is None else outcome.run.status for outcome in outcomes)
-    bad = sum(1 for status in kept if status not in (RunStatus.OK, RunStatus.SKIPPED))
+    bad = sum(1 for status in kept if status not in FINE)
     return 1 if opts.strict and bad else 0

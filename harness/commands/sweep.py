@@ -27,10 +27,9 @@ def execute(options: RangeOptions) -> int:
         progress=progress,
     )
     refuse_unknown_metric(found, options)
-    setting = run.setting()
     stem = f"sweep-{options.case.name}"
     # The terminal answer is one screen; the page and the JSON keep every release and metric.
-    answer = sweep_answer(found, setting, run.report(stem))
+    answer = sweep_answer(found, run.setting(), run.report(stem))
     run.publish(answer, stem, data_file=False)
     run.write_json("sweep", answer.data)
     return UNMEASURED if found.unmeasured() else 0

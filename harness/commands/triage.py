@@ -28,11 +28,9 @@ def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], l
     if not run.asks_why:
         return {}
     steps: dict[tuple[str, str], list[Criterion]] = {}
-    for change in found.changes():
-        if not change.step.criterion.is_claim:
-            steps.setdefault((change.step.before, change.step.after), []).append(
-                change.step.criterion
-            )
+    for step in (change.step for change in found.changes()):
+        if not step.criterion.is_claim:
+            steps.setdefault((step.before, step.after), []).append(step.criterion)
     return steps
 
 

@@ -6,7 +6,7 @@ and the prober (``RangeRun``), the interleaved first round and the confirmation 
 (``harness.steps.triage.triage`` with a ``PairConfirmer``), each metric the first round left
 undecided measured again the same way (``measured_again``), the answer page, and, for each change
 the watch calls (``harness.steps.watch``), why it happened, asked once per target in
-``asked_why``.  Every target is checked before anything is measured, so a script that cannot be
+``watch_one``.  Every target is checked before anything is measured, so a script that cannot be
 watched is one line, not an hour lost.
 """
 
@@ -64,6 +64,8 @@ from harness.store.files import replace_file
 
 SUMMARY = "watch"  # watch.md and watch.json in the output folder
 SUITES = "watch-suites"  # the scripts that run a pytest-benchmark suite, in the output folder
+# What of the measuring settings a watch remembers it measured by (besides processes and budget).
+REMEMBERED_SETTINGS = ("repeats", "max_seconds", "effort", "max_load")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,24 +181,9 @@ def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> di
         "processes": measuring.processes,
         "max_processes": measuring.max_processes,
         "time_budget": measuring.time_budget,
-        "settings": {
-            "repeats": measuring.settings.repeats,
-            "max_seconds": measuring.settings.max_seconds,
-            "effort": measuring.settings.effort,
-            "max_load": measuring.settings.max_load,
-        },
+        "settings": {name: getattr(measuring.settings, name) for name in REMEMBERED_SETTINGS},
         "thresholds": thresholds_json(options.thresholds),
     }
-
-
-def asked_why(run: RangeRun, found: TriageOutcome, stem: str) -> Setting:
-    """The triage's setting with why each change the watch calls happened, as triage asks it: the
-    one place a watch asks, every kind of evidence (``harness.explain.kinds``) within the why's time
-    budget."""
-    called = dataclasses.replace(found, confirmations=called_changes(found))
-    steps = timing_steps(run, called)
-    evidence = {pair: run.explain(pair, moved, stem) for pair, moved in steps.items()}
-    return run.setting(evidence=evidence)
 
 
 def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
@@ -279,7 +266,12 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
             again, also = measured_again(confirmer, found, still_open, options.thresholds)
             read |= also
         stem = run.stem()
-        setting = asked_why(run, found, stem) if run.asks_why else run.setting()
+        # Why each change the watch calls happened, as triage asks it (none with --no-why): every
+        # kind of evidence (``harness.explain.kinds``) within the why's time budget.
+        called = dataclasses.replace(found, confirmations=called_changes(found))
+        steps = timing_steps(run, called)
+        evidence = {pair: run.explain(pair, moved, stem) for pair, moved in steps.items()}
+        setting = run.setting(evidence=evidence)
     answer = triage_answer(found, setting, measuring.processes, options.places.out, stem)
     run.publish(answer, stem, data_file=False)
     detected = detectable_changes(

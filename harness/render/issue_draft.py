@@ -38,6 +38,7 @@ from harness.explain.reproducer_script import REQUIREMENTS
 from harness.host.environment import redact, scrub, shareable_variables
 from harness.measure.deaths import from_site_packages
 from harness.measure.deaths import last_lines as tail
+from harness.measure.figures import parse_output
 from harness.metric_names import JSON, KINDS, PHASES, PROCESS, MetricKey
 from harness.render.tables import markdown_table
 from harness.render.text import code_span, fenced, folded, inline
@@ -53,7 +54,6 @@ from harness.upstream.change import (
     title,
 )
 from harness.upstream.installs import script_words
-from harness.upstream.standalone import parse_output
 
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
 VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}

@@ -3,13 +3,12 @@ from which release to which, by how much) or an ending's (``Crash``: every proce
 ok, every one of the other dead alike).  Pure.
 
 A metric's step comes from a stored bisect answer or a triage answer's confirmed step
-(``read_steps``; ``read_bisect_answers`` and ``read_triage_answers`` are the one place that knows
-their file names), from ``--good``/``--bad`` and the stored results of those releases, or, last,
-from the short script's own output on both releases.  Every metric of the two releases' stored
-results is compared once, by its own shape's rule, and the step carries those comparisons to the
-page.  A bisect by the claim
-names no metric: of the metrics that changed significantly (by the report's rule) between the two
-releases' stored results, the one that slowed down most is quoted, else the one that changed most.
+(``read_steps``, with ``_read_answers`` the one place that knows their file names), from
+``--good``/``--bad`` and the stored results of those releases, or, last, from the short script's own
+output on both releases. Every metric of the two releases' stored results is compared once, by its
+own shape's rule, and the step carries those comparisons to the page. A bisect by the claim names no
+metric: of the metrics that changed significantly (by the report's rule) between the two releases'
+stored results, the one that slowed down most is quoted, else the one that changed most.
 
 An ending's step comes from ``--good``/``--bad``, else the newest stored answer with one: a
 ``bisect --status`` answer or a triage answer's confirmed ``status`` change (``status_answer``).
@@ -48,7 +47,6 @@ from harness.store.schema import ProcessEnd, RunStatus
 from harness.units import version_key
 
 PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
-MOVED_WORDS = {Verdict.SLOWER: "slower", Verdict.FASTER: "faster"}
 
 # A bisect answer is a few kB of JSON; a larger one is none, and whole could exhaust memory.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
@@ -66,25 +64,15 @@ class BisectAnswer:
 
 def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
     """Every stored bisect answer of ``case``: ``bisect-CASE.json`` and ``bisect-CASE-*.json`` (one
-    per range).
-
-    The only code that knows where bisect answers are stored and what they are called.
-    """
+    per range)."""
     return _read_answers(reports_dir, "bisect", case)
-
-
-def read_triage_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
-    """Every stored triage answer of ``case`` (``triage-CASE-*.json``), read as bisect answers."""
-    return _read_answers(reports_dir, "triage", case)
 
 
 def read_steps(reports_dir: Path, case: str) -> list[BisectAnswer]:
     """Every stored step of ``case`` a draft can be about: each bisect answer, and each confirmed
     step of each triage answer read as the bisect answer of that step would say it."""
-    return [
-        *read_bisect_answers(reports_dir, case),
-        *(step for each in read_triage_answers(reports_dir, case) for step in triage_steps(each)),
-    ]
+    triaged = _read_answers(reports_dir, "triage", case)  # ``triage-CASE-*.json``
+    return [*read_bisect_answers(reports_dir, case), *(s for t in triaged for s in triage_steps(t))]
 
 
 def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
@@ -203,7 +191,7 @@ class Change:
             return False
         verdict, ratio = found.measured.get(self.metric.metric_name, ("", None))
         return (
-            verdict in MOVED_WORDS.values()
+            verdict in (Verdict.SLOWER, Verdict.FASTER)
             and ratio is not None
             and (ratio > 1) == (self.ratio > 1)
         )
@@ -227,7 +215,7 @@ def change_from(
 ) -> Change | None:
     """The change to quote: ``good``/``bad`` when given, else the newest usable bisect answer; None
     if neither."""
-    usable = [a for a in answers if _matches(a.data, case, sizes, profile)]
+    usable = _about(answers, case, sizes, profile, status=False)
     asked = [a for a in usable if metric is not None and a.data.get("metric") == metric.metric_name]
     usable = asked or usable  # a metric asked: the step of that metric where one is stored
     rule = thresholds or Thresholds()
@@ -259,22 +247,19 @@ def answer_ends(data: Any) -> tuple[str, str] | None:
     return None
 
 
-def answer_about(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
-    """Whether a stored answer's document is about this case, at these sizes, on this profile."""
-    return (
-        isinstance(data, dict)
-        and data.get("case") == case
-        and data.get("sizes") == sizes
-        and data.get("profile") == profile
-    )
-
-
-def _matches(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
-    return (
-        answer_about(data, case, sizes, profile)
-        and answer_ends(data) is not None
-        and data.get("criterion") != STATUS  # an ending's: ``status_answer``
-    )
+def _about(
+    answers: Sequence[BisectAnswer], case: str, sizes: dict[str, int], profile: str, *, status: bool
+) -> list[BisectAnswer]:
+    """The stored steps about this case, at these sizes, on this profile, that name both ends: an
+    ending's (``status``: ``status_answer``) or a metric's."""
+    return [
+        a
+        for a in answers
+        if isinstance(a.data, dict)
+        and [a.data.get(k) for k in ("case", "sizes", "profile")] == [case, sizes, profile]
+        and answer_ends(a.data) is not None
+        and (a.data.get("criterion") == STATUS) is status
+    ]
 
 
 def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Thresholds) -> Change:
@@ -294,7 +279,7 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
         else {}
     )
     ends = answer_ends(data)
-    assert ends is not None  # only answers that _matches are read
+    assert ends is not None  # only answers ``_about`` keeps are read
     before, after = ends
     return Change(
         metric or bisected,
@@ -450,26 +435,18 @@ def _with_stored_figures(
     )
     if metric not in a or metric not in b or judged.shape is not Shape.COST:
         return judged
+    # A bisect by the claim stores no figure per probe: that release's stored result gives it.
+    stored = {p.release: newest_result(mine, p.release, sizes, profile) for p in change.probes}
+    figures = {
+        release: samples.figure
+        for release, found in stored.items()
+        if found is not None and (samples := metric_samples(found).get(metric)) is not None
+    }
     probes = [
-        p
-        if p.median_ns is not None
-        else replace(p, median_ns=_figure(mine, p.release, sizes, profile, metric))
+        replace(p, median_ns=figures.get(p.release)) if p.median_ns is None else p
         for p in change.probes
     ]
     return replace(judged, before_ns=a[metric].figure, after_ns=b[metric].figure, probes=probes)
-
-
-def _figure(
-    results: Sequence[StoredResult],
-    release: str,
-    sizes: dict[str, int],
-    profile: str,
-    metric: MetricKey,
-) -> float | None:
-    """A bisect by the claim stores no figure per probe: that release's stored result gives it."""
-    found = newest_result(results, release, sizes, profile)
-    samples = metric_samples(found).get(metric) if found is not None else None
-    return samples.figure if samples is not None else None
 
 
 def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str], float]]) -> Change:
@@ -606,13 +583,9 @@ def status_answer(
     """The newest stored step of how the processes end (``read_steps``: a bisect by status, a
     triage's confirmed status step) for this case, sizes and profile; None where none has one."""
     found: list[tuple[str, StatusAnswer]] = []
-    for answer in steps:
-        data = answer.data
-        ends = answer_ends(data)
-        if not answer_about(data, case, sizes, profile) or ends is None:
-            continue
-        if data.get("criterion") != STATUS:
-            continue
+    for answer in _about(steps, case, sizes, profile, status=True):
+        data, ends = answer.data, answer_ends(answer.data)
+        assert ends is not None
         how = (
             "a triage of jax releases, its step measured again"
             if data.get("measured_again")

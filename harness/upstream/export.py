@@ -73,7 +73,7 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
         return _Module.parse(name, _label(paths[name]), _source(paths[name]), inlinable=set(paths))
 
     root = _Module.parse(case.name, _label(case.path), _source(case.path), set(paths))
-    bound = root.bound_names()
+    bound = set().union(*(s.binds for s in root.statements))
     missing = [name for name in ("programs", "verdict") if name not in bound]
     if missing:
         raise _Refused(f"it defines no {' or '.join(missing)}() (see cases/README.md)")
@@ -82,7 +82,8 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
     parts = _resolve([root, tail], load)
     docstring = _script_docstring(root.docstring or "", case, sizes)
     text = _assemble(docstring, parts)
-    _check(text, case.path.stem)
+    if problem := script_problem(text, case.path.stem):
+        raise _Refused(problem)
     return text
 
 
@@ -253,9 +254,6 @@ class _Module:
             else:
                 # ``import jax`` and ``import jax.numpy`` both bind ``jax``: key them apart.
                 self.imports[alias.asname or alias.name] = (alias.name, None, alias.asname)
-
-    def bound_names(self) -> set[str]:
-        return set().union(*(s.binds for s in self.statements))
 
     def closure(self, wanted: set[str]) -> list[_Statement]:
         """The statements defining ``wanted`` and, transitively, the definitions they use."""
@@ -478,7 +476,8 @@ def _assemble(docstring: str, parts: list[_Part]) -> str:
             if units.get(key, unit) != unit:
                 raise _Refused(f"two modules import {key} from different places")
             units[key] = unit
-    head = [_docstring_literal(docstring)]
+    escaped = docstring.replace("\\", "\\\\").replace('"""', '\\"""')
+    head = [f'"""{escaped.rstrip()}\n"""']
     futures = sorted(set().union(*(p.module.futures for p in parts)))
     if futures:
         head.append(f"from __future__ import {', '.join(futures)}")
@@ -509,11 +508,6 @@ def _import_lines(units: list[ImportUnit]) -> list[str]:
     return plain + [
         f"from {m} import {', '.join(sorted(found))}" for m, found in sorted(names.items())
     ]
-
-
-def _docstring_literal(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"""', '\\"""')
-    return f'"""{escaped.rstrip()}\n"""'
 
 
 def imported_modules(text: str) -> set[str]:
@@ -552,17 +546,14 @@ def undefined_names(text: str) -> set[str]:
     return read - bound - set(dir(builtins)) - MODULE_DUNDERS
 
 
-def _check(text: str, name: str) -> None:
+def script_problem(text: str, name: str) -> str:
+    """Why a generated script is no standalone script: it does not compile, it imports more than
+    jax, numpy and the standard library, or it uses a name it does not define; "" where none."""
     try:
         compile(text, f"{name}.py", "exec")
     except SyntaxError as exc:
-        raise _Refused(f"the script does not compile ({exc}); this is a harness bug") from None
-    foreign = foreign_imports(text)
-    if foreign:
-        names = ", ".join(sorted(foreign))
-        raise _Refused(
-            f"the script would import {names} (only jax, numpy and the standard library)"
-        )
-    undefined = undefined_names(text)
-    if undefined:
-        raise _Refused(f"the script would use undefined names: {', '.join(sorted(undefined))}")
+        return f"the script does not compile ({exc}); this is a harness bug"
+    if foreign := ", ".join(sorted(foreign_imports(text))):
+        return f"the script would import {foreign} (only jax, numpy and the standard library)"
+    undefined = ", ".join(sorted(undefined_names(text)))
+    return f"the script would use undefined names: {undefined}" if undefined else ""

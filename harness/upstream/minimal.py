@@ -6,7 +6,7 @@ this one is what a maintainer reads first: the definitions ``programs()`` needs 
 metadata, then a loop that calls each program ``REPEATS`` times after a warm-up, blocks with
 ``jax.block_until_ready`` and prints the two figures per program that a comparison quotes, in the
 exported script's own format (``metric PROGRAM dispatch_ns|wall_ns median=NS min=NS max=NS
-n=COUNT``, read back by ``harness.upstream.standalone.parse_output``).
+n=COUNT``, read back by ``harness.measure.figures.parse_output``).
 
 Only the programs asked for are timed; entries of ``programs()``'s dict literal naming other
 programs are left out of the script, with whatever only they used. The script is checked as the
@@ -23,7 +23,7 @@ from collections.abc import Collection, Mapping
 
 from harness.catalogue.discovery import SOURCE_ENCODING, CaseInfo
 from harness.errors import UsageError
-from harness.upstream.export import case_definitions, foreign_imports, undefined_names
+from harness.upstream.export import case_definitions, script_problem
 
 PROGRAMS_FUNCTION = "programs"
 # what a short script aims at; over it, the definitions lose the blank lines between them
@@ -67,19 +67,13 @@ def minimal_script(
     sizes_literal = "{" + ", ".join(f'"{name}": {value}' for name, value in sizes.items()) + "}"
     names = "[" + ", ".join(f'"{name}"' for name in sorted(programs)) + "]"
     settings = f"SIZES, PROGRAMS, REPEATS, WARMUP = {sizes_literal}, {names}, {repeats}, {warmup}"
-    text = "\n".join(head) + "\n\n" + compact(definitions) + "\n\n" + settings + "\n" + TIMING
+    parts = ["\n".join(head), compact(definitions), f"{settings}\n{TIMING}"]
+    text = "\n\n".join(parts)
     # dense beats long: the definitions without blank lines between them
     if len(text.splitlines()) > LINE_BUDGET:
-        text = (
-            "\n".join(head)
-            + "\n\n"
-            + compact(definitions, spaced=False)
-            + "\n\n"
-            + settings
-            + "\n"
-            + TIMING
-        )
-    _check(text, case.name)
+        text = "\n\n".join([parts[0], compact(definitions, spaced=False), parts[2]])
+    if problem := script_problem(text, case.name):
+        raise UsageError(f"cannot write a short script for case {case.name}: {problem}")
     return text
 
 
@@ -88,12 +82,8 @@ def _merged_imports(case_imports: list[str]) -> list[str]:
     third_party = [
         line for line in case_imports if line.split()[1].split(".")[0] in ("jax", "numpy")
     ]
-    standard = sorted(set(case_imports) - set(third_party) | set(TIMING_IMPORTS), key=_import_order)
-    return [*standard, "", *third_party]
-
-
-def _import_order(line: str) -> tuple[bool, str]:
-    return line.startswith("from "), line
+    standard = set(case_imports) - set(third_party) | set(TIMING_IMPORTS)
+    return [*sorted(standard, key=lambda line: (line.startswith("from "), line)), "", *third_party]
 
 
 def prune_programs(source: str, keep: set[str]) -> str:
@@ -240,16 +230,3 @@ def compact(code: str, *, spaced: bool = True) -> str:
             out.append("")
         out += kept
     return "\n".join(out)
-
-
-def _check(text: str, name: str) -> None:
-    try:
-        compile(text, f"{name}.py", "exec")
-    except SyntaxError as exc:
-        raise UsageError(
-            f"the short script of case {name} does not compile ({exc}); this is a harness bug"
-        ) from None
-    problems = [f"imports {m}" for m in sorted(foreign_imports(text))]
-    problems += [f"uses undefined {n}" for n in sorted(undefined_names(text))]
-    if problems:
-        raise UsageError(f"cannot write a short script for case {name}: it {', '.join(problems)}")

@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from harness.measure.figures import CLAIM_PREFIX, FACT_PREFIX, Figures, figure_line, parse_output
+from harness.measure.figures import CLAIM_PREFIX, FACT_PREFIX, figure_line
 from harness.measure.timing import (
     Block,
     CompileTiming,
@@ -35,16 +35,6 @@ Programs = Callable[..., Mapping[str, Sequence[Step]]]
 Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
 JudgeClaim = Callable[..., tuple[Any, Any]]  # verdict(medians, **sizes), or verdict(medians)
 Facts = Callable[..., Mapping[str, Any]]
-# The line format and its reader live in ``harness.measure.figures``; named here for the draft.
-__all__ = [
-    "CLAIM_PREFIX",
-    "FACT_PREFIX",
-    "Figures",
-    "figure_line",
-    "main",
-    "measure",
-    "parse_output",
-]
 
 
 def series(timed: ProgramTiming) -> dict[str, list[int]]:

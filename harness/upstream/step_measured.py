@@ -36,7 +36,7 @@ from harness.steps.evidence import CannotKeep, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.schema import Settings
 from harness.units import format_ratio, version_key
-from harness.upstream.change import Crash, Reproduced
+from harness.upstream.change import Crash, Reproduced, reproducer_named
 
 
 @dataclass(frozen=True)
@@ -82,17 +82,17 @@ class StepRequest:
     def newest(self) -> str:
         return max((env.jax for env in self.plan), key=version_key)
 
-    @property
-    def stem(self) -> str:
-        return f"issue-{self.asked.case.name}"
 
-
-def measuring_prober(request: StepRequest, criterion: Criterion) -> ReleaseProber:
-    """The prober of the step's two releases and the newest, each in the environment its case or
-    script runs in, at the request's processes a side, more while a comparison is open."""
-    releases = dict.fromkeys((request.good, request.bad, request.newest))
+def confirm(request: StepRequest, criterion: Criterion) -> ReleaseProber:
+    """The step's two releases and the newest measured together, each in the environment its case
+    or script runs in, at the request's processes a side, more while a comparison is open; ordered
+    so that the comparisons decided are the two the draft says: the step (first bad against last
+    good) and the newest against the last good; until each is decided by the criterion (a metric,
+    or how the processes end), else until each change is shown.  Stored results are reused; a
+    release left alone is measured when first read."""
+    releases = list(dict.fromkeys((request.good, request.bad, request.newest)))
     processes = request.asked.processes  # not the draft's own script runs' (--effort)
-    return ReleaseProber(
+    prober = ReleaseProber(
         {release: plan_entry(request.plan, release) for release in releases},
         request.asked.case,
         request.asked.sizes,
@@ -109,16 +109,6 @@ def measuring_prober(request: StepRequest, criterion: Criterion) -> ReleaseProbe
             progress=request.progress,
         ),
     )
-
-
-def confirm(request: StepRequest, criterion: Criterion) -> ReleaseProber:
-    """The step's two releases and the newest measured together, ordered so that the comparisons
-    decided are the two the draft says: the step (first bad against last good) and the newest
-    against the last good; until each is decided by the criterion (a metric, or how the processes
-    end), else until each change is shown.  Stored results are reused; a release left alone is
-    measured when first read."""
-    prober = measuring_prober(request, criterion)
-    releases = list(prober.envs)
     request.progress(
         f"[issue {request.asked.case.name}] jax {', '.join(releases)} measured together: the step "
         "confirmed" + (" and the newest release on the index" if len(releases) > 2 else "")
@@ -184,7 +174,7 @@ def reproduce(
         return ""
     good, bad, criteria = request.good, request.bad, (Criterion.of(metric),)
     out, script = request.asked.out_dir, case.subject.script_file
-    step = Step(good, bad, criteria, platform, rule, out, request.stem, script=script)
+    step = Step(good, bad, criteria, platform, rule, out, f"issue-{case.name}", script=script)
     kind = Reproducer()
     if not kind.wanted(step):
         return "no reproducer asked for this step"
@@ -198,18 +188,11 @@ def reproduce(
 
 
 def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
-    """The reproducer as a bisect answer names it (what the draft reads); None where none is."""
+    """The reproducer as a bisect answer names it (what the draft reads, from the data the answer
+    stores); None where none is."""
     if not answer.script or answer.problem:  # a refusal alone is said beside a measured one
         return None
-    measured = {
-        metric.metric_name: (str(found.verdict) if found else "", found.ratio if found else None)
-        for metric, (_, found) in answer.measured.items()
-    }
-    counterparts = {m.metric_name: name.metric_name for m, (name, _) in answer.measured.items()}
-    note = " ".join(answer.note.split())[:300]
-    return Reproduced(
-        answer.folder, answer.script, answer.exported_on, answer.lines, measured, counterparts, note
-    )
+    return reproducer_named([answer.data()], (answer.before, answer.after))
 
 
 def newest_status_line(

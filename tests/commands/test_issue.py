@@ -17,9 +17,9 @@ from harness.commands import issue
 from harness.commands.issue import (
     IssueRequest,
     drafts_an_ending,
-    has_a_change,
     programs_to_time,
     run_script,
+    stored_change,
     write_crash_issue,
     write_issue,
 )
@@ -33,21 +33,20 @@ from harness.upstream.change import Change
 from ..conftest import FIXTURES, SEGFAULT, derive, died, nox_in_repo, real_result, write_results
 
 
-def test_a_change_is_given_stored_or_the_jax_installed_here(tmp_path):
+def test_a_change_is_given_or_stored(tmp_path):
     plan = [
         ReleaseEnv("0.4.33", "0.4.33", "3.12", ("jax==0.4.33",), tmp_path / "release-jax-0.4.33")
     ]
-    assert has_a_change(request(tmp_path)), "no plan: the JAX installed here is drafted about"
-    assert not has_a_change(request(tmp_path, plan=plan)), (
-        "nox's plan and nothing stored: nothing to draft"
-    )
-    assert has_a_change(request(tmp_path, plan=plan, good="0.4.31", bad="0.4.33"))
+    asked = request(tmp_path, plan=plan)
+    assert stored_change(asked, []) is None, "nox's plan and nothing stored: nothing to draft"
+    given = request(tmp_path, plan=plan, good="0.4.31", bad="0.4.33")
+    assert stored_change(given, [], given.good, given.bad) is not None
     (tmp_path / "reports").mkdir()
     answer = json.loads((FIXTURES / "issue" / "bisect-scan_sync.json").read_text()) | {
         "sizes": TINY
     }
     (tmp_path / "reports" / "bisect-scan_sync.json").write_text(json.dumps(answer))
-    assert has_a_change(request(tmp_path, plan=plan))
+    assert stored_change(asked, []) is not None
 
 
 SCAN_SYNC = discovery.discover()["scan_sync"]

@@ -14,9 +14,9 @@ from harness.catalogue import discovery
 from harness.catalogue.discovery import anchor_sizes
 from harness.errors import UsageError
 from harness.install.venvs import uv_command
+from harness.measure.figures import parse_output
 from harness.store.schema import Settings
 from harness.upstream import export
-from harness.upstream.standalone import parse_output
 from tests.conftest import FIXTURES
 
 QUICK = Settings(warmup=1, repeats=3, min_repeats=3, max_seconds=1.0).for_child()

@@ -10,6 +10,7 @@ import pytest
 from harness.catalogue import discovery
 from harness.errors import UsageError
 from harness.measure.child import load_case
+from harness.measure.figures import parse_output
 from harness.upstream.export import foreign_imports, undefined_names
 from harness.upstream.minimal import (
     LINE_BUDGET,
@@ -18,7 +19,6 @@ from harness.upstream.minimal import (
     minimal_script,
     prune_programs,
 )
-from harness.upstream.standalone import parse_output
 
 CATALOGUE = discovery.discover()
 

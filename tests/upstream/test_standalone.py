@@ -3,6 +3,7 @@
 import statistics
 
 from harness.measure import child, timing
+from harness.measure.figures import parse_output
 from harness.store.schema import CompiledFunction
 from harness.upstream import standalone
 
@@ -65,7 +66,7 @@ def test_measure_prints_every_figure_then_the_verdict_and_parses_back():
     assert holds is True and evidence == "wall | dispatch — fine"
     assert len(cleared) == 2, "every compile repetition starts cold"
     assert lines[-1] == "claim holds: True — wall | dispatch — fine"
-    figures = standalone.parse_output("\n".join(lines))
+    figures = parse_output("\n".join(lines))
     assert set(figures.medians) == {
         ("jit", "lower_ns"),
         ("jit", "compile_ns"),
@@ -85,7 +86,7 @@ def test_measure_prints_every_figure_then_the_verdict_and_parses_back():
 
 
 def test_parse_output_reads_the_header_and_ignores_noise():
-    figures = standalone.parse_output(
+    figures = parse_output(
         "jax 0.4.26 jaxlib 0.4.26 backend cpu devices 1\n"
         "sizes N=4\n"
         "WARNING: something from XLA\n"
@@ -95,4 +96,4 @@ def test_parse_output_reads_the_header_and_ignores_noise():
     assert figures.header == {"jax": "0.4.26", "jaxlib": "0.4.26", "backend": "cpu", "devices": "1"}
     assert figures.medians == {("eager", "mark:X @ X"): 12.0}
     assert figures.holds is False and figures.evidence == "dispatch 99% of completion"
-    assert standalone.parse_output("").holds is None
+    assert parse_output("").holds is None
