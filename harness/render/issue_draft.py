@@ -274,9 +274,9 @@ def with_jax_alone(d: DraftInputs) -> str:
     if not d.reproducer or change is None or change.reproducer is None or change.metric is None:
         return ""
     found = change.reproducer
-    metric = change.metric.metric_name
-    verdict, ratio = found.measured[metric]
-    theirs = f"×{ratio:.3g} on its `{found.counterparts.get(metric, '')}`" if ratio else verdict
+    verdict, ratio = found.measured[change.metric]
+    counterpart = found.counterparts[change.metric].metric_name
+    theirs = f"×{ratio:.3g} on its `{counterpart}`" if ratio else verdict
     mine = f"×{change.ratio:.3g}" if change.ratio else "–"
     steps = [
         "#### Reproduce with jax alone",

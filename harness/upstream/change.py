@@ -39,6 +39,7 @@ from harness.analysis.significance import (
     constant_said,
 )
 from harness.analysis.statuses import OK, Ending, ran, status_change, summarise
+from harness.errors import UsageError
 from harness.findings import Finding, finding_from
 from harness.metric_names import JSON, PROCESS, Judged, MetricKey, parse_metric_name
 from harness.store.files import DocumentProblem, parse_document, read_bounded
@@ -139,8 +140,8 @@ class Reproduced:
     script: str  # ``repro_<digest>.py``
     exported_on: str
     lines: int
-    measured: dict[str, tuple[str, float | None]]  # metric → (verdict, ratio) of its counterpart
-    counterparts: dict[str, str]  # metric → the reproducer's metric that shows it
+    measured: dict[MetricKey, tuple[str, float | None]]  # → (verdict, ratio) of its counterpart
+    counterparts: dict[MetricKey, MetricKey]  # the reproducer's metric that shows each
     note: str = ""  # the capture's own: a cap reached, equinox's checks left out
 
 
@@ -189,7 +190,7 @@ class Change:
         found = self.reproducer
         if found is None or self.metric is None or self.ratio is None:
             return False
-        verdict, ratio = found.measured.get(self.metric.metric_name, ("", None))
+        verdict, ratio = found.measured.get(self.metric, ("", None))
         return (
             verdict in (Verdict.SLOWER, Verdict.FASTER)
             and ratio is not None
@@ -335,13 +336,16 @@ def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
             continue
         measured, counterparts = {}, {}
         for metric, said in (entry.get("measured") or {}).items():
-            if isinstance(metric, str) and isinstance(said, dict):
-                verdict = said.get("verdict")
-                measured[metric] = (
-                    verdict if isinstance(verdict, str) else "",
-                    _number(said.get("ratio")),
-                )
-                counterparts[metric] = str(said.get("counterpart", ""))[:64]
+            try:  # a name no metric has is no figure of the change's
+                key, counterpart = parse_metric_name(metric), parse_metric_name(said["counterpart"])
+            except (UsageError, TypeError, KeyError, AttributeError):
+                continue
+            verdict = said.get("verdict")
+            measured[key] = (
+                verdict if isinstance(verdict, str) else "",
+                _number(said.get("ratio")),
+            )
+            counterparts[key] = counterpart
         lines = entry["lines"] if isinstance(entry.get("lines"), int) else 0
         exported_on = str(entry.get("exported_on", ""))[:64]
         note = " ".join(str(entry.get("note", "")).split())[:300]

@@ -292,11 +292,11 @@ def test_the_reproducer_is_copied_beside_the_draft_only_where_it_showed_the_chan
     (tmp_path / "secret.txt").write_text("private")
     (kept / "program_02.npz").symlink_to(tmp_path / "secret.txt")
     drafts.mkdir()
-    metric = "two_scans.wall_ns"
+    metric = parse_metric_name("two_scans.wall_ns")
     found = Reproduced(
         "bisect-x-reproducer/", "repro_0123456789.py", "0.4.31", 34, {metric: ("slower", 1.3)}, {}
     )
-    change = Change(parse_metric_name(metric), "0.4.31", "0.4.33", 2.2e8, 2.9e8, reproducer=found)
+    change = Change(metric, "0.4.31", "0.4.33", 2.2e8, 2.9e8, reproducer=found)
     assert issue.copy_reproducer(change, reports, drafts, "s") == "s-reproducer/"
     copied = sorted(p.name for p in (drafts / "s-reproducer").iterdir())
     assert copied == [

@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.catalogue import discovery
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.subjects import PlainScript
-from harness.metric_names import JSON, PROCESS, MetricKey
+from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
 from harness.render.issue_draft import (
     SCRIPT_LINES,
     SHOWN_LINES,
@@ -522,7 +522,7 @@ def test_why_it_changed_is_quoted_with_the_dumps_beside_the_draft():
 def test_a_reproducer_that_showed_the_change_leads_the_draft_with_jax_alone():
     from harness.upstream.change import Reproduced
 
-    measured = {WALL.metric_name: ("slower", 1.29)}
+    measured = {WALL: ("slower", 1.29)}
     found = dataclasses.replace(
         change(),
         reproducer=Reproduced(
@@ -531,7 +531,7 @@ def test_a_reproducer_that_showed_the_change_leads_the_draft_with_jax_alone():
             "0.4.31",
             34,
             measured,
-            {WALL.metric_name: "json.run_ms"},
+            {WALL: parse_metric_name("json.run_ms")},
         ),
     )
     text = render(draft_inputs(change=found, reproducer="scan_sync-reproducer/"))

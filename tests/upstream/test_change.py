@@ -9,7 +9,7 @@ import pytest
 
 from harness.analysis.significance import Thresholds, Verdict
 from harness.findings import Finding, FollowUp
-from harness.metric_names import MetricKey
+from harness.metric_names import MetricKey, parse_metric_name
 from harness.store.results import StoredResult
 from harness.upstream.change import (
     MAX_ANSWER_BYTES,
@@ -352,6 +352,17 @@ def test_a_reproducer_is_the_change_s_only_by_plain_names_of_its_own_step(entry,
     answer = metric_answer(reproducer=[entry])
     change = change_from([answer], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
     assert change is not None and (change.reproducer is not None) == kept
+
+
+def test_a_reproducer_s_figure_under_a_name_no_metric_has_is_left_out():
+    bad = {"counterpart": "../x", "verdict": "slower", "ratio": 1.3}
+    measured = {**reproducer_entry()["measured"], "<b>x</b>": bad, "two_scans.lower_ns": bad}
+    answer = metric_answer(reproducer=[reproducer_entry(measured=measured)])
+    change = change_from([answer], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
+    assert change is not None and change.reproducer is not None
+    assert change.reproducer.counterparts == {
+        parse_metric_name("two_scans.wall_ns"): parse_metric_name("json.run_ms")
+    }
 
 
 def test_a_reproducer_leads_only_where_it_moved_as_the_change_did():
