@@ -12,8 +12,7 @@ from harness.commands import packaged_sessions
 from harness.commands.packaged_sessions import cache_root, drive, materialized
 from harness.errors import UsageError
 from harness.install import venvs
-from harness.install.interpreters import interpreter
-from harness.pins import DEFAULT_RELEASE, DRIVEN
+from harness.pins import DEFAULT_RELEASE, DRIVEN, interpreter
 
 from ..conftest import REPO
 
