@@ -56,6 +56,15 @@ def end_words(end: ProcessEnd) -> str:
     return words
 
 
+def end_verb(end: ProcessEnd | None) -> str:
+    """``crashes``, ``hangs``, ``fails``, ``is killed``: what a process that ended so does."""
+    if end is not None and end.signal == "SIGKILL":
+        return "is killed"
+    if end is not None and end.how is EndKind.SIGNAL:
+        return "crashes"
+    return "hangs" if end is not None and end.how is EndKind.TIMEOUT else "fails"
+
+
 # A line that names an exception (``ValueError: …``, ``jax.errors.JaxRuntimeError: …``): what
 # follows it may be a library's trailer (JAX's "For simplicity, JAX has removed its internal …").
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b")
@@ -90,14 +99,15 @@ class Ending(str):
 
     was: str  # ``ok``, or how every process died
     now: str
+    verb: str  # ``crashes``, ``hangs``, ``fails``, ``is killed``: what the dead side does
 
-    def __new__(cls, was: str, now: str) -> Ending:
+    def __new__(cls, was: str, now: str, verb: str = "fails") -> Ending:
         made = super().__new__(cls, f"{was}{ARROW}{now}")
-        made.was, made.now = was, now
+        made.was, made.now, made.verb = was, now, verb
         return made
 
-    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]  # copied or pickled
-        return self.was, self.now
+    def __getnewargs__(self) -> tuple[str, str, str]:  # type: ignore[override]  # copied, pickled
+        return self.was, self.now, self.verb
 
     @property
     def stops_running(self) -> bool:
@@ -109,17 +119,6 @@ class Ending(str):
         """How the dead side's processes ended."""
         return self.now if self.stops_running else self.was
 
-    @property
-    def verb(self) -> str:
-        """``crashes``, ``hangs``, ``fails``, ``is killed``: what the dead side does."""
-        if self.dead.startswith("SIGKILL"):
-            return "is killed"
-        if self.dead.startswith("SIG") or self.dead.startswith("signal"):
-            return "crashes"
-        if self.dead.startswith("timed out"):
-            return "hangs"
-        return "fails"
-
 
 @dataclass(frozen=True)
 class StatusSummary:
@@ -128,6 +127,7 @@ class StatusSummary:
     processes: int
     ok: int
     ends: dict[str, int]  # end_words → how many processes ended so
+    verbs: dict[str, str]  # end_words → what a process that ended so does (``end_verb``)
     first: ProcessEnd | None  # the first process's end that was not ok
     outside: int  # processes killed from outside, SIGKILL (memory?) left out
 
@@ -190,6 +190,7 @@ def summary_of(processes: Sequence[ProcessRun]) -> StatusSummary:
         processes=len(processes),
         ok=len(processes) - len(ends),
         ends=dict(Counter(end_words(end) for end in ends)),
+        verbs={end_words(end): end_verb(end) for end in ends},
         first=ends[0] if ends else None,
         outside=outside,
     )
@@ -245,7 +246,8 @@ def change_between(
 ) -> Ending | None:
     """``status_change`` of two releases' summaries."""
     if was.alike and now.alike and OK in (was.alike, now.alike) and was.alike != now.alike:
-        return Ending(was.alike, now.alike)
+        dead = now if was.alike == OK else was
+        return Ending(was.alike, now.alike, dead.verbs[dead.commonest])
     if thresholds is None:
         return None
     counts = (was.dead_counts, now.dead_counts)
@@ -254,8 +256,8 @@ def change_between(
     if compared.verdict is not Verdict.CHANGED and not candidate:
         return None
     if compared.worse or (candidate and counts[1][0]):
-        return Ending(OK, now.commonest) if now.commonest else None
-    return Ending(was.commonest, OK) if was.commonest else None
+        return Ending(OK, now.commonest, now.verbs[now.commonest]) if now.commonest else None
+    return Ending(was.commonest, OK, was.verbs[was.commonest]) if was.commonest else None
 
 
 def compare_endings(was: StatusSummary, now: StatusSummary, thresholds: Thresholds) -> Comparison:

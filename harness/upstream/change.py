@@ -38,7 +38,7 @@ from harness.analysis.significance import (
     Verdict,
     constant_said,
 )
-from harness.analysis.statuses import OK, Ending, ran, status_change, summarise
+from harness.analysis.statuses import end_verb, ran, status_change, summarise
 from harness.errors import UsageError
 from harness.findings import Finding, finding_from
 from harness.metric_names import JSON, PROCESS, Judged, MetricKey, parse_metric_name
@@ -544,7 +544,7 @@ class Crash:
     @property
     def verb(self) -> str:
         """``crashes``, ``hangs``, ``fails``, ``is killed``."""
-        return Ending(OK, self.how).verb
+        return end_verb(self.end)
 
 
 def crash_between(before: StoredResult | None, after: StoredResult | None) -> Crash | None:

@@ -1,7 +1,9 @@
 """How a process ended, in words: the error's line."""
 
-from harness.analysis.statuses import end_words, error_line
-from harness.store.schema import EndKind, ProcessEnd
+import pytest
+
+from harness.analysis.statuses import change_between, end_verb, end_words, error_line, summary_of
+from harness.store.schema import EndKind, ProcessEnd, ProcessRun, RunStatus
 
 JAX_TRAILER = """Traceback (most recent call last):
   File "repro.py", line 42, in <module>
@@ -40,3 +42,26 @@ def test_a_json_line_the_script_printed_is_never_its_error():
     only = ProcessEnd(EndKind.EXIT, exit_status=1, last_lines='{"loop_ms": 3.2}')
     assert error_line(only) == "" and end_words(only) == "exit 1"
     assert error_line(ProcessEnd(EndKind.EXIT, last_lines="[E] {broken")) == "[E] {broken"
+
+
+def _processes(end: ProcessEnd | None, count: int = 5) -> list[ProcessRun]:
+    status = RunStatus.OK if end is None else RunStatus.CRASHED
+    return [ProcessRun(index, status, died=end) for index in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("end", "verb"),
+    [
+        (ProcessEnd(EndKind.SIGNAL, signal="SIGSEGV", exit_status=139), "crashes"),
+        (ProcessEnd(EndKind.SIGNAL, signal="SIGKILL", exit_status=137), "is killed"),
+        (ProcessEnd(EndKind.TIMEOUT, timeout_s=60.0), "hangs"),
+        (ProcessEnd(EndKind.EXIT, exit_status=1), "fails"),
+        (ProcessEnd(EndKind.RAISED, last_lines="ValueError: x"), "fails"),
+    ],
+)
+def test_an_ending_s_verb_comes_from_how_its_processes_ended_never_from_its_words(end, verb):
+    assert end_verb(end) == verb
+    ok, dead = summary_of(_processes(None)), summary_of(_processes(end))
+    for was, now in ((ok, dead), (dead, ok)):
+        change = change_between(was, now)
+        assert change is not None and change.verb == verb, (end, str(change))
