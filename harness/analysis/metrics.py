@@ -177,12 +177,23 @@ def compare_metric(
 
     Each shape by its own rule (``harness.analysis.shapes``): a metric missing from some processes
     that finished ok is first a presence, a value is compared by equality, a cost as above."""
-    if a.missing or b.missing:
-        presence = compare_counts(
-            Shape.PRESENCE, (len(a.processes), a.ran), (len(b.processes), b.ran), thresholds, key
-        )
-        if presence.verdict is Verdict.CHANGED or not (a.processes and b.processes):
-            return presence
+    if not (a.missing or b.missing):
+        return _compared(a, b, thresholds, key)
+    presence = compare_counts(
+        Shape.PRESENCE, (len(a.processes), a.ran), (len(b.processes), b.ran), thresholds, key
+    )
+    if presence.verdict is Verdict.CHANGED or not (a.processes and b.processes):
+        return presence
+    found = _compared(a, b, thresholds, key)
+    # Gone from some processes of one side only, its counts undecided: that the processes which
+    # printed it moved no way is no evidence that nothing changed (never "unchanged").
+    return presence if a.missing != b.missing and found.verdict not in MOVED else found
+
+
+def _compared(
+    a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds, key: MetricKey | None
+) -> Comparison:
+    """``compare_metric`` of a metric's figures, a value's or a cost's, where they were printed."""
     if key is not None and shape_of(key, a.processes, b.processes, thresholds) is Shape.VALUE:
         return compare_values(a.processes, b.processes, key)
     source, other = a.source, b.source

@@ -99,11 +99,20 @@ def test_a_metric_missing_on_one_side_is_a_presence_change_not_no_change():
     )
 
 
-def test_a_metric_printed_by_most_processes_is_compared_as_its_shape_on_those():
+def test_a_metric_gone_from_some_processes_of_one_side_is_never_unchanged():
+    """4 of 5 against 5 of 5 decides no presence change, and the four that printed it alike do not
+    say that nothing changed; a figure that moved on those is the change found."""
     most = ProcessSamples([[5.0], [5.1], [5.2], [5.0]], ran=5)
     every = ProcessSamples([[5.0], [5.1], [5.2], [5.1], [5.0]], ran=5)
     compared = compare_metric(most, every, Thresholds(), LOOP)
-    assert compared.shape is Shape.COST, "4 of 5 against 5 of 5 decides no presence change"
+    assert (compared.shape, compared.verdict) == (Shape.PRESENCE, Verdict.UNDECIDED)
+    most = ProcessSamples([[5.0 + i / 100] for i in range(19)], ran=20)
+    slower = ProcessSamples([[9.0 + i / 100] for i in range(20)], ran=20)
+    compared = compare_metric(most, slower, Thresholds(), LOOP)
+    assert (compared.shape, compared.verdict) == (Shape.COST, Verdict.SLOWER)
+    both = ProcessSamples([[5.0], [5.1], [5.2], [5.1]], ran=5)
+    compared = compare_metric(most, both, Thresholds(), LOOP)
+    assert compared.shape is Shape.COST, "missing alike on both sides: its figures are compared"
 
 
 def _stored(data: dict) -> StoredResult:
