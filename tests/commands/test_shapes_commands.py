@@ -124,3 +124,16 @@ def test_a_number_missing_in_some_processes_is_measured_until_its_counts_decide(
     assert confirmed["again"]["shape"] == "presence", confirmed
     [said] = [a for a in data["answers"] if a.startswith("json.loop_ms")]
     assert "missing on 0.4.31 in " in said, said
+
+
+def test_a_number_missing_in_a_few_processes_stays_undecided_never_unchanged(
+    tmp_path, capsys, monkeypatch
+):
+    """Printed in 3 of 3 against 2 of 3, a candidate; measured again, one process of 0.4.31 leaves
+    it out: counts no test can decide, and the processes that printed it alike are no evidence
+    that nothing changed."""
+    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, "rarely")
+    assert code == 3, err[-3000:]  # undecided: not 1, "no change found"
+    [again] = [c for c in data["confirmations"] if c["metric"] == "json.loop_ms"]
+    assert (again["outcome"], again["again"]["shape"]) == ("undecided", "presence"), again
+    assert "No change found" not in out
