@@ -38,7 +38,7 @@ from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
 from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, scrub, shown_path
 from harness.install.environments import Environments, Prepared
-from harness.install.venvs import ensure, plain_env, plan_entry, read_plan
+from harness.install.venvs import plain_env, plan_entry, read_plan
 from harness.measure.figures import parse_output
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
@@ -458,27 +458,24 @@ class Place:
 
 
 def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
-    """A release's environment, installed once: a plain script's own venv (jax, jaxlib and what it
-    declares, by the policy); a case's short script (``alone``) a venv of only jax and jaxlib; its
-    full script the release venv."""
+    """A release's environment, installed once, made as every side's is (``Environments``): a plain
+    script's own venv (jax, jaxlib and what it declares, by the policy); a case's short script
+    (``alone``) a venv of only jax and jaxlib; its full script the release venv."""
     assert request.plan is not None
     env = plan_entry(request.plan, version)
-    if not request.case.subject.own_venv:
-        env = plain_env(env) if alone else env
-        _progress(f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)")
-        if problem := ensure(env):
-            raise HarnessError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
-        where = (
-            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib "
-            "and what they need"
-        )
-        return Place(str(env.interpreter.absolute()), list(env.install), where)
-    environments = Environments(request.case, PROFILE_BY_NAME.get(request.profile), request.policy)
+    env = plain_env(env) if alone else env  # a script's own venv is made beside it either way
+    profile = PROFILE_BY_NAME.get(request.profile)
+    environments = Environments(request.case, profile, request.policy, progress=_progress)
     prepared = environments.prepare(version, env)
     if not isinstance(prepared, Prepared):
         raise HarnessError(f"jax {version}: {prepared.line}")
     libraries = prepared.libraries
-    assert libraries is not None
+    if libraries is None:  # a case's: jax and jaxlib alone
+        where = (
+            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib "
+            "and what they need"
+        )
+        return Place(str(prepared.interpreter.absolute()), list(env.install), where)
     declared = {canonicalize_name(Requirement(r).name) for r in libraries.declared}
     pins = [
         pin for pin in libraries.installed if canonicalize_name(pin.partition("==")[0]) in declared

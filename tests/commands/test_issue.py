@@ -24,6 +24,7 @@ from harness.commands.issue import (
     write_issue,
 )
 from harness.errors import HarnessError, UsageError
+from harness.install import venvs
 from harness.install.venvs import ReleaseEnv
 from harness.metric_names import parse_metric_name
 from harness.store.results import load_results
@@ -188,7 +189,7 @@ def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_pla
             )
         )
     built = []
-    monkeypatch.setattr(issue, "ensure", lambda env: built.append((env.jax, env.install)))
+    monkeypatch.setattr(venvs, "ensure", lambda env: built.append((env.jax, env.install)))
     # What issue measures itself (the step, the newest release) is tested on real releases below.
     monkeypatch.setattr(issue, "measure_here", lambda request, change: issue.MeasuredHere())
     (tmp_path / "reports").mkdir()
