@@ -318,7 +318,8 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     where no bisect answer gave one, and the newest release's line."""
     good, bad = change.last_good, change.first_bad
     if request.plan is None:
-        own = request.case.subject.own_venv and change.reproducer is None
+        # A script's programs are what a reproducer exports; a case's short script is one already.
+        own = bool(request.case.subject.script_file) and change.reproducer is None
         missing = [
             "the step confirmed" if not change.probes else "",
             "the reproducer with jax alone" if own else "",
@@ -699,7 +700,7 @@ def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str,
     folder = output_folder(request.out_dir, ISSUES_DIR)
     text, name, what, missing = _crash_script(request, step, folder)
     draft = CrashDraft(
-        name=request.case.path.name if request.case.subject.own_venv else request.case.name,
+        name=request.case.subject.script_file or request.case.name,
         platform=request.platform,
         crash=crash,
         script=text,

@@ -170,7 +170,7 @@ def reproduce(
     """The reproducer with jax alone of the step's two releases, measured on both; or why it was not
     asked (a case: its short script already needs jax alone)."""
     case = request.asked.case
-    if not case.subject.own_venv:
+    if not case.subject.script_file:  # a case's short script needs jax alone already
         return ""
     good, bad, criteria = request.good, request.bad, (Criterion.of(metric),)
     out, script = request.asked.out_dir, case.subject.script_file
