@@ -100,8 +100,7 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
             )
         ]
         if open_:
-            hint = undecided_hint(options).text
-            said.append(Finding(f"Undecided, not unchanged: {', '.join(open_)}. {hint}."))
+            said.append(undecided_hint(options, open_))
         follow_up = FollowUp("", triage_command(options))
         said.append(Finding("Every release between them is measured by", (follow_up,)))
         print(nothing_to_bisect_screen(run.setting(), options.first, options.last, said), end="")

@@ -213,13 +213,15 @@ def no_change_hint(options: RangeOptions) -> Finding:
     )
 
 
-def undecided_hint(options: RangeOptions) -> Finding:
-    most = options.measuring.max_processes
+def undecided_hint(options: RangeOptions, open_: Sequence[str] = ()) -> Finding:
+    """What was left undecided (``open_``: those comparisons), and how more processes may decide."""
+    most, which = options.measuring.max_processes, f" ({', '.join(open_)})" if open_ else ""
     return Finding(
-        f"Undecided, not unchanged: the endpoints were measured together up to {most} processes "
-        "each and the statistics could tell neither a change nor its absence. More processes may "
-        f"decide: the same command with `--max-processes {2 * most}` (what ran out of processes is "
-        "measured again, the rest reused), best while nothing else loads the machine"
+        f"Undecided, not unchanged{which}: the endpoints were measured together up to {most} "
+        "processes each and the statistics could tell neither a change nor its absence. More "
+        f"processes may decide: the same command with `--max-processes {2 * most}` (what ran out "
+        "of processes is measured again, the rest reused), best while nothing else loads the "
+        "machine"
     )
 
 

@@ -186,3 +186,13 @@ def test_an_answer_s_data_beside_its_page_holds_null_where_a_figure_is_not_a_num
     run.publish(Answer("", "page", {"ratio": math.nan}), "stem", data_file=True, printed=False)
     written = (tmp_path / "reports" / "stem.json").read_text()
     assert parse_document(written.encode()) == {"ratio": None}
+
+
+def test_what_a_range_left_undecided_is_said_once_with_how_more_processes_may_decide(tmp_path):
+    script = tmp_path / "repro.py"
+    script.write_text("print(1)\n")
+    argv = ["bisect", "--script", str(script), "--good", "0.4.30", "--bad", "0.4.31"]
+    options = check(parse([*argv, "--results", str(tmp_path / "r"), "--max-processes", "20"]))
+    said = ranges.undecided_hint(options, ["json.x 0.4.30 → 0.4.31 ×1.2"]).text
+    assert said.startswith("Undecided, not unchanged (json.x 0.4.30 → 0.4.31 ×1.2): the endpoints")
+    assert said.count("Undecided") == 1 and "--max-processes 40" in said
