@@ -101,7 +101,7 @@ class Ending(str):
     now: str
     verb: str  # ``crashes``, ``hangs``, ``fails``, ``is killed``: what the dead side does
 
-    def __new__(cls, was: str, now: str, verb: str = "fails") -> Ending:
+    def __new__(cls, was: str, now: str, verb: str) -> Ending:
         made = super().__new__(cls, f"{was}{ARROW}{now}")
         made.was, made.now, made.verb = was, now, verb
         return made

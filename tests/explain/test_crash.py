@@ -157,14 +157,14 @@ def test_the_answer_names_the_workaround_and_its_setting_and_says_once_what_is_n
 
 def test_the_reproducer_reproduces_a_crash_where_its_processes_flip_the_same_way_round():
     results = {"0.10.1": ok(), "0.10.2": segfaults()}
-    found = status_reproduced(step(), results, Ending("ok", "SIGSEGV (exit 139)"))
+    found = status_reproduced(step(), results, Ending("ok", "SIGSEGV (exit 139)", "crashes"))
     assert found.reproduces
     assert found.ended == {
         "0.10.1": "ok in 3 of 3 processes",
         "0.10.2": "SIGSEGV (exit 139) in 3 of 3 processes",
     }
     both_ok = status_reproduced(
-        step(), {"0.10.1": ok(), "0.10.2": ok()}, Ending("ok", "SIGSEGV (exit 139)")
+        step(), {"0.10.1": ok(), "0.10.2": ok()}, Ending("ok", "SIGSEGV (exit 139)", "crashes")
     )
     assert not both_ok.reproduces and both_ok.data()["reproduces"] is False
 
