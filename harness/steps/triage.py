@@ -26,7 +26,7 @@ from harness.analysis.statuses import (
     ran,
     summarise,
 )
-from harness.metric_names import JAX_IMPORT, PROCESS, Criterion
+from harness.metric_names import Criterion
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Pair, ProbeRelease
@@ -110,8 +110,11 @@ class TriageOutcome:
                 undone.add(change.step.criterion)
             else:
                 undone.discard(change.step.criterion)
-        jax_import = Criterion.of(MetricKey(PROCESS, JAX_IMPORT))
-        return sorted(found, key=lambda pair: pair[0].step.criterion == jax_import)
+        return sorted(found, key=lambda pair: _is_jax_import(pair[0].step.criterion.metric))
+
+
+def _is_jax_import(key: MetricKey | None) -> bool:
+    return key is not None and key.is_jax_import
 
 
 def _ok(probe: Probe) -> str | None:
