@@ -351,9 +351,12 @@ def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
 
 
 def metric_rows(found: SweepOutcome, key: MetricKey) -> list[list[str]]:
-    mine = {r: c for (each, r), c in found.comparisons.items() if each == key}
     return [
-        [m.release, median_cell(m.result, key), against_cell(mine.get(m.release))]
+        [
+            m.release,
+            median_cell(m.result, key),
+            against_cell(found.comparisons.get((key, m.release))),
+        ]
         for m in found.ok()
     ]
 
