@@ -231,6 +231,10 @@ class DefaultsAnswer:
         """The trials as judged on ``key`` (one of the step's metrics) when the answer was made."""
         return list(self.judgements.get(key, ())) if key is not None else []
 
+    def workarounds(self, key: MetricKey | None, step: Comparison | None) -> list[Tried]:
+        """The trials on ``key`` that bring ``step``'s old number back (a void one never does)."""
+        return [t for t in self.tried(key) if step is not None and t.brings_back(step)]
+
     def brings_back(self, key: MetricKey) -> bool:
         """Whether a trial brings ``key``'s old number back, judged against the step as its own
         measurement showed it: a workaround found, which ends the search for one on that metric."""

@@ -135,7 +135,7 @@ def commit_why(found: CommitBisect, setting: Setting) -> list[Finding]:
     jaxlib = jaxlib or (found.jaxlibs[found.last] if found.jaxlib_change else None)
     if defaults is None or jaxlib is None or comparison is None:
         return lines
-    back = [t for t in defaults.tried(setting.metric) if t.brings_back(comparison)]
+    back = defaults.workarounds(setting.metric, comparison)
     options = [t for t in back if t.trial.change.kind == JAX]
     if options:
         trial = options[0].trial

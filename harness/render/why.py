@@ -131,7 +131,7 @@ def trial_lines(
     tried = answer.tried(metric)
     void = [t for t in tried if t.void]
     tried = [t for t in tried if not t.void]
-    found = [] if step is None else [t for t in tried if t.brings_back(step)]
+    found = answer.workarounds(metric, step)
     forward = [] if step is None else [t for t in tried if t.brings_forward(step)]
     unwanted = _unwanted(step, unwanted)
     back = WORKAROUND if unwanted else "the old behaviour back: a hint at why"
@@ -603,8 +603,7 @@ def next_steps(
     defaults = of_kind(found, DefaultsAnswer)
     metric = criterion.metric
     if defaults is not None and metric is not None and _unwanted(step, unwanted):
-        back = [t for t in defaults.tried(metric) if not t.void and step and t.brings_back(step)]
-        for each in back:
+        for each in defaults.workarounds(metric, step):
             said.append(FollowUp(f"the workaround, on {after}", each.trial.words(), shell=False))
             known_commit |= each.trial.change.name in defaults.commits
     held = of_kind(found, HeldAnswer)
