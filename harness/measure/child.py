@@ -2,9 +2,10 @@
 
 Forked by a side's worker (``harness.measure.worker``) or, with ``spawn`` isolation, run as
 ``python -m harness.measure.child``: either way the profile's XLA flags apply from process start,
-and whatever the case does (raise, hang, abort, exhaust memory) cannot harm the sweep. It writes
-the ``ProcessRun`` it measured to ``--out``; the harness decides the status from that file and the
-exit code. It runs in the side's venv with this checkout first on its path (``launch``).
+and whatever the case does (raise, hang, abort, exhaust memory) cannot harm the sweep. It writes the
+``ProcessRun`` it measured to its request's ``out`` file; the harness decides the status from that
+file and the exit code. It runs in the side's venv with this checkout first on its path
+(``launch``).
 """
 
 from __future__ import annotations

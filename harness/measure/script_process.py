@@ -1,9 +1,9 @@
 """A plain repro script's case process: run ``python FILE`` once, time it, read what it printed.
 
-Run in the case process a side's worker started (``harness.measure.child``, with ``--script``), so
-the script runs with the side's interpreter and environment, under the measurement lock and the
-timeout every case process runs under (the script is in its group, which the harness kills). It
-runs from its own folder, without the harness on ``PYTHONPATH``.
+Run in the case process a side's worker started (``harness.measure.child``, its request naming the
+script by ``script_sha256``), so the script runs with the side's interpreter and environment, under
+the measurement lock and the timeout every case process runs under (the script is in its group,
+which the harness kills). It runs from its own folder, without the harness on ``PYTHONPATH``.
 
 It is judged on the figure lines it prints (``figures``), else as a whole process (``process``),
 split into phases by the start-up hook it runs under (``script_hook``: the script itself runs

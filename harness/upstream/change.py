@@ -77,8 +77,9 @@ def read_steps(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
 
 def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
-    """A triage answer's confirmed steps, each as a bisect answer of its metric (its ends, its why's
-    findings, the run's thresholds, compiled programs and reproducers); the lead first."""
+    """A triage answer's confirmed steps, each as a bisect answer of its metric or of how its
+    processes end (its ends, its why's findings, the run's thresholds, compiled programs and
+    reproducers; ``measured_again``); the lead first."""
     data = answer.data
     first = data.get("first_round") if isinstance(data, dict) else None
     if not isinstance(first, dict):
