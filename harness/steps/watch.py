@@ -399,7 +399,8 @@ def findings(
             kind = UNDER_LOAD if loaded else REGRESSION if confirmation.regression else IMPROVEMENT
             said.append(Finding(kind, step.criterion, text, ratio))
         elif confirmation.undecided:
-            # A new ending in some processes is red until the counts say it is no change.
+            # A new ending, or a number gone, in some processes is red until its counts say it is
+            # no change (``Comparison.leans_worse``).
             compared = confirmation.comparison
             leans_worse = compared is not None and compared.leans_worse
             kind = BROKEN if leans_worse else UNDECIDED

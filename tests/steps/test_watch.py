@@ -329,6 +329,30 @@ def test_a_metric_gone_and_a_value_changed_are_each_a_regression_and_the_watch_i
     assert exit_status([TargetWatch("t", "script", tuple(said.values()))]) == 1
 
 
+class GoneOnceOnNew(FakeScriptReleases):
+    """A script that leaves ``json.loop_ms`` out of one process of ``new`` only."""
+
+    def adjust(self, data: dict, scale: float) -> None:
+        super().adjust(data, scale)
+        if data["release"] == "new":
+            data["processes"][0]["figures"].pop("json.loop_ms", None)
+
+
+def test_a_number_gone_from_one_process_is_red_until_its_counts_say_it_is_no_change():
+    releases = GoneOnceOnNew({"old": 1, "new": 1})
+    found = triage(
+        ["old", "new"],
+        releases,
+        FakeConfirmer(GoneOnceOnNew({"old": 1, "new": 1})),
+        metrics=None,
+        with_claim=False,
+        thresholds=Thresholds(),
+    )
+    [gone] = [f for f in findings(found, answered(found)) if f.metric == "json.loop_ms"]
+    assert gone.kind == "broken" and "undecided" in gone.text, gone
+    assert exit_status([TargetWatch("t", "script", (gone,))]) == 1, "never green"
+
+
 TIMED_OUT = {"status": "timeout", "how": "timeout", "timeout_s": 300.0}
 FAILED = {"status": "failed", "how": "exit", "exit_status": 1}
 
