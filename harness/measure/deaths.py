@@ -15,7 +15,7 @@ import signal
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from harness.host.environment import scrub
 from harness.measure.script_hook import FAULT_FILE
@@ -90,10 +90,15 @@ def read_end(path: Path, size: int = 16 * LAST_CHARS) -> str:
     gigabytes before it dies."""
     try:
         with open(path, "rb") as handle:
-            handle.seek(max(0, handle.seek(0, 2) - size))
-            return handle.read().decode(errors="replace")
+            return tail_of(handle, size)
     except OSError:
         return ""
+
+
+def tail_of(handle: BinaryIO, size: int) -> str:
+    """The last ``size`` bytes of an open binary file as text, undecodable bytes replaced."""
+    handle.seek(max(0, handle.seek(0, 2) - size))
+    return handle.read().decode(errors="replace")
 
 
 def read_stack(path: Path, chars: int = STACK_CHARS) -> str:

@@ -177,11 +177,6 @@ def _read_start(handle: Any) -> tuple[str, bool]:
     return data[:OUTPUT_BYTES].decode(errors="replace"), len(data) > OUTPUT_BYTES
 
 
-def _read_end(handle: Any, size: int = 64 * 1024) -> str:
-    handle.seek(max(0, handle.seek(0, 2) - size))
-    return handle.read().decode(errors="replace")
-
-
 def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, Any]]:
     """The ``process.PHASE_ns`` figures of the hook's report, and the events as counted.
 
@@ -268,7 +263,7 @@ def run_script(
             )
         wall_ns = time.perf_counter_ns() - started
         stdout, cut = _read_start(out)
-        stderr = _read_end(err)
+        stderr = deaths.tail_of(err, 64 * 1024)
         report = _read_report(report_path)
         suite = read_suite_run(Path(env[BENCHMARK_JSON]))
         hooks = report.get("after_script_ns")
