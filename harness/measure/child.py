@@ -244,10 +244,13 @@ def run(
     script_args: Sequence[str] = (),
     fault_file: str | None = None,
     dump_at_unix_s: float | None = None,
-    **worker_keys: Any,
+    out: str = "",
+    log: str = "",
+    affinity: list[int] | None = None,
 ) -> ProcessRun:
     """Run a case (or, with ``script_sha256``, a plain script of that content) as a worker's
-    request names it (its ``worker_keys``, ``out``, ``log`` and ``affinity``, are the worker's).
+    request names it (its ``out``, ``log`` and ``affinity`` are the worker's: a key no request has
+    is refused, never dropped).
     ``fault_file``: where Python's stack goes at a fatal signal and at ``dump_at_unix_s``
     (``watch_faults``); a plain script's own process writes it there (its start-up hook)."""
     case_file = Path(case_file)
