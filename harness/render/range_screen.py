@@ -106,8 +106,7 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
             table, screen.LINES - _FRAME_LINES, "  … and {n} more steps: the report lists every one"
         )
         lines += _legend_lines([s.comparison for s in steps if s.comparison], setting.thresholds)
-        names = [s.criterion.name for s in steps]
-        several = sorted({name for name in names if names.count(name) > 1})
+        several = found.stepped_more_than_once()
         if several:
             lines += screen.wrap(
                 f"More than one step in {', '.join(several)}: a bisect between the endpoints would "

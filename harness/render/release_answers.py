@@ -7,7 +7,6 @@ known (``upstream.change`` reads them back), and ``answer`` always.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -276,7 +275,7 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
             detail = f"{step.change} {against_cell(compared)}" if compared else step.change
         said = f"{step.criterion.name}: {step.before} → {step.after}: {detail}"
         lines.append(f"- {inline(said)}")
-    several = [n for n, k in Counter(s.criterion.name for s in found.steps).items() if k > 1]
+    several = found.stepped_more_than_once()
     if several:
         lines += [
             "",

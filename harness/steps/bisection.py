@@ -214,6 +214,11 @@ class SweepOutcome:
             if m.result is None or m.result.result.status is not RunStatus.OK
         ]
 
+    def stepped_more_than_once(self) -> list[str]:
+        """The criteria, by name, with more than one step: a bisect between the ends finds one."""
+        names = [step.criterion.name for step in self.steps]
+        return sorted({name for name in names if names.count(name) > 1})
+
     def unmeasured(self) -> bool:
         """Fewer than two releases measured and no step (a status step needs none measured ok): no
         step between neighbours could be judged, so finding none is no evidence of no change (every

@@ -130,6 +130,7 @@ def test_a_sweep_reports_every_step_of_a_series_that_goes_up_and_back_down():
         ("eager.wall_ns", "r3", "r5", Verdict.FASTER),
         ("claim", "r3", "r5", "does not hold → holds"),
     ]
+    assert found.stepped_more_than_once() == ["claim", "eager.wall_ns"], "a bisect finds one"
     assert found.comparisons[(parse_metric_name("eager.wall_ns"), "r1")].verdict == "undecided", (
         "the same processes: no step, no proof"
     )
