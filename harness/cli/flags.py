@@ -6,8 +6,8 @@ holds, the profile's flags kept), another ``XLA_*``, ``LIBTPU_*``, ``TPU_*`` or 
 (set), or a jax option by its name (``jax_default_matmul_precision=highest``), set with
 ``jax.config.update`` right after the case process imports jax and read back into its result. Each
 side is stored under a profile label of its own, the profile's with the side's letter and a digest
-of its flags: the same flags measured again are the same cells, and the A/A (the same flags twice)
-is two cells.
+of its flags: the same flags measured again are the same cells (both sides measured anew, the newest
+compared), and the A/A (the same flags twice) is two cells.
 """
 
 from __future__ import annotations
@@ -143,7 +143,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_out(parser, "the comparison's page is written here")
     options.add_json(parser, "every pair's metrics, ratios, intervals and verdicts")
     options.add_thresholds(parser)
-    parser.set_defaults(sides=None, strict=False)  # as ``run`` reads them: one side, then two
+    # As ``run`` reads them: one side (then two), and both measured anew, never one side's stored
+    # cell taken from another run: the sides are compared measured together.
+    parser.set_defaults(sides=None, strict=False, force=True, retry_failed=False)
 
 
 def check(args: argparse.Namespace) -> FlagsOptions:

@@ -46,9 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     add_measuring(parser)
-    parser.add_argument(
-        "--strict", action="store_true", help="exit 1 when any case run is not ok or skipped"
-    )
+    for flag, what in (
+        ("--strict", "exit 1 when any case run is not ok or skipped"),
+        ("--force", "re-measure cells already stored in the results folder"),
+        ("--retry-failed", "re-measure stored cells whose run failed, timed out or crashed"),
+    ):
+        parser.add_argument(flag, action="store_true", help=what)
 
 
 def add_measuring(parser: argparse.ArgumentParser) -> None:
@@ -66,11 +69,6 @@ def add_measuring(parser: argparse.ArgumentParser) -> None:
         "spawn: each case process a new interpreter (default: fork, spawn when JAX_PLATFORMS pins "
         "a GPU)",
     )
-    for flag, what in (
-        ("--force", "re-measure cells already stored in the results folder"),
-        ("--retry-failed", "re-measure stored cells whose run failed, timed out or crashed"),
-    ):
-        parser.add_argument(flag, action="store_true", help=what)
 
 
 def sides_from(args: argparse.Namespace) -> list[Side]:

@@ -29,6 +29,7 @@ def test_the_same_flags_twice_are_two_sides_of_one_release_stored_apart_compared
     assert a.profile == f"default-a-{options.a.digest()}" != b.profile
     assert options.a.digest() == options.b.digest()
     assert options.run.settings.decide == "changes", "two sides: looks while a comparison is open"
+    assert options.run.resume == "force", "both sides measured together, none taken from before"
     assert not (tmp_path / "r").exists(), "checking measures nothing"
 
 
