@@ -412,7 +412,7 @@ FROM_THE_INDEX = {
     ),
     "flags": IndexSession(
         "Two sets of device flags on one release of the index, measured interleaved: nox -s flags "
-        "-- CASE|--script FILE [--jax V] --a NAME=VALUE --b NAME=VALUE [run options].",
+        "-- --case CASE|--script FILE [--jax V] --a NAME=VALUE --b NAME=VALUE [run options].",
         partial(release_run_view, command="flags"),
     ),
     "bisect": IndexSession(
