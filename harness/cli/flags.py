@@ -26,6 +26,7 @@ from harness.cli import options, run
 from harness.cli.argparsing import Command
 from harness.cli.run import RunOptions
 from harness.errors import UsageError
+from harness.host.environment import scrub
 from harness.measure.script_hook import JAX_CONFIG
 from harness.measure.sides import Side
 
@@ -52,7 +53,9 @@ class FlagSet:
     jax_options: tuple[tuple[str, bool | int | float | str], ...]
 
     def text(self) -> str:
-        return " ".join(self.given) or "none (the environment as it is)"
+        """The flags as given, as a page, a line or a stored label shows them: without the home
+        folder, the host or a credential (``XLA_FLAGS=--xla_dump_to=/home/me/dump``)."""
+        return scrub(" ".join(self.given)) or "none (the environment as it is)"
 
     def digest(self) -> str:
         pairs = [list(self.variables), [[name, value] for name, value in self.jax_options]]

@@ -100,3 +100,12 @@ def test_a_bad_flag_exits_2_with_one_line_and_nothing_measured(tmp_path, capsys)
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("harness: error: --b 'PATH=x'")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_side_s_flags_are_shown_and_stored_without_the_home_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", "/home/someone")
+    options = checked(tmp_path, "--b=XLA_FLAGS=--xla_dump_to=/home/someone/dump")
+    _, b = options.run.sides
+    assert b.env["XLA_FLAGS"] == "--xla_dump_to=/home/someone/dump", "the flag itself as given"
+    assert options.b.text() == "XLA_FLAGS=--xla_dump_to=~/dump"
+    assert "/home/someone" not in b.label
