@@ -76,6 +76,7 @@ def test_flags_that_change_what_the_program_computes_are_found(tmp_path):
         "--b",
         "jax_enable_x64=true",
         "--b=XLA_FLAGS=--xla_cpu_enable_fast_math=false",
+        "--b=LIBTPU_INIT_ARGS=--xla_tpu_enable_latency_hiding_scheduler=true",  # no TPU: unread
         "--a",
         "jax_no_such_option=1",
     )
@@ -86,4 +87,5 @@ def test_flags_that_change_what_the_program_computes_are_found(tmp_path):
     by_profile = {r.result.profile: r for r in stored_in(tmp_path / "results")}
     b = by_profile[pair["b"]["profile"]].result
     assert b.host.variables["XLA_FLAGS"].endswith("--xla_cpu_enable_fast_math=false")
+    assert b.host.variables["LIBTPU_INIT_ARGS"].endswith("latency_hiding_scheduler=true")
     assert "XLA_FLAGS" not in by_profile[pair["a"]["profile"]].result.host.variables
