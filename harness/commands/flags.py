@@ -33,8 +33,11 @@ def note_unset(comparison: SetComparison) -> None:
     """A jax option that did not take is said beside its pair: that side ran its release's
     default."""
     for pair in comparison.pairs:
-        for letter, stored in (("A", pair.a), ("B", pair.b)):
-            pair.notes[:0] = [f"{letter}: jax option {why}" for why in unset_options(stored)]
+        pair.notes[:0] = [
+            f"{letter}: jax option {why}"
+            for letter, stored in (("A", pair.a), ("B", pair.b))
+            for why in unset_options(stored)
+        ]
 
 
 def execute(opts: FlagsOptions) -> int:
