@@ -214,6 +214,7 @@ def search(session: nox.Session) -> None:
 # Their checks and what `nox -l` says of them: harness.cli.sessions.FROM_THE_INDEX.
 issue, run_one, bisect = index_session("issue"), index_session("run"), index_session("bisect")
 sweep, triage, watch = index_session("sweep"), index_session("triage"), index_session("watch")
+flags = index_session("flags")
 
 
 def installing_only() -> bool:

@@ -281,8 +281,8 @@ def check_posargs(command: Command, session: dict, posargs: list[str]) -> None:
             session_view("run", ["--profile", session["call_spec"]["profile"], *posargs])
         elif name == "matrix":
             check_matrix(posargs)
-        elif name == "run":
-            check_one_release_run(posargs)
+        elif name in ("run", "flags"):
+            check_one_release_run(posargs, name)
         elif name == "watch":
             watch_view(posargs)
         else:
@@ -318,12 +318,13 @@ def check_matrix(posargs: list[str]) -> None:
     validate(["run", *rest])
 
 
-def check_one_release_run(posargs: list[str]) -> None:
+def check_one_release_run(posargs: list[str], command: str = "run") -> None:
+    """``nox -s run`` or ``nox -s flags``: a release of the index (``--jax``), then the command."""
     rest = list(posargs)
     jax = take(rest, "--jax")
     if jax is not None:
         release_version(jax)
-    validate(["run", *rest])
+    validate([command, *rest])
 
 
 def as_the_shell_expands(argv: list[str]) -> list[str]:

@@ -976,6 +976,7 @@ def test_run_session_refuses_bad_posargs_with_one_line_and_exit_2(
         ("repro", "usage: jax-repro run"),
         ("matrix", "nox -s matrix -- [--jax edges|all|V,V,...]"),
         ("run_one", "nox -s run -- [--case CASE | --script FILE]"),
+        ("flags", "nox -s flags -- [--case CASE | --script FILE]"),
         ("search", "usage: jax-repro search"),
         ("issue", "usage: jax-repro issue"),
         ("bisect", "usage: jax-repro bisect"),

@@ -33,11 +33,13 @@ class ResultSet:
     folder: Path
     release: str | None = None
     profile: str | None = None
+    flags: str = ""  # what the side's profile label stands for (``flags``: its flags)
 
     def describe(self) -> str:
         narrowed = [
             f"jax {self.release}" if self.release else "",
             f"profile {self.profile}" if self.profile else "",
+            f"flags {self.flags}" if self.flags else "",
         ]
         return " · ".join([str(self.folder), *filter(None, narrowed)])
 

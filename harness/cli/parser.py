@@ -12,6 +12,7 @@ from harness.cli import (
     calibrate,
     compare,
     export,
+    flags,
     issue,
     listing,
     merge,
@@ -37,7 +38,7 @@ DESCRIPTION = (
 COMMANDS: dict[str, argparsing.AnyCommand] = {
     command.name: command
     for command in (
-        *(module.COMMAND for module in (run, search, export, issue, report, compare)),
+        *(module.COMMAND for module in (run, search, export, issue, report, compare, flags)),
         *ranges.COMMANDS,
         *(module.COMMAND for module in (calibrate, merge, listing, new, watch)),
     )

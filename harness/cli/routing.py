@@ -5,10 +5,10 @@ From a clone, ``nox -s triage -- …`` installs the releases and then runs
 ``python -m harness triage … --releases PLAN``.  Installed (pip, pipx, ``uv tool``, ``uvx``),
 ``jax-repro triage …`` is that nox session, driven by the command itself
 (``harness.commands.packaged_sessions``): so is every command line that needs releases from the
-package index (``--jax`` for ``run``), or an environment this one lacks (JAX for ``run``, ``search``
-and ``issue``; the report extra for ``report`` and ``compare``).  A command line a session hands on
-(its plan named, or run in the session's venv) is the command's own, as is every one inside a driven
-session (``DRIVEN``).
+package index (``--jax`` for ``run`` and ``flags``), or an environment this one lacks (JAX for
+``run``, ``flags``, ``search`` and ``issue``; the report extra for ``report`` and ``compare``).  A
+command line a session hands on (its plan named, or run in the session's venv) is the command's own,
+as is every one inside a driven session (``DRIVEN``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ HELP = ("-h", "--help")
 PLANNED = ("triage", "bisect", "sweep", "watch")
 # Those that need the package index wherever they run: what a machine without one is told.
 NEED_THE_INDEX = ("matrix", "triage", "bisect", "sweep", "watch", "issue", "run --jax")
-MEASURE_HERE = ("run", "search", "calibrate")
+MEASURE_HERE = ("run", "search", "calibrate", "flags")
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def session_for(argv: Sequence[str], here: Here, environ: Mapping[str, str]) -> 
         return None if given(rest, "--releases") else command
     if command == "issue":
         return None if given(rest, "--releases") or here.jax else command
-    if command == "run":
+    if command in ("run", "flags"):
         return command if given(rest, "--jax") or not here.jax else None
     if command == "search":
         return None if here.jax else command

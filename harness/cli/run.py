@@ -45,6 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "this interpreter, --profile)"
         ),
     )
+    add_measuring(parser)
+    for flag, what in (
+        ("--strict", "exit 1 when any case run is not ok or skipped"),
+        ("--force", "re-measure cells already stored in the results folder"),
+        ("--retry-failed", "re-measure stored cells whose run failed, timed out or crashed"),
+    ):
+        parser.add_argument(flag, action="store_true", help=what)
+
+
+def add_measuring(parser: argparse.ArgumentParser) -> None:
+    """How the sides are measured and where they are stored: what ``run`` and ``flags`` share."""
     options.add_sizes(parser)
     options.add_draws(parser)
     options.add_results(parser)
@@ -58,12 +69,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "spawn: each case process a new interpreter (default: fork, spawn when JAX_PLATFORMS pins "
         "a GPU)",
     )
-    for flag, what in (
-        ("--strict", "exit 1 when any case run is not ok or skipped"),
-        ("--force", "re-measure cells already stored in the results folder"),
-        ("--retry-failed", "re-measure stored cells whose run failed, timed out or crashed"),
-    ):
-        parser.add_argument(flag, action="store_true", help=what)
 
 
 def sides_from(args: argparse.Namespace) -> list[Side]:
@@ -95,12 +100,7 @@ def check(args: argparse.Namespace) -> RunOptions:
     if args.sides is not None:
         for side in sides:
             discovery.check_overrides(cases, side.sizes)
-    settings = options.sampling_from(
-        args,
-        isolation=args.isolation or default_isolation(),
-        **options.target_from(args, len(sides)),
-        **options.process_settings(args),
-    )
+    settings = settings_from(args, len(sides))
     device = run_device(sides)
     return RunOptions(
         cases=cases,
@@ -113,6 +113,16 @@ def check(args: argparse.Namespace) -> RunOptions:
         resume="force" if args.force else "retry-failed" if args.retry_failed else "skip",
         strict=args.strict,
         device=device,
+    )
+
+
+def settings_from(args: argparse.Namespace, sides: int) -> Settings:
+    """How each cell of ``sides`` sides is measured (until decided where there are two or more)."""
+    return options.sampling_from(
+        args,
+        isolation=args.isolation or default_isolation(),
+        **options.target_from(args, sides),
+        **options.process_settings(args),
     )
 
 

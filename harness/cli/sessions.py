@@ -6,7 +6,8 @@ The noxfile imports it in nox's own environment, which has neither JAX nor hypot
 
 - ``session_view``: a session that runs one harness command (``repro``, ``search``, ``issue``,
   ``bisect``, ``sweep``, ``triage``, ``report``, ``compare``);
-- ``release_run_view``: ``nox -s run``, one case or script on any release of the index;
+- ``release_run_view``: ``nox -s run``, one case or script on any release of the index, and ``nox
+  -s flags``, two flag sets on one;
 - ``watch_view``: ``nox -s watch``, the pair of releases named or left to the index;
 - ``interleaved_request``: ``nox -s matrix``, releases × profiles as sides of one run, each pair a
   *side* with its own worker in its release's cached venv, their processes alternating in rounds
@@ -189,21 +190,21 @@ def watch_view(posargs: Sequence[str]) -> WatchRequest:
     return WatchRequest(profile, args.release, args.baseline, argv)
 
 
-def release_run_view(posargs: Sequence[str]) -> SessionRequest:
+def release_run_view(posargs: Sequence[str], command: str = "run") -> SessionRequest:
     """``nox -s run -- [--case CASE | --script FILE] [--jax V] [--profile P] [run options]``: one
-    release of the index.
+    release of the index; ``nox -s flags`` (``command``) as well, its two flag sets on that release.
 
-    The rest goes to ``python -m harness run``, checked as that command checks it; the
+    The rest goes to ``python -m harness COMMAND``, checked as that command checks it; the
     release (default: the table's newest) is looked up on the index by the session's harness.  A
-    case named first without ``--case`` is the older spelling, still taken.
+    case named first without ``--case`` is the older spelling of ``run``, still taken.
     """
     rest = list(posargs)
     if any(arg in HELP for arg in rest):
         print(
-            "nox -s run -- [--case CASE | --script FILE] [--jax VERSION (any on the package "
-            "index)] [run options]:"
+            f"nox -s {command} -- [--case CASE | --script FILE] [--jax VERSION (any on the package "
+            f"index)] [{command} options]:"
         )
-    elif rest and not rest[0].startswith("-"):
+    elif command == "run" and rest and not rest[0].startswith("-"):
         rest[:1] = ["--case", rest[0]]
     jax = _take(rest, "--jax", DEFAULT_RELEASE.jax)
     from harness.cli.options import release_version
@@ -214,12 +215,19 @@ def release_run_view(posargs: Sequence[str]) -> SessionRequest:
         raise UsageError(f"argument --jax: {exc}") from None
     if given(rest, "--sides"):
         raise UsageError("--sides is for `nox -s matrix`; this session runs one release")
-    args, checked = validate(["run", *rest])
+    args, checked = validate([command, *rest])
     profile = _profile(args.profile)
     applies(profile, [jax])
-    argv = ["run", *rest] if args.profile else ["run", *rest, "--profile", profile.name]
+    argv = [command, *rest] if args.profile else [command, *rest, "--profile", profile.name]
+    if command == "flags":  # both sides run in the release's venv, which holds jax alone
+        if any(case.subject.own_venv for case in checked.run.cases):
+            raise UsageError(
+                "the script declares libraries of its own, and `nox -s flags` installs jax alone: "
+                "run `python -m harness flags` where they are installed"
+            )
+        return SessionRequest(None, profile, argv, on_index=(jax,))
     return SessionRequest(
-        None, profile, argv, on_index=(jax,), **_script_run(["run", *rest], args, checked)
+        None, profile, argv, on_index=(jax,), **_script_run([command, *rest], args, checked)
     )
 
 
@@ -401,6 +409,11 @@ FROM_THE_INDEX = {
         "One case on any release of the package index: nox -s run -- CASE [--jax V] [--profile P] "
         "[run options].",
         release_run_view,
+    ),
+    "flags": IndexSession(
+        "Two sets of device flags on one release of the index, measured interleaved: nox -s flags "
+        "-- --case CASE|--script FILE [--jax V] --a NAME=VALUE --b NAME=VALUE [run options].",
+        partial(release_run_view, command="flags"),
     ),
     "bisect": IndexSession(
         "First release where a metric changed: nox -s bisect -- CASE --metric M|--claim|--status "

@@ -1,6 +1,7 @@
 """What each command does, one module per command, from the typed options its declaration in
 ``harness.cli`` checked: the workflow, on top of every stage (``run``, ``search``, ``export``,
-``issue`` (a metric's draft or an ending's), ``report``, ``compare``, ``watch``, ``calibrate``,
+``issue`` (a metric's draft or an ending's), ``report``, ``compare``, ``flags`` (two sets of
+device flags on one release, as ``compare`` judges them), ``watch``, ``calibrate``,
 ``merge``, ``listing``, ``new``; ``bisect``, ``sweep`` and ``triage`` share ``ranges``; ``bisect
 --commits`` is ``bisect_commits``); a nox session's end (``nox_session``), the installed command's
 (``packaged_sessions``), and a long command's progress (``progress``).

@@ -147,8 +147,9 @@ def matrix(places: Places, posargs: Sequence[str], say: Say) -> Launch:
     return Launch([*request.run_argv, "--sides", str(plan)])
 
 
-def run_one(places: Places, posargs: Sequence[str], say: Say) -> Launch:
-    request = release_run_view(posargs)
+def run_one(places: Places, posargs: Sequence[str], say: Say, command: str = "run") -> Launch:
+    """``run`` or ``flags`` on one release of the index, in its cached venv."""
+    request = release_run_view(posargs, command)
     assert request.profile is not None
     release = index_release(*listing_of(places).pair(request.on_index[0]))
     if request.own_venv_of is not None:
@@ -197,8 +198,8 @@ def prepare(
     on them."""
     if session == "matrix":
         return matrix(places, posargs, say)
-    if session == "run":
-        return run_one(places, posargs, say)
+    if session in ("run", "flags"):
+        return run_one(places, posargs, say, session)
     if session == "repro":  # a plain script on the table's release, in a venv of its own
         return script_side(places, session_view("run", posargs), RELEASE_BY_VERSION[jax], say)
     if session == "watch":

@@ -49,6 +49,7 @@ from harness.explain.defaults import (
     xla_listing,
 )
 from harness.explain.option_commits import OptionCommit, option_commits
+from harness.measure.script_hook import JAX_CONFIG
 from harness.measure.script_process import lost_in
 from harness.measure.sides import Side
 from harness.steps.evidence import Found, OverBudget, Step, StepSides
@@ -63,7 +64,6 @@ SCREEN_PROCESSES = 3
 SCREEN_SHARE = 0.25
 NO_SCREEN = math.log(1.02)
 T = TypeVar("T", bound="DefaultsAnswer")
-JAX_CONFIG = "HARNESS_JAX_CONFIG"  # as harness.measure.script_hook reads it
 
 
 @dataclass(frozen=True)

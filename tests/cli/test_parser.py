@@ -178,3 +178,15 @@ def test_a_value_is_a_number_the_script_prints_with_no_better_direction(declared
     script = str(FIXTURES / "scripts" / "shapes.py")
     with pytest.raises(UsageError, match=said):
         validate(["triage", "--script", script, *declared])
+
+
+def test_flags_measures_as_run_does_but_always_anew_and_on_its_two_sides_only(tmp_path):
+    common = ["--case", "scan_sync", "--processes", "7", "--results", str(tmp_path / "r")]
+    _, run = validate(["run", *common])
+    _, flags = validate(["flags", *common])
+    assert flags.run.settings.processes == run.settings.processes == 7
+    assert flags.run.device == run.device and flags.run.cases == run.cases
+    assert flags.run.budget.limits["flops"] == run.budget.limits["flops"]
+    for option in ("--sides", "--strict", "--force", "--retry-failed"):
+        with pytest.raises(UsageError, match=f"unrecognized arguments: {option}"):
+            validate(["flags", *common, option, *(["p.json"] if option == "--sides" else [])])

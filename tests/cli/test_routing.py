@@ -23,6 +23,9 @@ JAX_BOX = Here(jax="0.4.35", report_extra=True)  # a machine with JAX installed
         (["run", "--case", "scan_sync"], JAX_BOX, None),
         (["run", "--case", "scan_sync", "--jax", "0.4.30"], JAX_BOX, "run"),
         (["run", "--sides", "plan.json"], BARE, None),
+        (["flags", "--case", "scan_sync", "--b", "jax_enable_x64=1"], JAX_BOX, None),
+        (["flags", "--case", "scan_sync", "--jax", "0.4.30"], JAX_BOX, "flags"),
+        (["flags", "--case", "scan_sync"], BARE, "flags"),
         (["search", "--case", "scan_sync"], BARE, "search"),
         (["search", "--case", "scan_sync"], JAX_BOX, None),
         (["report"], BARE, "report"),
@@ -49,6 +52,7 @@ def test_inside_a_driven_session_every_command_runs_as_it_is():
     [
         (["run", "--case", "c"], ["run", "--case", "c", "--profile", "cuda12"]),
         (["search", "--case", "c"], ["search", "--case", "c", "--profile", "cuda12"]),
+        (["flags", "--case", "c"], ["flags", "--case", "c", "--profile", "cuda12"]),
         (["run", "--case", "c", "--profile", "mine"], ["run", "--case", "c", "--profile", "mine"]),
         (["run", "--sides", "p.json"], ["run", "--sides", "p.json"]),
         (["list"], ["list"]),

@@ -125,8 +125,29 @@ def test_the_sides_plan_is_one_the_runner_reads(tmp_path):
 def test_every_session_from_the_index_says_what_it_runs_and_checks_its_posargs():
     from harness.cli.sessions import FROM_THE_INDEX
 
-    assert list(FROM_THE_INDEX) == ["issue", "run", "bisect", "sweep", "triage", "watch"]
+    assert list(FROM_THE_INDEX) == ["issue", "run", "flags", "bisect", "sweep", "triage", "watch"]
     for name, session in FROM_THE_INDEX.items():
         assert f"nox -s {name} --" in session.summary.splitlines()[0]
         with pytest.raises(UsageError):
             session.view(["--frobnicate"])
+
+
+def test_the_flags_session_runs_both_flag_sets_on_one_release_of_the_index(tmp_path):
+    from harness.cli.sessions import release_run_view
+
+    posargs = ["--case", "scan_sync", "--jax", "0.4.30", "--b", "jax_enable_x64=true"]
+    request = release_run_view(posargs, "flags")
+    assert request.on_index == ("0.4.30",) and request.own_venv_of is None
+    assert request.harness_argv == [
+        "flags",
+        "--case",
+        "scan_sync",
+        "--b",
+        "jax_enable_x64=true",
+        "--profile",
+        "cpu",
+    ]
+    script = tmp_path / "needs.py"
+    script.write_text("# /// script\n# dependencies = ['equinox']\n# ///\nimport equinox\n")
+    with pytest.raises(UsageError, match="installs jax alone"):
+        release_run_view(["--script", str(script), "--b", "jax_enable_x64=true"], "flags")

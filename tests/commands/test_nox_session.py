@@ -140,3 +140,21 @@ def test_a_sigterm_to_nox_s_group_while_preparing_ends_the_installer_and_what_it
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_the_flags_session_runs_its_command_in_the_release_s_venv(tmp_path, monkeypatch):
+    class OneRelease:
+        def pair(self, version):
+            return version, version
+
+    class Venv:
+        interpreter = Path("/venvs/jax-0.4.30/bin/python")
+
+    monkeypatch.setattr(nox_session, "listing_of", lambda places: OneRelease())
+    monkeypatch.setattr(nox_session, "ready", lambda places, release, profile, say: Venv())
+    posargs = ["--case", "scan_sync", "--jax", "0.4.30", "--b", "jax_enable_x64=true"]
+    found = nox_session.prepare("flags", posargs, Places(tmp_path, tmp_path / ".cache"))
+    assert found == Launch(
+        ["flags", "--case", "scan_sync", "--b", "jax_enable_x64=true", "--profile", "cpu"],
+        str(Venv.interpreter),
+    )
