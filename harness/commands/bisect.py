@@ -144,7 +144,8 @@ def _bisect(
         progress(f"[bisect {case.name}] probe {count}: jax {release} is {said}: {verdict.reason}")
         return verdict
 
-    found = bisect(run.releases, judged, terms)
+    # the next probe's venvs are installed while this one is measured
+    found = bisect(run.releases, judged, terms, ahead=run.prober.prepare_ahead)
     hint = no_change_hint(options) if found.no_change else None
     if found.undecided:
         hint = undecided_hint(options)
