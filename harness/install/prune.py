@@ -130,4 +130,4 @@ def prune(venvs: Iterable[Venv], days: int, now: float, dry_run: bool) -> Pruned
                 kept.append((venv, f"{NOT_REMOVED}: {exc.strerror or exc}"))
         # what a failed removal left is still on the disk
         left = disk_bytes(venv.path for venv, _ in kept if venv in held)[0]
-        return Pruned(removed, kept, taken, max(0, freed - left))
+        return Pruned(removed, kept, max(0, taken - left), max(0, freed - left))

@@ -5,6 +5,7 @@ import pytest
 
 from harness.cli.prune import PruneOptions
 from harness.commands import prune as command
+from harness.install import prune as prune_module
 from harness.main import main
 from tests.install.test_prune import fake_venv
 
@@ -68,3 +69,17 @@ def test_days_that_are_not_a_whole_number_from_1_are_one_line_and_exit_2(days, c
     assert main(["prune", "--days", days]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("harness: error: argument --days: ") and "\n" not in err, err
+
+
+def test_a_venv_that_cannot_be_removed_is_said_and_exit_1(clone_and_cache, monkeypatch, capsys):
+    environ = clone_and_cache[2]
+
+    def refused(path):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(prune_module.shutil, "rmtree", refused)
+    assert command.execute(PruneOptions(days=14, dry_run=False), environ) == 1
+    out = capsys.readouterr().out
+    assert "kept clone/.nox/release-jax-0.4.30: not removed whole: Permission denied" in out
+    assert out.splitlines()[-1].startswith("freed 0 B in 0 venvs;")
+    assert out.splitlines()[-1].endswith("; kept 2 used in the last 14 days, 2 for another reason")
