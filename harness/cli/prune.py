@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import dataclass
 
+from harness.cli import options
 from harness.cli.argparsing import Command
 
 
@@ -15,19 +15,10 @@ class PruneOptions:
     dry_run: bool
 
 
-def whole_days(text: str) -> int:
-    # ASCII digits: int() also takes "１２" and "1_000"
-    if not re.fullmatch(r"[0-9]{1,6}", text.strip()) or int(text) < 1:
-        raise argparse.ArgumentTypeError(
-            f"{text[:40]!r} is not a number of days: a whole number from 1 to 999999"
-        )
-    return int(text)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--days",
-        type=whole_days,
+        type=options.positive_int,
         required=True,
         metavar="N",
         help="remove the venvs no run has used for N days or more (a whole number, 1 or more)",
