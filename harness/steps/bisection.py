@@ -15,7 +15,7 @@ measurements through callables, so the search logic is tested with fake ones.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -112,7 +112,7 @@ class BisectOutcome:
         return text
 
 
-def _middle(good: int, bad: int, set_aside: set[int]) -> int | None:
+def next_probe(good: int, bad: int, set_aside: Set[int] = frozenset()) -> int | None:
     """The release to probe between ``good`` and ``bad``: the one nearest the middle, not set
     aside; None where none is left."""
     candidates = [i for i in range(good + 1, bad) if i not in set_aside]
@@ -134,7 +134,7 @@ def bisect(
         return found
 
     def probe(index: int, good: int, bad: int) -> Judgement:
-        following = (_middle(index, bad, set_aside), _middle(good, index, set_aside))
+        following = (next_probe(index, bad, set_aside), next_probe(good, index, set_aside))
         ahead([releases[i] for i in following if i is not None])
         judged = judge(releases[index])
         found.probes.append(judged)
@@ -156,7 +156,7 @@ def bisect(
         )
         return found
     good, bad = 0, len(releases) - 1
-    while (index := _middle(good, bad, set_aside)) is not None:
+    while (index := next_probe(good, bad, set_aside)) is not None:
         verdict = probe(index, good, bad).verdict
         if verdict == ReleaseVerdict.GOOD:
             good = index
