@@ -258,6 +258,9 @@ BAD_OTHERS = [
     ["list", "--cases-dir", "/nonexistent"],
     ["list", "extra"],
     ["--version-of-nothing"],
+    ["prune"],
+    ["prune", "--days", "-3"],
+    ["prune", "--days", "x"],
 ]
 
 INVOCATIONS = (

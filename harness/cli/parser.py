@@ -17,6 +17,7 @@ from harness.cli import (
     listing,
     merge,
     new,
+    prune,
     ranges,
     report,
     run,
@@ -40,7 +41,7 @@ COMMANDS: dict[str, argparsing.AnyCommand] = {
     for command in (
         *(module.COMMAND for module in (run, search, export, issue, report, compare, flags)),
         *ranges.COMMANDS,
-        *(module.COMMAND for module in (calibrate, merge, listing, new, watch)),
+        *(module.COMMAND for module in (calibrate, merge, listing, new, watch, prune)),
     )
 }
 

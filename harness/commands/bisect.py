@@ -27,7 +27,7 @@ from harness.metric_names import Criterion, Judged
 from harness.render.bisect_screen import Bisected, bisect_screen, nothing_to_bisect_screen
 from harness.render.release_answers import Answer, bisect_answer
 from harness.steps.answers import Setting
-from harness.steps.bisection import BisectOutcome, bisect, expected_probes
+from harness.steps.bisection import BisectOutcome, bisect, expected_probes, next_probe
 from harness.steps.evidence import Found, Pair
 from harness.steps.judge import FIX, REGRESSION, Judge, Judgement
 from harness.units import format_ratio, time_left
@@ -42,7 +42,9 @@ def execute(options: RangeOptions) -> int:
     options = run.options  # with --vary, the range's ends are the labels its releases were given
     # The endpoints, against which every probe is judged, are measured in one interleaved run, until
     # their comparison is decided: with a metric, changed or unchanged ("all"), else every metric
-    # that moved.
+    # that moved; meanwhile the first probe's release is installed.
+    first_probe = next_probe(0, len(run.releases) - 1)
+    run.prober.prepare_ahead([run.releases[first_probe]] if first_probe is not None else [])
     run.prober.measure_together(
         [options.first, options.last], decide="all" if options.metric else "changes"
     )
@@ -144,7 +146,8 @@ def _bisect(
         progress(f"[bisect {case.name}] probe {count}: jax {release} is {said}: {verdict.reason}")
         return verdict
 
-    found = bisect(run.releases, judged, terms)
+    # the next probe's venvs are installed while this one is measured
+    found = bisect(run.releases, judged, terms, ahead=run.prober.prepare_ahead)
     hint = no_change_hint(options) if found.no_change else None
     if found.undecided:
         hint = undecided_hint(options)

@@ -5,5 +5,5 @@ venv per release and build, the tools ``jax.export`` needs, and every installer'
 nothing it starts outlives it (``venvs``); a script's own venv per release, its libraries resolved
 as of the release's date or newest (``script_envs``); which of them a side runs in
 (``environments``); below releases, a range's jax commits (``commits``) and a venv per commit and
-jaxlib (``commit_venvs``).
+jaxlib (``commit_venvs``); the venvs no run has used for some days, removed (``prune``).
 """

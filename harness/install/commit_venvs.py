@@ -119,6 +119,7 @@ def ensure(commit: CommitEnv, environ: Mapping[str, str]) -> str | None:
     try:
         stored = json.loads(outcome.read_text())
         if stored["record"] == wanted and (stored["problem"] or env.interpreter.exists()):
+            venvs.mark_used(env.venv)
             return stored["problem"]
     except (OSError, ValueError, KeyError, TypeError):
         pass  # never tried with this install

@@ -39,6 +39,7 @@ from harness.install.venvs import (
     INSTALL_TIMEOUT_S,
     UV_MISSING,
     compile_all,
+    mark_used,
     missing_files,
     run_whole,
     uv_command,
@@ -475,6 +476,7 @@ def install(
         damaged = False
         if recorded is not None and (venv / "bin" / "python").exists():
             if not missing_files(venv):
+                mark_used(venv)
                 return recorded
             # a module or a jaxlib library deleted since: every process would fail alike
             damaged = True

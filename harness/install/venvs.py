@@ -43,6 +43,7 @@ from harness.store.files import parse_document, read_bounded, replace_file
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLED = ".harness-install.json"  # what the venv holds, written after a successful install
+USED = ".harness-used"  # touched each time a run takes the venv as it is: when `prune` sees it used
 INSTALL_TIMEOUT_S = 900
 ERROR_LINES = 6
 EXPORT_PACKAGES = ("flatbuffers", "absl-py")
@@ -205,6 +206,13 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
     )
 
 
+def mark_used(venv: Path) -> None:
+    """Say that a run takes ``venv`` now (its ``USED`` file touched): ``jax-repro prune`` keeps a
+    venv used lately. A stamp that cannot be written costs the venv nothing but that."""
+    with contextlib.suppress(OSError):
+        (venv / USED).touch()
+
+
 def missing_files(venv: Path) -> list[str]:
     """Files the venv's distributions recorded (their RECORD) that are gone from ``venv`` (a module,
     a jaxlib ``.so``), or a RECORD that cannot be read."""
@@ -243,6 +251,7 @@ def ensure(env: ReleaseEnv) -> str | None:
             if json.loads(record.read_text()) == wanted and env.interpreter.exists():
                 damaged = bool(missing_files(env.venv))
                 if not damaged:
+                    mark_used(env.venv)
                     return None
         except (OSError, ValueError):
             pass  # not installed yet, or by something else

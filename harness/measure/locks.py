@@ -35,6 +35,10 @@ class LockUnusable(Exception):
     """Why a lock file cannot be used, in a few words."""
 
 
+class LockHeld(Exception):
+    """Another run holds the lock, and the caller would not wait (``wait=False``)."""
+
+
 def _open_lock(path: Path) -> int:
     """A descriptor of the lock file, made for every user if missing; else LockUnusable."""
     # O_NONBLOCK: a FIFO planted at the path would block the open until a writer came.
@@ -105,7 +109,7 @@ def _first_usable(name: str, progress: Progress) -> int | None:
 
 
 @contextmanager
-def _exclusive(name: str, waiting: str, progress: Progress) -> Iterator[float]:
+def _exclusive(name: str, waiting: str, progress: Progress, wait: bool = True) -> Iterator[float]:
     started = time.monotonic()
     fd = _first_usable(name, progress)
     if fd is None:
@@ -115,6 +119,8 @@ def _exclusive(name: str, waiting: str, progress: Progress) -> Iterator[float]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            if not wait:
+                raise LockHeld(name) from None
             progress(f"    {waiting} (lock {name})")
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield time.monotonic() - started
@@ -129,9 +135,9 @@ def timing_lock(progress: Progress) -> Lock:
     return _exclusive("jax-repro-harness-timing.lock", waiting, progress)
 
 
-def _path_lock(kind: str, path: Path, waiting: str, progress: Progress) -> Lock:
+def _path_lock(kind: str, path: Path, waiting: str, progress: Progress, wait: bool = True) -> Lock:
     digest = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()[:16]
-    return _exclusive(f"jax-repro-harness-{kind}-{digest}.lock", waiting, progress)
+    return _exclusive(f"jax-repro-harness-{kind}-{digest}.lock", waiting, progress, wait)
 
 
 def folder_lock(results_dir: Path, progress: Progress) -> Lock:
@@ -144,7 +150,9 @@ def stderr_line(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def venv_lock(venv: Path, progress: Progress = stderr_line) -> Lock:
+def venv_lock(venv: Path, progress: Progress = stderr_line, wait: bool = True) -> Lock:
     """Hold a venv while it is checked and made, so two runs that need the same venv make it once (a
-    wait is said on standard error unless ``progress`` says it)."""
-    return _path_lock("venv", venv, f"waiting for another run making {venv}", progress)
+    wait is said on standard error unless ``progress`` says it); ``wait=False``: LockHeld at once
+    where a run holds it (``prune`` leaves that venv alone)."""
+    waiting = f"waiting for another run making {venv}"
+    return _path_lock("venv", venv, waiting, progress, wait)

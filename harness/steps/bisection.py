@@ -15,7 +15,7 @@ measurements through callables, so the search logic is tested with fake ones.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -112,27 +112,43 @@ class BisectOutcome:
         return text
 
 
+def next_probe(good: int, bad: int, set_aside: Set[int] = frozenset()) -> int | None:
+    """The release to probe between ``good`` and ``bad``: the one nearest the middle, not set
+    aside; None where none is left."""
+    candidates = [i for i in range(good + 1, bad) if i not in set_aside]
+    middle = (good + bad) / 2
+    return min(candidates, key=lambda i: (abs(i - middle), i)) if candidates else None
+
+
 def bisect(
-    releases: Sequence[str], judge: JudgeRelease, terms: Terms = REGRESSION
+    releases: Sequence[str],
+    judge: JudgeRelease,
+    terms: Terms = REGRESSION,
+    ahead: Callable[[list[str]], None] = lambda releases: None,
 ) -> BisectOutcome:
+    """``ahead`` is told, before each probe, the releases the next probe may need (good or bad),
+    to prepare them while this one is measured."""
     found = BisectOutcome(list(releases), terms=terms)
     if len(releases) < 2:
         found.stopped = "a bisection needs two releases"
         return found
 
-    def probe(index: int) -> Judgement:
+    def probe(index: int, good: int, bad: int) -> Judgement:
+        following = (next_probe(index, bad, set_aside), next_probe(good, index, set_aside))
+        ahead([releases[i] for i in following if i is not None])
         judged = judge(releases[index])
         found.probes.append(judged)
         return judged
 
-    first = probe(0)
+    set_aside: set[int] = set()
+    first = probe(0, 0, len(releases) - 1)
     if first.verdict != ReleaseVerdict.GOOD:
         found.stopped = (
             f"the {terms.old} endpoint {releases[0]} cannot be judged ({first.verdict}: "
             f"{first.reason})"
         )
         return found
-    last = probe(len(releases) - 1)
+    last = probe(len(releases) - 1, 0, len(releases) - 1)
     if last.verdict != ReleaseVerdict.BAD:
         found.stopped = (
             f"the {terms.new} endpoint {releases[-1]} is not {terms.new} ({last.verdict}: "
@@ -140,14 +156,8 @@ def bisect(
         )
         return found
     good, bad = 0, len(releases) - 1
-    set_aside: set[int] = set()
-    while True:
-        candidates = [i for i in range(good + 1, bad) if i not in set_aside]
-        if not candidates:
-            break
-        middle = (good + bad) / 2
-        index = min(candidates, key=lambda i: (abs(i - middle), i))
-        verdict = probe(index).verdict
+    while (index := next_probe(good, bad, set_aside)) is not None:
+        verdict = probe(index, good, bad).verdict
         if verdict == ReleaseVerdict.GOOD:
             good = index
         elif verdict == ReleaseVerdict.BAD:

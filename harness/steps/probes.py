@@ -105,6 +105,10 @@ class ReleaseProber:
         self.envs[label] = env
         self.environments.use_commit(label, env.interpreter, held)
 
+    def prepare_ahead(self, releases: Sequence[str]) -> None:
+        """``releases``' environments prepared in the background, beside what is measured now."""
+        self.readiness.ahead.start([release for release in releases if release in self.envs])
+
     def measure_together(
         self,
         releases: Sequence[str],

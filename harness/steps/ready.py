@@ -4,14 +4,24 @@ A release whose environment could not be tried (the index out of reach, a failed
 refused) is answered by a ``Probe`` without a result and nothing is stored; one that is not
 installable (the resolver proved it cannot be had) is stored as such, once, so that a later run
 reads the answer back.
+
+Installs stand beside measuring, not between it (``Ahead``): the releases a command will measure
+next are prepared in the background, at most ``INSTALLS_AHEAD`` at once, while others are measured
+(one case process at a time, under the timing lock, as ever); each venv's own lock keeps two
+preparations of one venv apart.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import queue
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -19,7 +29,7 @@ from typing import Any
 from harness.analysis.statuses import StatusSummary, ends_of
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
 from harness.host.environment import host_facts
-from harness.install.environments import Environments, Failed, Prepared, Unavailable
+from harness.install.environments import Environments, Failed, Outcome, Prepared, Unavailable
 from harness.install.venvs import ReleaseEnv
 from harness.measure.cells import PlannedRun
 from harness.measure.launch import venv_gone
@@ -42,6 +52,56 @@ class Probe:
         return ends_of(self.result)
 
 
+# Installs at once in the background: each waits mostly on the network and the disk.
+INSTALLS_AHEAD = 2
+
+
+class Ahead:
+    """Environments prepared in the background, in the order asked, ``INSTALLS_AHEAD`` at once.
+
+    Its workers are daemon threads: a command that ends (or is interrupted) leaves what was not
+    started, and the installer a worker waits on is ended with the harness (``guarded``). On Linux
+    they run at a lower CPU priority, as do the installers they start, so that a measurement beside
+    them gets the CPU first."""
+
+    def __init__(self, prepare: Callable[[str], Outcome]) -> None:
+        self._prepare = prepare
+        self._queue: queue.SimpleQueue[tuple[str, Future[Outcome]]] = queue.SimpleQueue()
+        self._futures: dict[str, Future[Outcome]] = {}
+        self._workers = 0
+        self._lock = threading.Lock()
+
+    def start(self, releases: Sequence[str]) -> None:
+        """Prepare ``releases`` in the background, in order, after those asked before."""
+        with self._lock:
+            for release in releases:
+                if release not in self._futures:
+                    self._futures[release] = Future()
+                    self._queue.put((release, self._futures[release]))
+            for _ in range(self._workers, min(INSTALLS_AHEAD, len(self._futures))):
+                threading.Thread(target=self._work, name="install-ahead", daemon=True).start()
+                self._workers += 1
+
+    def take(self, release: str) -> Outcome | None:
+        """``release``'s environment prepared in the background, waited for; None where it was not
+        asked for (the caller prepares it)."""
+        with self._lock:
+            future = self._futures.pop(release, None)
+        return None if future is None else future.result()
+
+    def _work(self) -> None:
+        if sys.platform == "linux":  # niceness is a thread's own there, and its children inherit it
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        while True:
+            release, future = self._queue.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(self._prepare(release))
+                except BaseException as exc:  # raised where it is taken
+                    future.set_exception(exc)
+
+
 @dataclass(frozen=True)
 class Readiness:
     """Each release's side, in the environment its case or script runs in."""
@@ -53,11 +113,18 @@ class Readiness:
     settings: Settings
     plan: Callable[[Settings], list[PlannedRun]]  # the cells a measurement of these settings runs
     stored: Callable[[str], StoredResult | None]  # the newest stored result a prober counts
+    ahead: Ahead = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        prepare = Ahead(lambda release: self.environments.prepare(release, self.envs[release]))
+        object.__setattr__(self, "ahead", prepare)  # a frozen dataclass's own field, set once
 
     def side(self, release: str) -> Side | Probe:
         """A side for ``release``, its environment ready; else a probe that says why there is none
         (a release that is not installable is stored as such, once)."""
-        prepared = self.environments.prepare(release, self.envs[release])
+        prepared = self.ahead.take(release)
+        if prepared is None:
+            prepared = self.environments.prepare(release, self.envs[release])
         if isinstance(prepared, Prepared):
             return Side(
                 release, self.profile, str(prepared.interpreter), libraries=prepared.libraries
@@ -86,7 +153,8 @@ class Readiness:
 
     def sides(self, releases: Sequence[str], progress: Callable[[str], None]) -> list[Side]:
         """A side for each release of ``releases`` whose environment could be made ready, in order;
-        for each of the others, why not."""
+        for each of the others, why not. Two are installed at once (``Ahead``)."""
+        self.ahead.start(releases)
         sides, started = [], time.monotonic()
         for number, release in enumerate(releases, start=1):
             pace = time_left(number - 1, len(releases) - number + 1, time.monotonic() - started)

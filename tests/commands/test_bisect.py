@@ -9,6 +9,7 @@ stored.
 import json
 
 from harness.main import main
+from harness.steps.probes import ReleaseProber
 
 from .conftest import VERSIONS, release_plan
 
@@ -24,8 +25,21 @@ print(json.dumps({"total": float(numpy.arange(1000).sum())}))
 
 
 def test_a_bisect_of_a_library_s_releases_measures_the_labels_its_options_made_and_names_a_typo(
-    tmp_path, this_interpreter_for_every_label, capsys
+    tmp_path, this_interpreter_for_every_label, capsys, monkeypatch
 ):
+    asked, measured = [], []
+    prepare_ahead, measure_together = ReleaseProber.prepare_ahead, ReleaseProber.measure_together
+
+    def told(prober, releases):
+        asked.append((len(measured), list(releases)))
+        prepare_ahead(prober, releases)
+
+    def together(prober, releases, **how):
+        measured.append(list(releases))
+        measure_together(prober, releases, **how)
+
+    monkeypatch.setattr(ReleaseProber, "prepare_ahead", told)
+    monkeypatch.setattr(ReleaseProber, "measure_together", together)
     script = tmp_path / "np_s.py"
     script.write_text(SCRIPT)
     plan = release_plan(tmp_path, "0.12.0.1")
@@ -42,6 +56,8 @@ def test_a_bisect_of_a_library_s_releases_measures_the_labels_its_options_made_a
         json.loads(path.read_text())["release"] for path in (tmp_path / "results").rglob("*.json")
     }
     assert stored >= {"0.12.0.1+numpy.1.0.0", "0.12.0.1+numpy.1.2.0"}, stored
+    # the first probe's release is installed while the endpoints are measured (ready.Ahead)
+    assert asked[0] == (0, ["0.12.0.1+numpy.1.1.0"]), asked
     # A metric no result has, named higher-is-better, changes nothing: said, not ignored.
     assert "--higher-is-better json.nope: no metric of script-np_s has that name" in err, err[
         -3000:

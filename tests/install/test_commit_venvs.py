@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from harness.install import commit_venvs
+from harness.install import commit_venvs, venvs
 from harness.install.commit_venvs import OUTCOME, CommitEnv, commit_label
 from harness.install.venvs import INSTALLED, ReleaseEnv, install_record
 from tests.install.fake_jax_repo import make_repo
@@ -43,6 +43,7 @@ def test_an_earlier_outcome_is_reused_without_installing(tmp_path, monkeypatch):
     )
     monkeypatch.setattr(commit_venvs, "_install", lambda *args: pytest.fail("installed again"))
     assert commit_venvs.ensure(commit, {}) == "does not import: X"
+    assert (commit.env.venv / venvs.USED).is_file(), "stamped used, for prune"
 
 
 @pytest.mark.venv

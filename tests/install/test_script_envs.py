@@ -33,7 +33,7 @@ from harness.install.script_envs import (
     uv_reason,
 )
 from harness.install.upload_times import UploadTimes
-from harness.install.venvs import uv_command
+from harness.install.venvs import USED, uv_command
 from harness.pins import PROFILE_BY_NAME, Release
 from harness.units import version_key
 from tests.conftest import FIXTURES
@@ -273,6 +273,7 @@ def test_a_second_ensure_reuses_the_resolution_and_the_venv_without_uv_or_the_in
         request(), tmp_path, times(tmp_path, no_network), runner=uv, uv=["uv"], clock=lambda: later
     )
     assert again == first
+    assert (again.venv / USED).is_file(), "a venv taken as it is is stamped used, for prune"
     assert uv.calls == [["/usr/bin/python3.12", "-c", PYTHON_VERSION_PROBE]], (
         "only the interpreter's version"
     )

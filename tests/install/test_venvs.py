@@ -86,6 +86,7 @@ def test_a_venv_holding_its_install_is_used_as_it_is(tmp_path, monkeypatch):
     (env.venv / INSTALLED).write_text(json.dumps(install_record(env)))
     monkeypatch.setattr(venvs, "uv_command", lambda: None)  # any install attempt would now fail
     assert ensure(env) is None
+    assert (env.venv / venvs.USED).is_file(), "a venv taken as it is is stamped used, for prune"
     (env.venv / INSTALLED).write_text(
         json.dumps({**install_record(env), "pyproject": "an older pyproject.toml"})
     )

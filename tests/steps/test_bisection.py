@@ -237,3 +237,22 @@ def test_undecided_endpoints_are_never_called_agreeing_and_exit_3():
         RANGE, ScriptedJudge(RANGE, "0.4.35", set_aside={"0.4.35": ReleaseVerdict.AMBIGUOUS})
     )
     assert agree.no_change and not agree.undecided and bisect_exit(agree) == 1
+
+
+@pytest.mark.parametrize("first_bad", RANGE[1:])
+def test_each_probe_s_release_was_told_ahead_before_the_probe_before_it(first_bad):
+    """Its venv is installed while the probe before it is measured (``ready.Ahead``)."""
+    judge = ScriptedJudge(RANGE, first_bad)
+    told: list[list[str]] = []
+    probed_when_told: list[int] = []
+
+    def ahead(releases):
+        told.append(releases)
+        probed_when_told.append(len(judge.probed))
+
+    bisect(RANGE, judge, ahead=ahead)
+    assert len(told) == len(judge.probed), "told before every probe"
+    for number, release in enumerate(judge.probed[2:], start=2):
+        # told before probe ``number - 1`` began: while the one before it was measured
+        assert release in told[number - 1] and probed_when_told[number - 1] == number - 1
+    assert all(len(releases) <= 2 for releases in told), "the next probe's, if good or if bad"
