@@ -93,6 +93,19 @@ def test_rows_skipped_on_every_release_are_named_below_the_claims_table(tmp_path
     assert_valid_tables(index)
 
 
+def test_the_index_puts_each_discussions_own_figure_beside_ours_at_its_sizes(tmp_path):
+    quoted = "test1(10_000) on the poster's GPU (model not given): t1 = 0.001s, t2 = 0.137s"
+    base = real_result("async_dispatch-0.12.0.1")
+    records = [derive(base, profile="tpu", source_figure=quoted), real_result("scan_sync-0.12.0.1")]
+    index = render_report(load(write_results(tmp_path / "r", records)), [], WHEN)[INDEX]
+    claims = index.split("## Claims by release")[1].split("## ")[0]
+    [row] = [line for line in claims.splitlines() if quoted in line]
+    assert row.startswith("| [async_dispatch](async_dispatch.md) | tpu ")
+    assert "| jax 0.12.0.1 on cpu: eager: dispatch" in row, "ours: the case's own evidence"
+    assert "scan_sync" not in claims.split("At the sizes each discussion ran")[1], "no figure"
+    assert_valid_tables(index)
+
+
 def test_index_gives_claim_verdicts_as_release_ranges(releases):
     index = render_report(load(releases), [], WHEN)[INDEX]
     assert "| 0.4.26 | 0.4.30 | 0.5.3 | 0.12.0.1 |" in re.sub(r" +", " ", index)
