@@ -353,6 +353,18 @@ def test_a_gpu_run_shows_its_device_and_driver(tmp_path):
     assert "jax-cuda12-plugin 0.12.0.1" in pages["scan_sync.md"]
 
 
+def test_a_tpu_run_shows_its_chip_and_libtpu(tmp_path):
+    on_tpu = with_jax(
+        derive(real_result("scan_sync-0.12.0.1"), profile="tpu"),
+        backend="tpu",
+        device_kinds=["TPU v5 lite"],
+    )
+    on_tpu["host"]["packages"]["libtpu"] = "0.0.42.1"
+    pages = render_report(load(write_results(tmp_path / "r", [on_tpu])), [], WHEN)
+    assert re.search(r"\| \[scan_sync\]\(scan_sync\.md\) +\| tpu +\| tpu +\|", pages[INDEX])
+    assert re.search(r"\| libtpu +\| 0\.0\.42\.1 ", pages["scan_sync.md"])
+
+
 def test_the_index_names_what_changed_before_any_count(releases):
     index = render_report(load(releases), [], WHEN)[INDEX]
     named = index.index("## What changed")
