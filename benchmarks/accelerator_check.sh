@@ -18,6 +18,9 @@
 # file:///opt/pypi/simple), they are installed from it into FOLDER/report-libs, after everything else
 # on PYTHONPATH, so that the installed JAX stays the one used.
 #
+# PROFILE=NAME measures under that profile where the harness finds none for this jax (say so when
+# reporting: its detection failed here; devices.txt shows what it saw).
+#
 # Exit status: the run's (0 every case ok or skipped; 124 cut at RUN_SECONDS), 2 no accelerator jax.
 set -uo pipefail
 folder=${1:-accelerator-check}
@@ -40,7 +43,19 @@ print("GPUs:", [g.get("name") for g in gpu.query().gpus] or gpu.query().failure)
 print("TPU chips:", tpu.chips() or tpu.absence_reason())
 print("profile:", installed_jax.device_profile())
 PY
-profile=$("$python" -c 'from harness.host.installed_jax import device_profile; print(device_profile() or "")')
+found=$("$python" -c 'from harness.host.installed_jax import device_profile; print(device_profile() or "")')
+profile=${found:-${PROFILE:-}}
+given=()
+if [ -z "$found" ] && [ -n "$profile" ]; then
+    say "the harness found no profile for this jax; measuring under PROFILE=$profile as asked"
+    given=(--profile "$profile")
+    # its flags, as the command sets those of a profile it finds (a variable already set wins)
+    exports=$("$python" -c 'import os, shlex, sys; from harness.pins import PROFILE_BY_NAME as P
+for k, v in P[sys.argv[1]].env.items():
+    print(f"export {k}={shlex.quote(v)}" if k not in os.environ else "")' "$profile" 2>/dev/null) ||
+        { say "PROFILE=$profile is no profile of the table"; exit 2; }
+    eval "$exports"
+fi
 if [ -z "$profile" ]; then
     say "no jax here with a usable GPU (a CUDA build) or TPU (libtpu); what was found: $folder/devices.txt"
     exit 2
@@ -58,7 +73,7 @@ cases=()
 for case in async_dispatch scan_sync vmapped_scans switch_scans nested_scan sharding_scaling; do
     cases+=(--case "$case")
 done
-timeout --signal=TERM "${RUN_SECONDS:-400}" "$python" -m harness run "${cases[@]}" --processes 3 \
+timeout --signal=TERM "${RUN_SECONDS:-400}" "$python" -m harness run "${cases[@]}" ${given[@]+"${given[@]}"} --processes 3 \
     --max-seconds 0.5 --timeout 120 --results "$folder/results" 2>&1 | tee "$folder/run.log"
 status=${PIPESTATUS[0]}
 report_path="$PYTHONPATH:$(cd "$folder" && pwd)/report-libs"  # last: the installed JAX comes first

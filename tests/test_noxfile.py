@@ -273,6 +273,7 @@ def test_a_tpu_session_is_skipped_without_a_chip_and_installs_jax_tpu_with_one(
     monkeypatch, tmp_path
 ):
     monkeypatch.setattr(noxfile.tpu, "PCI", tmp_path)  # a PCI bus with no TPU chip
+    monkeypatch.setattr(noxfile.tpu, "DEV", tmp_path)  # and no TPU device files
     session = RecordingSession("--case", "scan_sync")
     with pytest.raises(Skipped, match=r"^profile tpu needs a TPU: no TPU chip among the PCI"):
         noxfile.repro(session, jax="0.12.0.1", profile="tpu")

@@ -8,9 +8,12 @@ without starting libtpu, which one process at a time may hold (a second one fail
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 PCI = Path("/sys/bus/pci/devices")
+DEV = Path("/dev")
 GOOGLE_VENDOR = "0x1ae0"
 # Device ids of TPU chips (Google's other PCI devices, e.g. a gVNIC network card, are not chips).
 CHIPS = {
@@ -43,11 +46,27 @@ def chips(pci: Path | None = None) -> list[str]:
     return found
 
 
-def absence_reason(pci: Path | None = None) -> str | None:
+def device_files(dev: Path | None = None, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The chips' device files, where a container shows no PCI bus: ``/dev/accelN`` (TPU v2–v4,
+    v5p), or ``/dev/vfio/N`` (v5e, v6e) where the TPU runtime's variables say this is a TPU host
+    (another device passed through has such files too)."""
+    dev = dev or DEV
+    found = sorted(str(path) for path in dev.glob("accel[0-9]*"))
+    tpu_host = "TPU_ACCELERATOR_TYPE" in (os.environ if environ is None else environ)
+    vfio = sorted(str(path) for path in dev.glob("vfio/[0-9]*")) if tpu_host else []
+    return found + vfio
+
+
+def absence_reason(
+    pci: Path | None = None, dev: Path | None = None, environ: Mapping[str, str] | None = None
+) -> str | None:
     """None when a TPU chip is attached here, else why not, in words fit for a skipped session."""
-    if chips(pci):
+    if chips(pci) or device_files(dev, environ):
         return None
-    return f"no TPU chip among the PCI devices in {pci or PCI} (not a Cloud TPU VM?)"
+    return (
+        f"no TPU chip among the PCI devices in {pci or PCI}, and no TPU device files in "
+        f"{dev or DEV} (not a Cloud TPU VM?)"
+    )
 
 
 def held_elsewhere(output: str) -> str:

@@ -68,7 +68,8 @@ def test_a_jax_with_libtpu_on_a_tpu_box_gets_the_tpu_profile(tmp_path, libtpu, c
     site, pci = fake_tpu_box(tmp_path, libtpu, chip)
     code = (
         "import sys; from pathlib import Path; from harness.host import tpu, installed_jax; "
-        "tpu.PCI = Path(sys.argv[1]); print(installed_jax.device_profile())"
+        "tpu.PCI = Path(sys.argv[1]); tpu.DEV = Path(sys.argv[1]) / 'dev'; "
+        "print(installed_jax.device_profile())"
     )
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO_ROOT)])}
     done = subprocess.run(
