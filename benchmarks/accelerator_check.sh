@@ -6,7 +6,7 @@
 # installed jax (cuda12, cuda13 or tpu), the report quoting each discussion's figure beside ours.
 # Everything goes to one folder: devices.txt (what was found, read without opening the device),
 # run.log, results/ and reports/. The cases whose discussion printed figures run first, and the run is
-# held to RUN_SECONDS (default 400): whatever it stored by then is kept and reported, so the whole
+# held to RUN_SECONDS (default 390): whatever it stored by then is kept and reported, so the whole
 # check ends within 8 minutes (on a TPU each case process spends 8-15 s opening the chip: 8 cells of
 # 3 processes).
 #
@@ -15,8 +15,9 @@
 # Needs no install and no nox: run from a checkout (`python3 -m harness`, this checkout first on
 # PYTHONPATH, which keeps what it already names). PYTHON names the interpreter holding jax. The report
 # needs tabulate and matplotlib: where they are missing and REPORT_INDEX names a package index (e.g.
-# file:///opt/pypi/simple), they are installed from it into FOLDER/report-libs, after everything else
-# on PYTHONPATH, so that the installed JAX stays the one used.
+# file:///opt/pypi/simple), they are installed from it into a temporary folder (removed at the end,
+# never into FOLDER), after everything else on PYTHONPATH, so that the installed JAX stays the one
+# used.
 #
 # PROFILE=NAME measures under that profile where the harness finds none for this jax (say so when
 # reporting: its detection failed here; devices.txt shows what it saw).
@@ -30,6 +31,8 @@ export PYTHONPATH="$checkout${PYTHONPATH:+:$PYTHONPATH}"  # this checkout's harn
 mkdir -p "$folder"
 started=$SECONDS
 say() { echo "accelerator_check: $*" >&2; }
+libs=$(mktemp -d "${TMPDIR:-/tmp}/accelerator-check-libs.XXXXXX")
+trap 'rm -rf "$libs"' EXIT
 # What is here, without opening the device: a TPU chip is held by one process at a time.
 "$python" - >"$folder/devices.txt" 2>&1 <<'PY'
 import importlib.metadata as metadata
@@ -63,7 +66,7 @@ fi
 if ! "$python" -c 'import tabulate, matplotlib' 2>/dev/null && [ -n "${REPORT_INDEX:-}" ]; then
     say "installing the report's tabulate and matplotlib from $REPORT_INDEX"
     PIP_CONFIG_FILE=/dev/null "$python" -m pip install --isolated -q --only-binary=:all: \
-        --index-url "$REPORT_INDEX" --target "$folder/report-libs" tabulate matplotlib \
+        --index-url "$REPORT_INDEX" --target "$libs" tabulate matplotlib \
         >>"$folder/install.log" 2>&1 || say "the install failed: $folder/install.log"
 fi
 say "the installed jax on profile $profile, results in $folder"
@@ -73,10 +76,10 @@ cases=()
 for case in async_dispatch scan_sync vmapped_scans switch_scans nested_scan sharding_scaling; do
     cases+=(--case "$case")
 done
-timeout --signal=TERM "${RUN_SECONDS:-400}" "$python" -m harness run "${cases[@]}" ${given[@]+"${given[@]}"} --processes 3 \
+timeout --signal=TERM "${RUN_SECONDS:-390}" "$python" -m harness run "${cases[@]}" ${given[@]+"${given[@]}"} --processes 3 \
     --max-seconds 0.5 --timeout 120 --results "$folder/results" 2>&1 | tee "$folder/run.log"
 status=${PIPESTATUS[0]}
-report_path="$PYTHONPATH:$(cd "$folder" && pwd)/report-libs"  # last: the installed JAX comes first
+report_path="$PYTHONPATH:$libs"  # last: the installed JAX comes first
 if PYTHONPATH=$report_path "$python" -c 'import tabulate, matplotlib' 2>/dev/null; then
     PYTHONPATH=$report_path "$python" -m harness report --results "$folder/results" \
         --out "$folder/reports" >>"$folder/run.log" 2>&1
