@@ -25,8 +25,8 @@ CHIPS = {
     "0x006f": "TPU v6e",
     "0x0076": "TPU7x",
 }
-# What a process that opens a chip another one holds says: libtpu's lockfile (jax 0.4.36 and
-# later), or the older check of jax's own before it loads libtpu.
+# What a process that opens a chip another one holds says: libtpu's lockfile (seen with jax 0.10.2
+# on a TPU v5e), or the check older jax releases made before loading libtpu.
 HELD = ("libtpu multi-process lockfile", "TPU is already in use")
 
 
