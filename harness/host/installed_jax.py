@@ -15,7 +15,7 @@ from harness.host import gpu, tpu
 # JAX's CUDA builds, newest first: a plugin distribution each (jax[cudaNN]), or, before the plugins,
 # jaxlib's own local version (jaxlib==0.4.23+cuda12.cudnn89).
 CUDA_BUILDS = ("cuda13", "cuda12")
-# The distributions that bring libtpu (module ``libtpu``): jax[tpu] from 0.4.36 on, and before it.
+# The distributions that bring libtpu (module ``libtpu``): jax[tpu]'s from 0.5.1 on, and before.
 LIBTPU = ("libtpu", "libtpu-nightly")
 
 
