@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import pins
 from harness.cli import sessions as views
 from harness.errors import UsageError
-from harness.host import gpu
+from harness.host import gpu, tpu
 from harness.pins import DEFAULT_RELEASE, DRIVEN, RELEASE_BY_VERSION, Profile, Release, interpreter
 
 HERE = Path(__file__).resolve().parent
@@ -99,11 +99,13 @@ def viewed(session: nox.Session, view: Callable[..., Any], *args: Any) -> Any:
 
 
 def require_devices(session: nox.Session, profiles: list[Profile]) -> None:
-    """A GPU profile on a machine without a usable GPU is skipped, with the reason, never run on the
-    CPU."""
+    """A GPU or TPU profile on a machine without a usable one is skipped, with the reason, never run
+    on the CPU."""
     for profile in profiles:
         if profile.kind == "gpu" and (missing := gpu.absence_reason()):
             session.skip(f"profile {profile.name} needs an NVIDIA GPU: {missing}")
+        if profile.kind == "tpu" and (missing := tpu.absence_reason()):
+            session.skip(f"profile {profile.name} needs a TPU: {missing}")
 
 
 def checked(session: nox.Session, command: str, posargs: list[str]) -> views.SessionRequest:

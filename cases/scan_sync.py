@@ -35,7 +35,8 @@ CLAIM = (
     "completes: dispatch takes well under half of the time to completion."
 )
 SIZE_SPACE = {"N": (16, 10000), "M": (1, 20000)}
-# The discussion's own runs, quoted; a GPU profile runs their sizes (GPU_ANCHORS).
+# The discussion's own runs, quoted; an accelerator (GPU, TPU) profile runs their sizes
+# (ACCELERATOR_ANCHORS).
 SOURCE_RUNS = [
     {
         "sizes": {"N": 10000, "M": 2},
@@ -50,10 +51,11 @@ SOURCE_RUNS = [
         "printed": "t1 = 0.273s, t2 = 0.512s, t3 = 0.536s",
     },
 ]
-# The same two, scaled to seconds on two CPU cores (a CPU profile).  On a GPU, N=600 makes the step
-# cheap and M=500 adds nothing to M=10_000: a GPU profile runs the discussion's sizes only.
+# The same two, scaled to seconds on two CPU cores (a CPU profile).  On an accelerator, N=600 makes
+# the step cheap and M=500 adds nothing to M=10_000: an accelerator profile runs the discussion's
+# sizes only.
 ANCHORS = [{"N": 600, "M": 2}, {"N": 100, "M": 500}]
-GPU_ANCHORS = [{"N": 10000, "M": 2}, {"N": 100, "M": 10000}]
+ACCELERATOR_ANCHORS = [{"N": 10000, "M": 2}, {"N": 100, "M": 10000}]
 COST = {"bytes": "4 * (4 * M * N * N + 8 * N * N)", "flops": "2 * M * (8 * N ** 3 + N * N)"}
 # Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it
 # there).

@@ -25,7 +25,8 @@ CLAIM = (
     "the vectorised pair takes less than 1.5 times as long as a single scan."
 )
 SIZE_SPACE = {"N": (16, 1024), "M": (1, 20000)}
-# The discussion's own run, quoted; a GPU profile runs its size (GPU_ANCHORS).
+# The discussion's own run, quoted; an accelerator (GPU, TPU) profile runs its size
+# (ACCELERATOR_ANCHORS).
 SOURCE_RUNS = [
     {
         "sizes": {"N": 100, "M": 10000},
@@ -36,7 +37,7 @@ SOURCE_RUNS = [
 ]
 # The same, scaled to seconds on two CPU cores (a CPU profile).
 ANCHORS = [{"N": 100, "M": 500}]
-GPU_ANCHORS = [{"N": 100, "M": 10000}]
+ACCELERATOR_ANCHORS = [{"N": 100, "M": 10000}]
 COST = {"bytes": "4 * (6 * M * N * N + 8 * N * N)", "flops": "2 * M * (8 * N ** 3 + N * N)"}
 # Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it
 # there).

@@ -73,6 +73,11 @@ DEFAULT_RELEASE = RELEASES[-1]
 FIRST_JAXLIB_FOR_NUMPY2 = "0.4.26"
 
 
+# The device classes of profiles: the host's CPU, which runs a case at sizes scaled to two cores, or
+# an accelerator (GPU, TPU), which runs the discussions' own sizes.
+HOST, ACCELERATOR = "host", "accelerator"
+
+
 @dataclass(frozen=True)
 class Profile:
     """Device flags set before JAX starts, what the device needs installed, and the releases they
@@ -83,8 +88,16 @@ class Profile:
     description: str = ""
     first_release: str | None = None
     last_release: str | None = None
-    kind: str = "cpu"  # "gpu": needs an NVIDIA GPU here (else skipped), and a GPU runner on CI
+    # The hardware it needs here (else its sessions are skipped) and on CI: "cpu", "gpu" (an NVIDIA
+    # GPU, a GPU runner) or "tpu" (a Cloud TPU chip; no CI runner has one).
+    kind: str = "cpu"
     jax_extras: tuple[str, ...] = ()  # installs jax[EXTRA]==V, e.g. the CUDA build of each release
+
+    @property
+    def device(self) -> str:
+        """Its device class, ``HOST`` or ``ACCELERATOR``: what picks a case's sizes, the flops
+        budget and which claims are read against the discussions' own figures."""
+        return HOST if self.kind == "cpu" else ACCELERATOR
 
     def applies_to(self, release: Release) -> bool:
         return self.applies_to_version(release.jax)
@@ -153,6 +166,20 @@ PROFILES = [
         kind="gpu",
         jax_extras=("cuda13",),
     ),
+    # jax[tpu]==V pins the libtpu released with V, from PyPI. Before 0.5.1 the extra names a
+    # libtpu-nightly build PyPI does not have (it lived on Google's libtpu_releases page, which the
+    # harness does not use): `uv pip compile` for Python 3.12 on manylinux_2_31 resolves 0.5.1
+    # (libtpu 0.0.10) and every later release in the table, and fails on 0.5.0 and older. libtpu's
+    # newest wheels need glibc 2.31 (a Cloud TPU VM has it). Beside the chip, the host platform with
+    # eight devices, as the GPU profiles have, for the cases that need several.
+    Profile(
+        "tpu",
+        {"JAX_PLATFORMS": "tpu,cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"},
+        "one Google Cloud TPU chip with jax[tpu] (its libtpu) from PyPI",
+        first_release="0.5.1",
+        kind="tpu",
+        jax_extras=("tpu",),
+    ),
 ]
 DEFAULT_PROFILE = PROFILES[0]
 RELEASE_BY_VERSION = {r.jax: r for r in RELEASES}
@@ -160,10 +187,17 @@ PROFILE_BY_NAME = {p.name: p for p in PROFILES}
 
 
 def device_class(label: str) -> str:
-    """``gpu`` or ``cpu``: the kind of the profile of this label, which picks the sizes a case runs
-    (a label outside the table, ``default`` or a user's own, is ``cpu``)."""
+    """``HOST`` or ``ACCELERATOR``: the device class of the profile of this label, which picks the
+    sizes a case runs (a label outside the table, ``default`` or a user's own, is the host's)."""
     profile = PROFILE_BY_NAME.get(label)
-    return profile.kind if profile else "cpu"
+    return profile.device if profile else HOST
+
+
+def hardware(label: str) -> str:
+    """``cpu``, ``gpu`` or ``tpu``: what the profile of this label runs on (a label outside the
+    table is the host's ``cpu``), for what is platform-specific: XLA flags, profiler events."""
+    profile = PROFILE_BY_NAME.get(label)
+    return profile.kind if profile else DEFAULT_PROFILE.kind
 
 
 # Every (release, profile) pair a repro session runs, oldest release first.

@@ -418,7 +418,7 @@ def test_a_nox_session_gets_a_checked_view_of_its_posargs():
             ["scan_sync", "--jax", "9.9"],
             "unknown release 9.9; the release table has 0.4.26, 0.4.30",
         ),
-        ("issue", ["scan_sync", "--profile", "tpu"], "unknown profile tpu; profiles: cpu, cpu8"),
+        ("issue", ["scan_sync", "--profile", "rocm"], "unknown profile rocm; profiles: cpu, cpu8"),
         (
             "search",
             ["scan_sync", "--jax", "0.4.26", "--profile", "cpu-classic"],

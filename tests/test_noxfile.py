@@ -269,6 +269,23 @@ def test_a_gpu_session_with_a_gpu_installs_the_cuda_build_and_sets_the_flags(mon
     assert env == PROFILE_BY_NAME["cuda12"].env
 
 
+def test_a_tpu_session_is_skipped_without_a_chip_and_installs_jax_tpu_with_one(
+    monkeypatch, tmp_path
+):
+    monkeypatch.setattr(noxfile.tpu, "PCI", tmp_path)  # a PCI bus with no TPU chip
+    monkeypatch.setattr(noxfile.tpu, "DEV", tmp_path)  # and no TPU device files
+    session = RecordingSession("--case", "scan_sync")
+    with pytest.raises(Skipped, match=r"^profile tpu needs a TPU: no TPU chip among the PCI"):
+        noxfile.repro(session, jax="0.12.0.1", profile="tpu")
+    assert session.installed == [] and session.ran == []
+    monkeypatch.setattr(noxfile.tpu, "absence_reason", lambda: None)  # what a TPU VM answers
+    noxfile.repro(session, jax="0.12.0.1", profile="tpu")
+    assert session.installed == [("-e", ".", "jax[tpu]==0.12.0.1")]
+    [(args, env)] = session.ran
+    assert args == ("python", "-m", "harness", "run", "--profile", "tpu", "--case", "scan_sync")
+    assert env == PROFILE_BY_NAME["tpu"].env
+
+
 def test_install_once_skips_a_venv_that_already_holds_the_requirements(tmp_path):
     session = RecordingSession()
     session.virtualenv = types.SimpleNamespace(location=str(tmp_path))

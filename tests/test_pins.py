@@ -1,17 +1,27 @@
 """The release and profile tables: the only place versions and flags are listed; the interpreter
 a Python version names: pyenv's copy of it, else the bare version."""
 
+import shutil
+import subprocess
+import sys
+
+import pytest
+
 from harness import pins
 from harness.pins import (
+    ACCELERATOR,
     DEFAULT_PROFILE,
     DEFAULT_RELEASE,
     EDGES,
+    HOST,
     MATRIX,
     PROFILE_BY_NAME,
     PROFILES,
     RELEASE_BY_VERSION,
     RELEASES,
     Release,
+    device_class,
+    hardware,
     index_release,
     install_args,
     interpreter,
@@ -59,7 +69,29 @@ def test_gpu_profiles_pin_the_gpu_and_apply_from_their_first_wheels_on_pypi():
             "before the plugin: Google's index only"
         )
         assert profile.applies_to_version(first) and not profile.applies_to_version("0.4.20")
-    assert {p.kind for p in PROFILES} == {"cpu", "gpu"}
+    assert {p.kind for p in PROFILES} == {"cpu", "gpu", "tpu"}
+
+
+def test_the_tpu_profile_installs_jax_tpu_from_its_first_release_with_libtpu_on_pypi():
+    tpu = PROFILE_BY_NAME["tpu"]
+    assert tpu.kind == "tpu" and tpu.device == ACCELERATOR
+    assert tpu.env["JAX_PLATFORMS"] == "tpu,cpu", "the chip first, the host's CPU beside it"
+    assert RELEASE_BY_VERSION["0.5.3"].requirements(tpu) == ["jax[tpu]==0.5.3"]
+    assert [r.jax for r in RELEASES if tpu.applies_to(r)] == [
+        r.jax for r in RELEASES if version_key(r.jax) >= version_key("0.5.1")
+    ]
+    assert not tpu.applies_to_version("0.5.0"), "its extra names a libtpu-nightly PyPI lacks"
+
+
+def test_sizes_follow_the_device_class_of_the_profile_never_its_hardware():
+    assert {p.name: p.device for p in PROFILES if p.device == ACCELERATOR} == {
+        "cuda12": ACCELERATOR,
+        "cuda13": ACCELERATOR,
+        "tpu": ACCELERATOR,
+    }
+    assert device_class("cpu8") == device_class("default") == HOST
+    assert device_class("tpu") == device_class("cuda12") == ACCELERATOR
+    assert (hardware("tpu"), hardware("cuda13"), hardware("mine")) == ("tpu", "gpu", "cpu")
 
 
 def test_profiles_declare_where_they_apply():
@@ -113,3 +145,26 @@ def test_pyenv_s_copy_of_a_version_is_taken_the_latest_of_its_patches(tmp_path, 
 def test_a_version_pyenv_lacks_is_left_for_nox_to_find(tmp_path, monkeypatch):
     monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
     assert interpreter("3.13") == "3.13"
+
+
+@pytest.mark.venv
+@pytest.mark.parametrize("jax", ["0.5.1", pins.RELEASES[-1].jax])
+def test_the_tpu_profiles_requirement_resolves_on_the_index_with_its_libtpu(jax):
+    """The oldest release the profile takes, and the table's newest: ``jax[tpu]==V`` resolves from
+    the package index alone, for a Cloud TPU VM's Python and glibc (resolution only, nothing is
+    installed); the profile leaves out the release before its oldest."""
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not on PATH")
+    tpu = PROFILE_BY_NAME["tpu"]
+    assert tpu.applies_to_version(jax) and not tpu.applies_to_version("0.5.0")
+    where = ["--python-version", "3.12", "--python-platform", "x86_64-manylinux_2_31"]
+    command = [uv, "pip", "compile", "--python", sys.executable, *where, "--no-header", "-"]
+    wanted = "\n".join(index_release(jax, jax).requirements(tpu))
+    done = subprocess.run(
+        command, input=wanted, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    pinned = dict(line.split("==") for line in done.stdout.splitlines() if "==" in line)
+    assert pinned["jax"] == pinned["jaxlib"] == jax
+    assert "libtpu" in pinned, done.stdout

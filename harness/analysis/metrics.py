@@ -143,8 +143,17 @@ def process_samples(processes: Sequence[ProcessRun], source: Result | None = Non
                 add(key, [value], loaded)
     for process, loaded in zip(processes, loads, strict=True):  # memory: the process's peak
         if (peak := peak_rss(process)) is not None:
-            add(MetricKey(PROCESS, "peak_rss"), [float(peak)], loaded)
+            add(MetricKey(PROCESS, rss_kind(process)), [float(peak)], loaded)
+        if process.device_peak_bytes is not None:
+            add(MetricKey(PROCESS, "device_peak"), [float(process.device_peak_bytes)], loaded)
     return series
+
+
+def rss_kind(process: ProcessRun) -> str:
+    """``host_rss`` for a process that ran on an accelerator, whose resident memory is mostly the
+    runtime's mapping of the device; ``peak_rss`` on the CPU."""
+    backend = process.jax.backend if process.jax is not None else None
+    return "peak_rss" if backend in (None, "cpu") else "host_rss"
 
 
 def peak_rss(process: ProcessRun) -> int | None:

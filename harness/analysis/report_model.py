@@ -106,7 +106,7 @@ class ClaimTable:
     lines: list[ClaimLine]
     # skipped on every release: named, not tabled
     skipped: list[ClaimLine] = field(default_factory=list)
-    figures: list[SourceFigure] = field(default_factory=list)  # a case's page only
+    figures: list[SourceFigure] = field(default_factory=list)  # at the discussion's own sizes
 
 
 def _claim_line(

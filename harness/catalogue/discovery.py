@@ -19,6 +19,7 @@ from harness.catalogue.sizes import Budget, PlannedPoint, SizePoint, SizeSpace, 
 from harness.catalogue.subjects import CASE_MODULE, Subject
 from harness.errors import UsageError
 from harness.names import SIZE_NAME, name_problem
+from harness.pins import ACCELERATOR, HOST
 from harness.store.files import DocumentProblem, read_bounded
 
 DEFAULT_CASES_DIR = Path(__file__).resolve().parents[2] / "cases"
@@ -26,7 +27,7 @@ NOT_CASES = {"__init__", "compat"}
 EFFORTS = ("quick", "full")
 REQUIRED = ("CLAIM", "SOURCE", "SIZE_SPACE", "ANCHORS")
 # Constants an older harness read, and what replaced them.
-RENAMED = {"DISCUSSION": "SOURCE"}
+RENAMED = {"DISCUSSION": "SOURCE", "GPU_ANCHORS": "ACCELERATOR_ANCHORS"}
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,9 @@ class CaseInfo:
     claim: str
     source: str  # the upstream thread: its URL, or its title where no URL is known
     space: SizeSpace
-    anchors: list[SizePoint] = field(default_factory=list)  # quick on a CPU profile
-    gpu_anchors: list[SizePoint] | None = None  # quick on a GPU profile; None: the anchors
+    anchors: list[SizePoint] = field(default_factory=list)  # quick on a host (CPU) profile
+    # quick on an accelerator (GPU, TPU) profile; None: the anchors
+    accelerator_anchors: list[SizePoint] | None = None
     source_runs: tuple[SourceRun, ...] = ()  # the discussion's own runs, as it gave them
     min_devices: int = 1
     devices_used: int | None = None  # the most devices its programs use; None: as many as there are
@@ -49,10 +51,10 @@ class CaseInfo:
     subject: Subject = CASE_MODULE
 
     def anchors_for(self, device: str) -> list[SizePoint]:
-        """The quick sizes of a profile of the ``device`` class (``harness.pins.Profile.kind``)."""
-        return (
-            self.gpu_anchors if device == "gpu" and self.gpu_anchors is not None else self.anchors
-        )
+        """The quick sizes of a profile of the ``device`` class (``pins.Profile.device``)."""
+        if device == ACCELERATOR and self.accelerator_anchors is not None:
+            return self.accelerator_anchors
+        return self.anchors
 
     def plan(
         self,
@@ -61,7 +63,7 @@ class CaseInfo:
         *,
         seed: int,
         budget: Budget,
-        device: str = "cpu",
+        device: str = HOST,
     ) -> list[PlannedPoint]:
         anchors = self.anchors_for(device)
         return sizes.plan(self.space, anchors, effort, overrides, seed=seed, budget=budget)
@@ -77,7 +79,7 @@ CONSTANTS = {
     "SOURCE": "one line: the public thread's URL (https://…), or its title where no URL is known",
     "SIZE_SPACE": 'a dict of size name to (low, high) integers, e.g. {"N": (16, 2048)}',
     "ANCHORS": 'a list of dicts giving every size, e.g. [{"N": 1000}]',
-    "GPU_ANCHORS": 'a list of dicts giving every size, e.g. [{"N": 10000}]',
+    "ACCELERATOR_ANCHORS": 'a list of dicts giving every size, e.g. [{"N": 10000}]',
     "SOURCE_RUNS": (
         'a list of the discussion\'s runs, each {"sizes": {"N": 10000}, "call": "test1(10_000)", '
         '"device": "the poster\'s GPU", "printed": "t1 = 0.001s"} (every value a string but sizes)'
@@ -204,7 +206,7 @@ def _problem(constants: dict[str, Any]) -> str | None:
             for k, v in ranges.items()
         ),
         "ANCHORS": _is_points(anchors),
-        "GPU_ANCHORS": _is_points(constants.get("GPU_ANCHORS", [])),
+        "ACCELERATOR_ANCHORS": _is_points(constants.get("ACCELERATOR_ANCHORS", [])),
         "SOURCE_RUNS": _is_source_runs(constants.get("SOURCE_RUNS", [])),
         "COST": isinstance(constants.get("COST", {}), dict)
         and all(
@@ -219,7 +221,7 @@ def _problem(constants: dict[str, Any]) -> str | None:
         return f"{wrong} must be {CONSTANTS[wrong]}"
     points = {
         "ANCHORS": anchors,
-        "GPU_ANCHORS": constants.get("GPU_ANCHORS", []),
+        "ACCELERATOR_ANCHORS": constants.get("ACCELERATOR_ANCHORS", []),
         "SOURCE_RUNS": [run["sizes"] for run in constants.get("SOURCE_RUNS", [])],
     }
     for constant, entries in points.items():
@@ -308,6 +310,10 @@ def read_case(path: Path) -> CaseInfo:
         raise UsageError(
             f"case file {path.name} lacks {', '.join(missing)} (see cases/README.md){hint}"
         )
+    # an optional constant under its old name would be quietly dropped: its sizes never run
+    for old, new in RENAMED.items():
+        if new not in REQUIRED and old in constants:
+            raise UsageError(f"case file {path.name}: {old} is now {new} (see cases/README.md)")
     problem = _problem(constants)
     if problem:
         raise UsageError(f"case file {path.name}: {problem}")
@@ -320,7 +326,9 @@ def read_case(path: Path) -> CaseInfo:
         source=constants["SOURCE"],
         space=SizeSpace(dict(ranges), dict(constants.get("COST", {}))),
         anchors=list(anchors),
-        gpu_anchors=None if "GPU_ANCHORS" not in constants else list(constants["GPU_ANCHORS"]),
+        accelerator_anchors=(
+            list(constants["ACCELERATOR_ANCHORS"]) if "ACCELERATOR_ANCHORS" in constants else None
+        ),
         source_runs=tuple(SourceRun(**run) for run in constants.get("SOURCE_RUNS", [])),
         min_devices=int(constants.get("MIN_DEVICES", 1)),
         devices_used=None if "DEVICES_USED" not in constants else int(constants["DEVICES_USED"]),
@@ -404,7 +412,11 @@ def check_overrides(cases: Sequence[CaseInfo], overrides: dict[str, int]) -> Non
                     )
 
 
-def anchor_sizes(case: CaseInfo, overrides: Mapping[str, int]) -> dict[str, int]:
-    """The case's first anchor with ``overrides`` applied (unknown size names are refused)."""
+def anchor_sizes(
+    case: CaseInfo, overrides: Mapping[str, int], device: str = HOST
+) -> dict[str, int]:
+    """The case's first anchor for a profile of the ``device`` class, with ``overrides`` applied
+    (unknown size names are refused)."""
     check_overrides([case], dict(overrides))
-    return {**case.anchors[0], **overrides} if case.anchors else dict(overrides)
+    anchors = case.anchors_for(device)
+    return {**anchors[0], **overrides} if anchors else dict(overrides)

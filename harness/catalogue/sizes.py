@@ -4,9 +4,9 @@ A case declares, as plain data, a size *space* (an inclusive integer range per s
 points (the discussion's own configurations, scaled to the machine) and a *cost* (arithmetic
 expressions over the sizes giving bytes and flops).  From those this module plans the points to run:
 
-- ``quick`` runs the anchors of the profile's device class (a GPU profile a case's
-  ``GPU_ANCHORS``, the discussion's own sizes where it measured on a GPU; a CPU
-  profile its ``ANCHORS``, scaled to two cores); ``full`` adds points drawn by
+- ``quick`` runs the anchors of the profile's device class (an accelerator profile, GPU or TPU, a
+  case's ``ACCELERATOR_ANCHORS``, the discussion's own sizes where it measured on a GPU; a host
+  profile its ``ANCHORS``, scaled to two CPU cores); ``full`` adds points drawn by
   hypothesis from the space, deterministically from ``seed`` (recorded in every
   result), so a sweep over releases measures exactly the same sizes on each;
 - command-line sizes always win;
@@ -30,15 +30,17 @@ from typing import Any
 
 from harness.errors import UsageError
 from harness.host.environment import meminfo_bytes
+from harness.pins import ACCELERATOR, HOST
 from harness.units import format_bytes
 
 SizePoint = dict[str, int]
 DEFAULT_SEED = 20241129
 FULL_DRAWS = 6
 DEFAULT_FLOPS_PER_CALL = 5e11  # a few seconds per sample on a 2-core machine
-# By the device class of a profile (``harness.pins.Profile.kind``): a GPU takes a second or two for
-# what a 2-core CPU takes minutes (the discussion's test1(10_000), 1.6e13 flops, in 0.14 s).
-FLOPS_PER_CALL = {"cpu": DEFAULT_FLOPS_PER_CALL, "gpu": 1e14}
+# By the device class of a profile (``harness.pins.Profile.device``): an accelerator takes a second
+# or two for what a 2-core CPU takes minutes (the discussion's test1(10_000), 1.6e13 flops, in
+# 0.14 s on its GPU, 0.05 s on a TPU v5e): the discussions' own sizes fit, the largest 3.2e13.
+FLOPS_PER_CALL = {HOST: DEFAULT_FLOPS_PER_CALL, ACCELERATOR: 1e14}
 
 _OPERATORS: dict[type, Callable[..., Any]] = {
     ast.Add: operator.add,
@@ -164,7 +166,7 @@ class Budget:
     limits: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def for_this_machine(cls, overrides: Sequence[str] = (), device: str = "cpu") -> Budget:
+    def for_this_machine(cls, overrides: Sequence[str] = (), device: str = HOST) -> Budget:
         """Half the memory available here, and the flops per call of the ``device`` class."""
         limits: dict[str, float] = {"flops": FLOPS_PER_CALL.get(device, DEFAULT_FLOPS_PER_CALL)}
         memory = available_memory_bytes()

@@ -4,8 +4,8 @@
 One matrix entry per ``repro`` session nox lists, so the jobs of ``.github/workflows/matrix.yml``
 always equal nox's sessions and no version or profile is written down twice.  A session's runner
 follows its profile's kind, which the noxfile puts in the session's tags: CPU profiles run on
-GitHub's hosted runners, GPU profiles on a self-hosted runner labelled ``gpu``.  Needs nox, not the
-harness's dependencies.
+GitHub's hosted runners, GPU profiles on a self-hosted runner labelled ``gpu``, the TPU profile on
+one labelled ``tpu``.  Needs nox, not the harness's dependencies.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 from harness.errors import HarnessError, UsageError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-RUNNERS = {"cpu": ["ubuntu-latest"], "gpu": ["self-hosted", "gpu"]}
+RUNNERS = {"cpu": ["ubuntu-latest"], "gpu": ["self-hosted", "gpu"], "tpu": ["self-hosted", "tpu"]}
 MAX_JOBS = 256  # GitHub refuses a matrix with more jobs
 
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         "--kinds",
         type=_kinds,
         default=list(RUNNERS),
-        help="profile kinds to include, e.g. cpu (default: cpu,gpu)",
+        help=f"profile kinds to include, e.g. cpu (default: {','.join(RUNNERS)})",
     )
     try:
         args = parser.parse_args(argv)

@@ -27,7 +27,7 @@ from harness.install.commits import is_url
 from harness.install.script_envs import AS_OF, parse_hold
 from harness.metric_names import Criterion, Judged, MetricKey, parse_metric_name
 from harness.names import name_problem
-from harness.pins import RELEASES
+from harness.pins import RELEASES, device_class
 from harness.store.schema import Settings
 from harness.units import version_key
 
@@ -291,7 +291,9 @@ def check(args: argparse.Namespace) -> RangeOptions:
     """Every check of ``bisect``, ``sweep`` and ``triage`` needing neither JAX nor the index."""
     results = options.folder_to_write(args.results)
     case = options.case_from(args)
-    sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
+    # an accelerator's profile measures at the discussion's own sizes, as ``run`` does
+    device = device_class(options.profile_label(args))
+    sizes = anchor_sizes(case, discovery.parse_sizes(args.size), device)
     by = Judged.STATUS if args.status else Judged.CLAIM if args.claim else Judged.EVERY
     criterion = Criterion.of(parse_metric_name(args.metric) if args.metric else None, by)
     if args.command == "bisect" and criterion.by is Judged.EVERY and not case.subject.every_metric:

@@ -14,7 +14,7 @@ from harness.cli.argparsing import Command
 from harness.errors import UsageError
 from harness.measure.isolation import ISOLATIONS, default_isolation
 from harness.measure.sides import Side, load_plan, this_side
-from harness.pins import device_class
+from harness.pins import HOST, device_class
 from harness.store.schema import Settings
 
 
@@ -29,7 +29,7 @@ class RunOptions:
     settings: Settings
     resume: str  # "skip", "force" or "retry-failed"
     strict: bool
-    device: str = "cpu"  # the device class of the sides' profiles: which anchors run
+    device: str = HOST  # the device class of the sides' profiles: which anchors run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -127,15 +127,15 @@ def settings_from(args: argparse.Namespace, sides: int) -> Settings:
 
 
 def run_device(sides: list[Side]) -> str:
-    """The device class every side's profile has: a GPU runs the discussions' own sizes, a CPU
-    its scaled ones, and one cell is measured at the same sizes on every side."""
+    """The device class every side's profile has: an accelerator runs the discussions' own sizes,
+    the host's CPU its scaled ones, and one cell is measured at the same sizes on every side."""
     classes = {device_class(side.profile) for side in sides}
     if len(classes) > 1:
         raise UsageError(
-            "the sides' profiles are of CPU and of GPU devices, which run a case at different "
-            "sizes: measure them in runs of their own"
+            "the sides' profiles are of the host's CPU and of an accelerator, which run a case at "
+            "different sizes: measure them in runs of their own"
         )
-    return classes.pop() if classes else "cpu"
+    return classes.pop() if classes else HOST
 
 
 COMMAND = Command(

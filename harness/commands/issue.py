@@ -45,7 +45,7 @@ from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
 from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import name_problem
-from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
+from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME, hardware
 from harness.render.issue_draft import (
     CrashDraft,
     DraftInputs,
@@ -494,13 +494,12 @@ def request_for(opts: IssueOptions) -> IssueRequest:
     plan = read_plan(opts.releases) if opts.releases is not None else None
     if plan is None:
         check_installed_release(opts.jax, "issue")
-    profile = PROFILE_BY_NAME.get(opts.profile)
     return IssueRequest(
         case=opts.script.case,
         sizes=opts.script.sizes,
         settings=opts.script.settings,
         profile=opts.profile,
-        platform=profile.kind if profile else "cpu",
+        platform=hardware(opts.profile),
         results_dir=opts.results,
         out_dir=opts.out,
         jax=opts.jax,

@@ -32,10 +32,10 @@ def _space(case: discovery.CaseInfo) -> str:
 
 def _anchors(case: discovery.CaseInfo) -> str:
     shown = "; ".join(sizes_text(anchor) for anchor in case.anchors) or "none"
-    if case.gpu_anchors is None:
+    if case.accelerator_anchors is None:
         return shown
-    on_gpu = "; ".join(sizes_text(anchor) for anchor in case.gpu_anchors) or "none"
-    return f"{shown} on a CPU profile; {on_gpu} on a GPU profile"
+    on_accelerator = "; ".join(sizes_text(anchor) for anchor in case.accelerator_anchors) or "none"
+    return f"{shown} on a CPU profile; {on_accelerator} on a GPU or TPU profile"
 
 
 def describe_case(case: discovery.CaseInfo) -> str:

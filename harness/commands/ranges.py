@@ -38,7 +38,7 @@ from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
 from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import inside
-from harness.pins import PROFILE_BY_NAME, device_class
+from harness.pins import PROFILE_BY_NAME, hardware
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.render.why import step_lines
@@ -372,7 +372,7 @@ class RangeRun:
             before,
             after,
             tuple(criteria),
-            device_class(self.options.profile),
+            hardware(self.options.profile),
             self.options.thresholds,
             self.options.places.out,
             stem,

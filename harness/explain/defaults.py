@@ -36,7 +36,11 @@ DECLARATION = re.compile(r"^(define_)?[a-z_]*_(flag|state)$|^DEFINE_[a-z]+$")
 ENV_DEFAULT = re.compile(r"^(bool|int|float|str|string)_env$")
 # Options of other platforms than the profile's, by the name's parts.
 GPU_PARTS = ("gpu", "cuda", "rocm", "mosaic", "pallas", "triton", "nccl", "cudnn", "cublas", "ptx")
-OTHER_PLATFORMS = {"cpu": (*GPU_PARTS, "nvptx", "tpu"), "gpu": ("tpu",)}
+OTHER_PLATFORMS = {
+    "cpu": (*GPU_PARTS, "nvptx", "tpu"),
+    "gpu": ("tpu",),
+    "tpu": (*(part for part in GPU_PARTS if part not in ("mosaic", "pallas")), "nvptx"),
+}
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,9 @@ def parse_xla_listing(text: str) -> dict[str, Option]:
 def xla_listing(interpreter: Path, environ: Mapping[str, str]) -> dict[str, Option] | str:
     """The flags the jaxlib of ``interpreter``'s venv knows, or why they were not read."""
     command = [str(interpreter), "-c", "import jax; jax.devices()"]
-    asked = {**environ, "XLA_FLAGS": "--help"}
+    # on the host's CPU: the listing is the same, and an accelerator (a TPU chip, which one process
+    # at a time may hold) is left to the case processes
+    asked = {**environ, "XLA_FLAGS": "--help", "JAX_PLATFORMS": "cpu"}
     try:
         done = subprocess.run(
             command,

@@ -40,7 +40,7 @@ from harness.install.environments import Environments
 from harness.install.venvs import export_tools
 from harness.measure.script_hook import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
-from harness.metric_names import JSON, PROCESS, Criterion, MetricKey
+from harness.metric_names import BYTES, JSON, PROCESS, Criterion, MetricKey
 from harness.steps.evidence import Found, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file
@@ -58,7 +58,9 @@ def counterpart(key: MetricKey) -> MetricKey | None:
         return None
     if key.kind == "compile":
         return COMPILE
-    if key.kind == "peak_rss" or (key.name == JSON and "bytes" in key.kind):
+    if (key.measured is not None and key.measured.unit == BYTES) or (
+        key.name == JSON and "bytes" in key.kind
+    ):
         return MEMORY
     return RUN
 

@@ -22,7 +22,7 @@ from typing import Any
 from harness.host import gpu, machine
 
 ALLOWED_PREFIXES = ("JAX_", "XLA_", "CUDA_", "TPU_", "NVIDIA_", "LIBTPU_")
-PACKAGES = ("jax", "jaxlib", "numpy", "ml_dtypes", "scipy")
+PACKAGES = ("jax", "jaxlib", "numpy", "ml_dtypes", "scipy", "libtpu", "libtpu-nightly")
 # The CUDA build of a release: JAX's plugin and PJRT wheels and the NVIDIA libraries they
 # pull in (runtime, cuDNN, cuBLAS, NCCL...), whatever CUDA major version their names carry.
 CUDA_PACKAGE = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|nvidia-.+)$")

@@ -1,8 +1,8 @@
 """The JAX installed beside the harness, as its distributions say, without importing it.
 
-A machine with JAX already installed and no package index (a GPU box, a cluster node, an
-air-gapped machine) measures that JAX with ``run`` and ``search``; the profile for its
-devices comes from which CUDA build it is and whether a GPU is usable here.
+A machine with JAX already installed and no package index (a GPU box, a TPU VM, a cluster node, an
+air-gapped machine) measures that JAX with ``run`` and ``search``; the profile for its devices comes
+from which build it is (CUDA, or with libtpu) and whether its device is usable here.
 """
 
 from __future__ import annotations
@@ -10,16 +10,19 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 
-from harness.host import gpu
+from harness.host import gpu, tpu
 
 # JAX's CUDA builds, newest first: a plugin distribution each (jax[cudaNN]), or, before the plugins,
 # jaxlib's own local version (jaxlib==0.4.23+cuda12.cudnn89).
 CUDA_BUILDS = ("cuda13", "cuda12")
+# The distributions that bring libtpu (module ``libtpu``): jax[tpu]'s from 0.5.1 on, and before.
+LIBTPU = ("libtpu", "libtpu-nightly")
 
 
-def version(package: str = "jax") -> str | None:
-    """``package``'s installed version, None where it is not installed here."""
-    if importlib.util.find_spec(package) is None:
+def version(package: str = "jax", module: str | None = None) -> str | None:
+    """``package``'s installed version, None where it (its ``module``, by default of its name) is
+    not installed here."""
+    if importlib.util.find_spec(module or package) is None:
         return None
     try:
         return importlib.metadata.version(package)
@@ -36,8 +39,16 @@ def cuda_build() -> str | None:
     return next((build for build in CUDA_BUILDS if local.startswith(build)), None)
 
 
+def has_libtpu() -> bool:
+    """Whether libtpu, through which jax reaches a TPU, is installed here."""
+    return any(version(package, "libtpu") is not None for package in LIBTPU)
+
+
 def device_profile() -> str | None:
-    """The profile for the installed jax's devices: its CUDA build where a GPU is usable here; None
-    otherwise (a run then keeps its ``default`` label and flags)."""
+    """The profile for the installed jax's devices: its CUDA build where a GPU is usable here,
+    ``tpu`` where libtpu is installed and a TPU chip attached; None otherwise (a run then keeps its
+    ``default`` label and flags)."""
     build = cuda_build()
-    return None if build is None or gpu.absence_reason() is not None else build
+    if build is not None:
+        return None if gpu.absence_reason() is not None else build
+    return "tpu" if has_libtpu() and tpu.absence_reason() is None else None

@@ -6,7 +6,8 @@ measured again, a second apart, up to ``LOAD_ATTEMPTS`` times; only a measuremen
 (a failure, timeout or crash under load stays what it was), and a retry that fails, hangs, crashes
 or is interrupted leaves the loaded measurement standing.  Every attempt is counted in the process's
 load record.  A process that did not end ok because its side's venv changed under it (``VenvGone``)
-is no outcome of the release: it is not kept, and the measurement stops, saying so.
+is no outcome of the release: it is not kept, and the measurement stops, saying so; so is one that
+could not open its TPU because another program holds the chip (``DeviceHeld``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable
 
 from harness.measure.case_process import run_process
 from harness.measure.cells import CellRun, PlannedRun
-from harness.measure.launch import Worker, check_venv
+from harness.measure.launch import Worker, check_device, check_venv
 from harness.measure.locks import timing_lock
 from harness.store.schema import ProcessRun, RunStatus, Settings
 
@@ -69,6 +70,7 @@ def measure_process(
                 process = run_process(worker(), round_index, case, settings)
             if process.status is not RunStatus.OK:
                 check_venv(run.side, process.detail)
+                check_device(process.detail)
         except BaseException:
             # Interrupted while measuring again, or the venv gone (VenvGone: not the release's
             # doing, nothing of this process is kept): the loaded measurement is kept.

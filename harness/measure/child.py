@@ -87,6 +87,16 @@ def host_device_count(jax: Any) -> int:
         return 0
 
 
+def device_peak_bytes(jax: Any) -> int | None:
+    """The accelerator's own peak memory in use over this process, the most of its devices, where
+    its backend's ``memory_stats()`` gives one (TPU and GPU do; the CPU's backend is not asked)."""
+    if jax.default_backend() == "cpu":
+        return None
+    peaks = [(device.memory_stats() or {}).get("peak_bytes_in_use") for device in jax.devices()]
+    found = [peak for peak in peaks if isinstance(peak, int) and not isinstance(peak, bool)]
+    return max(found) if found else None
+
+
 def load_case(path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"cases.{path.stem}", path)
     if spec is None or spec.loader is None:
@@ -286,11 +296,15 @@ def run(
                 jax = parse_jax(jax_facts())
             except Exception as exc:  # the case's own failure is the news, not this
                 jax = JaxFacts(error=scrub(f"{type(exc).__name__}: {exc}"))
+        device_peak = None
+        if not scripted and jax.backend not in (None, "cpu"):  # a script's own process held it
+            with phase("facts"), contextlib.suppress(Exception):
+                device_peak = device_peak_bytes(sys.modules["jax"])
         claim = process.claim
         # a verdict holds for the backend it was judged on (GPU scans sync, CPU ones need not)
         if claim is not None:
             claim = dataclasses.replace(claim, backend=jax.backend or "unknown")
-        process = dataclasses.replace(process, jax=jax, claim=claim)
+        process = dataclasses.replace(process, jax=jax, claim=claim, device_peak_bytes=device_peak)
     return dataclasses.replace(
         process,
         phases_s={name: round(seconds, 4) for name, seconds in phase.items()},

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.host import tpu
 from harness.host.environment import REPO_ROOT, scrub, shown_path
 from harness.measure.guardian import die_with_parent
 from harness.measure.sides import Side
@@ -232,6 +233,17 @@ def check_venv(side: Side, output: str = "") -> None:
             "outside the harness?): a fault of the machine, not of the script; the command again "
             "makes the venv anew and measures it"
         )
+
+
+class DeviceHeld(HarnessError):
+    """The side's accelerator is held by another program (a TPU chip opens in one process at a
+    time): a fault of the machine, not of the case; the process that met it is not kept."""
+
+
+def check_device(output: str) -> None:
+    """DeviceHeld where a case process's ``output`` says another program holds its TPU."""
+    if why := tpu.held_elsewhere(output):
+        raise DeviceHeld(why)
 
 
 class WorkerPool:

@@ -41,19 +41,22 @@ def claim_table(claims: ClaimTable) -> str:
     return markdown_table(table, ["profile", "backend", "sizes", *claims.releases, "in words"])
 
 
-def figures_table(claims: ClaimTable) -> str:
-    """At the discussion's own sizes: its figure (quoted) beside ours, row by row."""
+def figures_table(claims: ClaimTable, cases: Sequence[str] = ()) -> str:
+    """At the discussion's own sizes: its figure (quoted) beside ours, row by row (``cases``: a
+    first column naming each row's case, for the index of several)."""
     table = [
         [
+            *cases[number : number + 1],
             figure.profile,
             figure.backend,
             figure.sizes,
             figure.theirs,
             f"jax {figure.release} on {figure.devices}: {figure.ours}",
         ]
-        for figure in claims.figures
+        for number, figure in enumerate(claims.figures)
     ]
     headers = ["profile", "backend", "sizes", "the discussion's own run (quoted)", "ours"]
+    headers = ["case", *headers] if cases else headers
     return markdown_table(table, headers) if table else ""
 
 

@@ -98,7 +98,7 @@ class ReleaseRun:
 class DraftInputs:
     case: CaseInfo
     sizes: dict[str, int]
-    platform: str  # the profile's kind: "cpu" or "gpu"
+    platform: str  # the profile's kind: "cpu", "gpu" or "tpu"
     short_name: str
     short_script: str
     short_runs: list[ReleaseRun]
@@ -565,7 +565,7 @@ class CrashDraft:
     """What the crash report says."""
 
     name: str  # the script's file name (or the case's)
-    platform: str  # "cpu" or "gpu": the profile's kind
+    platform: str  # "cpu", "gpu" or "tpu": the profile's kind
     crash: Crash
     script: str  # the reproducer's text, "" where none can be shown
     script_name: str  # its file name, as the command runs it

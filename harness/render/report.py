@@ -20,7 +20,7 @@ from harness.analysis.report_model import (
 )
 from harness.host.environment import redact, scrub
 from harness.render.calibration import noise_floor_sentence
-from harness.render.case_page import render_case
+from harness.render.case_page import figures_table, render_case
 from harness.render.plots import DrawnPlots
 from harness.render.tables import (
     METHOD_ANCHOR,
@@ -252,6 +252,16 @@ def render_index(
         claims_overview(model.claims, pages),
         "",
     ]
+    figures = [(case.case, figure) for case in model.cases for figure in case.claims.figures]
+    if figures:
+        claims = ClaimTable([], [], figures=[figure for _, figure in figures])
+        lines += [
+            "At the sizes each discussion ran, what it printed beside what we measured (one "
+            "process's evidence for the claim; the case pages have the rest):",
+            "",
+            figures_table(claims, [case_link(case, pages) for case, _ in figures]),
+            "",
+        ]
     if model.timings:
         lines += ["## Timing changes against the baseline", ""]
         lines += [

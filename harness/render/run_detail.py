@@ -92,6 +92,8 @@ def environment_block(result: StoredResult) -> str:
         ),
         "settings": ", ".join(f"{k}={v}" for k, v in stored.settings.shown().items()),
     }
+    if libtpu := host.packages.get("libtpu") or host.packages.get("libtpu-nightly"):
+        facts["libtpu"] = libtpu  # the TPU runtime, released with its jax
     gpu = jax_info.gpu if jax_info else None
     if gpu:
         facts["gpu"] = "{kinds} (compute capability {caps}); driver {driver}, CUDA {cuda}".format(

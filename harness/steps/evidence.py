@@ -55,7 +55,7 @@ class Step:
     after: str
     # What moved: each metric, or how the processes end (none: only the claim flipped).
     criteria: tuple[Criterion, ...]
-    platform: str  # the profile's platform: cpu, gpu
+    platform: str  # the profile's hardware (``pins.hardware``): cpu, gpu or tpu
     thresholds: Thresholds
     out: Path  # the folder the answer's page is written to
     # the page's name without suffix: a kind keeps its files in ``<stem>-<kind>/`` beside it

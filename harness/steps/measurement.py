@@ -27,6 +27,7 @@ from harness.measure.runner import Reuse
 from harness.measure.sides import Side
 from harness.measure.stopping import SettledCell
 from harness.metric_names import Criterion, MetricKey
+from harness.pins import HOST
 from harness.store.results import StoredResult
 from harness.store.schema import Settings
 
@@ -52,6 +53,7 @@ class SideMeasurement:
     time_budget: float | None = None
     decide_on: tuple[Criterion, ...] = ()
     measure: Measure = runner.measure
+    device: str = HOST  # the device class of the sides' profile: its flops budget
 
     def settings_for(
         self, processes: int, decide: str, sides: int, metrics: Sequence[MetricKey] = ()
@@ -76,7 +78,10 @@ class SideMeasurement:
     def plan(self, settings: Settings) -> list[PlannedRun]:
         """The cells a measurement of ``settings`` runs."""
         points = self.case.plan(
-            settings.effort, self.sizes, seed=DEFAULT_SEED, budget=Budget.for_this_machine()
+            settings.effort,
+            self.sizes,
+            seed=DEFAULT_SEED,
+            budget=Budget.for_this_machine((), self.device),
         )
         return [PlannedRun(self.case, point) for point in points]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.analysis.spending import CHANGES
@@ -30,6 +30,7 @@ from harness.install.environments import Environments
 from harness.install.venvs import ReleaseEnv
 from harness.measure import runner
 from harness.metric_names import Criterion
+from harness.pins import device_class
 from harness.steps.measurement import Measure, Pair, SideMeasurement, interleaved
 from harness.steps.ready import Probe, Readiness
 from harness.steps.reuse import Accept, ReusePolicy
@@ -84,14 +85,12 @@ class ReleaseProber:
         measurement = SideMeasurement(
             self.case, self.sizes, self.results_dir, self.settings, self.progress, *measuring
         )
+        # its flops budget: an accelerator's profile measures the discussions' own sizes
+        measurement = replace(measurement, device=device_class(self.profile))
         where = (self.profile, self.results_dir, self.settings)
         readiness = Readiness(environments, self.envs, *where, measurement.plan, reuse.stored)
-        for name, value in [
-            ("environments", environments),
-            ("reuse", reuse),
-            ("measurement", measurement),
-            ("readiness", readiness),
-        ]:
+        made = {"environments": environments, "reuse": reuse, "measurement": measurement}
+        for name, value in {**made, "readiness": readiness}.items():
             object.__setattr__(self, name, value)
 
     @property

@@ -35,6 +35,7 @@ from harness.measure.cells import PlannedRun
 from harness.measure.launch import venv_gone
 from harness.measure.sides import Side
 from harness.measure.storing import RunContext, not_installable_result, store
+from harness.pins import device_class
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus, Settings, parse_host
 from harness.units import time_left
@@ -170,7 +171,11 @@ class Readiness:
         # What was asked of the release (its libraries, holding nothing): a later probe finds it.
         side = Side(release, self.profile, sys.executable, libraries=unavailable.libraries)
         context = RunContext(
-            self.results_dir, self.settings, DEFAULT_SEED, Budget.for_this_machine(), ""
+            self.results_dir,
+            self.settings,
+            DEFAULT_SEED,
+            Budget.for_this_machine((), device_class(self.profile)),
+            "",
         )
         cell = self.plan(self.settings)[0]
         host = parse_host(host_facts())

@@ -267,6 +267,8 @@ class ProcessRun(_Record):
     jax: JaxFacts | None = None
     phases_s: Mapping[str, float] = field(default_factory=dict)
     peak_rss_bytes: int | None = None
+    # The accelerator's own peak memory in use (its backend's memory_stats(); None on the CPU).
+    device_peak_bytes: int | None = None
     # A plain script's run as the case process saw it (sha256, exit status, whole-process time...).
     script: Mapping[str, Any] | None = None
     # One figure per metric name for this process: a plain script's phases (``process.trace_ns``)
@@ -280,7 +282,7 @@ class ProcessRun(_Record):
     # What the case process measured: one that measured nothing (failed, killed) has none.
     _sparse = frozenset(
         {"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script"}
-        | {"figures", "notes", "died"}
+        | {"figures", "notes", "died", "device_peak_bytes"}
     )
 
 

@@ -47,7 +47,7 @@ from harness.store.results import StoredResult
 from harness.store.schema import ProcessEnd, RunStatus
 from harness.units import version_key
 
-PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
+PLATFORMS = {"cpu": "CPU", "gpu": "GPU", "tpu": "TPU"}
 
 # A bisect answer is a few kB of JSON; a larger one is none, and whole could exhaust memory.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024

@@ -48,7 +48,7 @@ class IssueRequest:
     sizes: dict[str, int]
     settings: Settings
     profile: str
-    platform: str  # "cpu" or "gpu": the profile's kind, for the title
+    platform: str  # "cpu", "gpu" or "tpu": the profile's kind, for the title
     results_dir: Path
     out_dir: Path
     jax: str | None = None  # the release the full script runs on

@@ -36,6 +36,24 @@ def sample_series(result):
     return {key: found.processes for key, found in metric_samples(result).items()}
 
 
+def test_on_an_accelerator_the_device_s_own_peak_is_a_metric_and_the_rss_named_the_runtime_s():
+    """A TPU process: its resident memory is mostly libtpu's mapping of the chip, shown as that
+    (``host_rss``), and the chip's own peak in use (``device_peak``) is judged like any metric."""
+    data = real_result("async_dispatch-0.12.0.1")
+    for number, process in enumerate(data["processes"]):
+        process["jax"]["backend"] = "tpu"
+        process["peak_rss_bytes"] = 14_000_000_000
+        process["device_peak_bytes"] = 201_326_592 + number
+    series = sample_series(as_stored(data))
+    assert MetricKey("process", "peak_rss") not in series
+    assert series[MetricKey("process", "host_rss")] == [[14e9]] * 5
+    assert series[MetricKey("process", "device_peak")] == [[201_326_592 + n] for n in range(5)]
+    assert "runtime's mapping" in MetricKey("process", "host_rss").label()
+    assert MetricKey("process", "device_peak").metric_name == "process.device_peak_bytes"
+    compared = compare_metric(*(ProcessSamples([[v]] * 5) for v in (2e8, 4e8)))
+    assert compared.ratio == 2.0
+
+
 def test_series_are_the_raw_samples_programs_first():
     data = real_result("async_dispatch-0.12.0.1")
     series = sample_series(as_stored(data))

@@ -13,7 +13,7 @@ from harness.catalogue import discovery
 from harness.catalogue.outline import outline
 from harness.catalogue.sizes import FLOPS_PER_CALL, Budget
 from harness.commands.listing import describe_case
-from harness.pins import GPU_ENV
+from harness.pins import ACCELERATOR, GPU_ENV, HOST
 from tests.conftest import harness_command
 
 CASES = discovery.discover()
@@ -81,13 +81,14 @@ def test_the_constants_agree(name):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_a_gpu_profile_runs_the_discussions_gpu_sizes_within_its_budget(name):
-    """Each size the discussion ran on a GPU is a GPU anchor, and every GPU anchor fits the GPU
-    budget: none is refused before it runs, as the CPU sizes fit the CPU's."""
+def test_an_accelerator_profile_runs_the_discussions_gpu_sizes_within_its_budget(name):
+    """Each size the discussion ran on a GPU is an accelerator anchor, and every accelerator anchor
+    fits the accelerator's budget: none is refused before it runs, as the CPU sizes fit the
+    CPU's."""
     case = CASES[name]
     on_gpu = [run.sizes for run in case.source_runs if "GPU" in run.device]
-    assert all(sizes in case.anchors_for("gpu") for sizes in on_gpu), name
-    for device in ("cpu", "gpu"):
+    assert all(sizes in case.anchors_for(ACCELERATOR) for sizes in on_gpu), name
+    for device in (HOST, ACCELERATOR):
         budget = Budget({"flops": FLOPS_PER_CALL[device]})
         plan = case.plan("quick", {}, seed=1, budget=budget, device=device)
         assert [p.sizes for p in plan] == case.anchors_for(device)

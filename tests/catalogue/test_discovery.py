@@ -6,6 +6,7 @@ import pytest
 from harness import main as cli
 from harness.catalogue import discovery
 from harness.errors import UsageError
+from harness.pins import ACCELERATOR, HOST
 from tests.conftest import FIXTURES
 
 
@@ -279,16 +280,16 @@ SIZED_BY_DEVICE = """CLAIM = 'c'
 SOURCE = 'd'
 SIZE_SPACE = {'N': (1, 20000)}
 ANCHORS = [{'N': 1000}]
-GPU_ANCHORS = [{'N': 10000}, {'N': 1000}]
+ACCELERATOR_ANCHORS = [{'N': 10000}, {'N': 1000}]
 SOURCE_RUNS = [
     {'sizes': {'N': 10000}, 'call': 'test1(10_000)', 'device': 'a GPU', 'printed': 't1 = 0.001s'},
 ]
 """
 
 
-def test_a_gpu_profile_runs_the_gpu_anchors_a_cpu_profile_the_anchors(tmp_path):
+def test_an_accelerator_profile_runs_its_anchors_a_host_profile_the_anchors(tmp_path):
     (tmp_path / "sized.py").write_text(SIZED_BY_DEVICE)
-    (tmp_path / "plain.py").write_text(SIZED_BY_DEVICE.split("GPU_ANCHORS")[0])
+    (tmp_path / "plain.py").write_text(SIZED_BY_DEVICE.split("ACCELERATOR_ANCHORS")[0])
     found = discovery.discover(tmp_path)
     budget = discovery.Budget({})
 
@@ -296,12 +297,11 @@ def test_a_gpu_profile_runs_the_gpu_anchors_a_cpu_profile_the_anchors(tmp_path):
         plan = found[name].plan("quick", {}, seed=1, budget=budget, device=device)
         return [p.sizes for p in plan]
 
-    assert planned("sized", "cpu") == [{"N": 1000}]
-    assert planned("sized", "gpu") == [{"N": 10000}, {"N": 1000}]
-    assert planned("plain", "gpu") == [{"N": 1000}], "without GPU_ANCHORS a GPU runs the anchors"
-    assert planned("sized", "gpu") != planned("sized", "cpu")
+    assert planned("sized", HOST) == [{"N": 1000}]
+    assert planned("sized", ACCELERATOR) == [{"N": 10000}, {"N": 1000}]
+    assert planned("plain", ACCELERATOR) == [{"N": 1000}], "without them, the anchors"
     # --size still wins, on the device's anchors.
-    plan = found["sized"].plan("quick", {"N": 5}, seed=1, budget=budget, device="gpu")
+    plan = found["sized"].plan("quick", {"N": 5}, seed=1, budget=budget, device=ACCELERATOR)
     assert [p.sizes for p in plan] == [{"N": 5}]
 
 
@@ -312,25 +312,44 @@ def test_the_discussions_own_figure_is_quoted_at_its_sizes_only(tmp_path):
     assert case.source_figure({"N": 1000}) == ""
 
 
-GPU_LINE = "GPU_ANCHORS = [{'N': 10000}, {'N': 1000}]"
+LINE = "ACCELERATOR_ANCHORS = [{'N': 10000}, {'N': 1000}]"
+NAME = "ACCELERATOR_ANCHORS"
 
 
 @pytest.mark.parametrize(
     ("old", "new", "reason"),
     [
-        (GPU_LINE, "GPU_ANCHORS = [{}]", "every GPU_ANCHORS entry must give each size"),
-        (GPU_LINE, "GPU_ANCHORS = [{'N': 30000}]", "GPU_ANCHORS entry N=30000: N leaves"),
-        (GPU_LINE, "GPU_ANCHORS = 'big'", "GPU_ANCHORS must be a list of dicts"),
+        (
+            LINE,
+            "ACCELERATOR_ANCHORS = [{}]",
+            "every ACCELERATOR_ANCHORS entry must give each size",
+        ),
+        (
+            LINE,
+            "ACCELERATOR_ANCHORS = [{'N': 30000}]",
+            "ACCELERATOR_ANCHORS entry N=30000: N leaves",
+        ),
+        (LINE, "ACCELERATOR_ANCHORS = 'big'", "ACCELERATOR_ANCHORS must be a list of dicts"),
         ("'t1 = 0.001s'", "3", "SOURCE_RUNS must be a list"),
         ("'call'", "'cal'", "SOURCE_RUNS must be a list"),
         ("{'N': 10000}, 'call'", "{'N': 30000}, 'call'", "SOURCE_RUNS entry N=30000: N leaves"),
     ],
 )
-def test_malformed_gpu_anchors_or_source_runs_set_the_case_aside(tmp_path, old, new, reason):
+def test_malformed_accelerator_anchors_or_source_runs_set_the_case_aside(
+    tmp_path, old, new, reason
+):
     assert old in SIZED_BY_DEVICE
     (tmp_path / "odd.py").write_text(SIZED_BY_DEVICE.replace(old, new))
     found = discovery.discover(tmp_path)
     assert "odd" not in found and reason in found.broken["odd"]
+
+
+def test_gpu_anchors_of_an_older_harness_set_the_case_aside_naming_their_new_name(tmp_path):
+    (tmp_path / "old.py").write_text(SIZED_BY_DEVICE.replace("ACCELERATOR_ANCHORS", "GPU_ANCHORS"))
+    found = discovery.discover(tmp_path)
+    assert found.broken["old"] == (
+        "case file old.py: GPU_ANCHORS is now ACCELERATOR_ANCHORS (see cases/README.md)"
+    ), "its accelerator sizes are never quietly dropped"
 
 
 def test_list_says_which_sizes_each_device_class_runs_and_which_are_the_discussions(tmp_path):
@@ -339,5 +358,7 @@ def test_list_says_which_sizes_each_device_class_runs_and_which_are_the_discussi
     path = tmp_path / "sized.py"
     path.write_text(SIZED_BY_DEVICE + "def programs(N):\n    return {}\n")
     shown = describe_case(discovery.read_case(path))
-    assert "anchors (quick): N=1000 on a CPU profile; N=10000; N=1000 on a GPU profile" in shown
+    assert (
+        "anchors (quick): N=1000 on a CPU profile; N=10000; N=1000 on a GPU or TPU profile" in shown
+    )
     assert "the discussion's own run at N=10000: test1(10_000) on a GPU: t1 = 0.001s" in shown

@@ -65,7 +65,7 @@ def test_gpu_jobs_can_be_left_out(listing):
 
 def test_a_session_without_a_kind_tag_is_refused():
     untagged = json.loads((FIXTURES / "ci" / "untagged-listing.json").read_text())
-    with pytest.raises(HarnessError, match=r"profile='tpu'\) needs one kind tag of cpu, gpu"):
+    with pytest.raises(HarnessError, match=r"profile='tpu'\) needs one kind tag of cpu, gpu, tpu"):
         ci_matrix.matrix(untagged)
 
 

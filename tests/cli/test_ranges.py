@@ -197,3 +197,16 @@ def test_a_bisect_by_status_needs_no_metric_and_names_its_answer_and_triage_by_i
         parse([*argv, "--claim"])
     case = ["bisect", "--case", "scan_sync", "--status", "--good", "0.4.26", "--bad", "0.4.30"]
     assert check(parse([*case, "--commits", "--results", str(tmp_path / "r")])).commits
+
+
+@pytest.mark.parametrize("command", ["triage", "sweep", "bisect"])
+def test_a_range_under_an_accelerator_profile_measures_the_discussions_sizes(tmp_path, command):
+    ends = {
+        "bisect": ["--good", "0.5.3", "--bad", "0.12.0.1"],
+        "sweep": ["--from", "0.5.3", "--to", "0.12.0.1"],
+    }.get(command, [])
+    argv = [command, "--case", "async_dispatch", "--claim", *ends, "--results", str(tmp_path)]
+    assert check(parse([*argv, "--profile", "tpu"])).sizes == {"N": 10000}
+    assert check(parse([*argv, "--profile", "cuda12"])).sizes == {"N": 10000}
+    assert check(parse([*argv, "--profile", "cpu"])).sizes == {"N": 1000}
+    assert check(parse([*argv, "--profile", "tpu", "--size", "N=64"])).sizes == {"N": 64}

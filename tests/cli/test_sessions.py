@@ -85,7 +85,7 @@ def test_a_profile_is_paired_only_with_the_releases_it_applies_to():
     [
         (["--jax", "9.9"], "unknown release 9.9"),
         (["--jax", ","], "--jax names no release"),
-        (["--profile", "tpu"], "unknown profile tpu"),
+        (["--profile", "rocm"], "unknown profile rocm"),
         (["--jax", "0.4.26", "--jax", "0.12.0.1"], "--jax is given more than once"),
         (["--jax"], "--jax needs a value"),
         (["--jax", "0.4.26", "--profile", "cpu-classic"], "no profile given applies"),

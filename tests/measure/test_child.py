@@ -56,3 +56,31 @@ def test_the_host_devices_beside_an_accelerator_count_only_where_the_platform_is
     assert device_skip(2, None, max(1, host_device_count(Unlisted())), cpu=False).startswith(
         "needs 2 devices, found 1"
     )
+
+
+class FakeDevice:
+    def __init__(self, stats):
+        self.stats = stats
+
+    def memory_stats(self):
+        return self.stats
+
+
+class FakeJax:
+    def __init__(self, backend, *stats):
+        self.backend, self.found = backend, [FakeDevice(each) for each in stats]
+
+    def default_backend(self):
+        return self.backend
+
+    def devices(self):
+        return self.found
+
+
+def test_the_accelerator_s_own_peak_is_the_most_of_its_devices_where_its_backend_gives_one():
+    from harness.measure.child import device_peak_bytes
+
+    tpu = FakeJax("tpu", {"peak_bytes_in_use": 134_807_040}, {"peak_bytes_in_use": 26_624}, None)
+    assert device_peak_bytes(tpu) == 134_807_040
+    assert device_peak_bytes(FakeJax("gpu", {"bytes_in_use": 1}, None)) is None, "none given"
+    assert device_peak_bytes(FakeJax("cpu", {"peak_bytes_in_use": 1})) is None, "the CPU: RSS"

@@ -3,6 +3,7 @@ recorded."""
 
 import dataclasses
 import re
+import subprocess
 import sys
 
 import pytest
@@ -25,7 +26,7 @@ from harness.store.schema import (
     RunStatus,
     Settings,
 )
-from tests.conftest import FIXTURES, document
+from tests.conftest import FIXTURES, document, harness_command
 
 QUICK = Settings(timeout_s=5, warmup=1, repeats=5, min_repeats=2, max_seconds=1, processes=2)
 ORDER = ["raises", "hangs", "segfaults", "oom", "unsupported", "steady"]
@@ -813,3 +814,43 @@ def test_jax_missing_for_a_subprocess_of_the_script_is_no_fault_of_a_venv_that_h
     assert venv_gone(side, said) == "", "the script's own python3 -c 'import jax', not the venv"
     (site / "__init__.py").unlink()
     assert venv_gone(side, said).startswith("jax is gone from")
+
+
+HELD_CHIP = '''"""A case process that meets the TPU held by another program, as libtpu says it."""
+
+CLAIM = "never judged"
+SOURCE = "synthetic: a test fixture"
+SIZE_SPACE = {"K": (1, 10)}
+ANCHORS = [{"K": 1}]
+
+
+def programs(K):
+    raise RuntimeError(
+        "Unable to initialize backend 'tpu': ABORTED: Internal error when accessing libtpu "
+        'multi-process lockfile. Run "$ sudo rm /tmp/libtpu_lockfile".'
+    )
+
+
+def verdict(m):
+    return True, ""
+'''
+
+
+def test_a_tpu_held_by_another_program_stops_the_run_in_one_line_and_stores_nothing(tmp_path):
+    """Faked in a real run: its case process fails as a second process opening a TPU chip does.
+    That is the machine's fault, not the case's: no result saying the case failed."""
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "held.py").write_text(HELD_CHIP)
+    where = ["--cases-dir", str(tmp_path / "cases"), "--results", str(tmp_path / "r")]
+    done = subprocess.run(
+        harness_command("run", "--case", "held", *where, "--processes", "1"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode != 0, done.stderr
+    assert lines[-1].startswith("harness: error: the TPU is held by another program"), lines
+    assert "Traceback" not in done.stderr
+    assert not list((tmp_path / "r").rglob("*.json")), "nothing of the process is kept"

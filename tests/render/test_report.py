@@ -93,6 +93,19 @@ def test_rows_skipped_on_every_release_are_named_below_the_claims_table(tmp_path
     assert_valid_tables(index)
 
 
+def test_the_index_puts_each_discussions_own_figure_beside_ours_at_its_sizes(tmp_path):
+    quoted = "test1(10_000) on the poster's GPU (model not given): t1 = 0.001s, t2 = 0.137s"
+    base = real_result("async_dispatch-0.12.0.1")
+    records = [derive(base, profile="tpu", source_figure=quoted), real_result("scan_sync-0.12.0.1")]
+    index = render_report(load(write_results(tmp_path / "r", records)), [], WHEN)[INDEX]
+    claims = index.split("## Claims by release")[1].split("## ")[0]
+    [row] = [line for line in claims.splitlines() if quoted in line]
+    assert row.startswith("| [async_dispatch](async_dispatch.md) | tpu ")
+    assert "| jax 0.12.0.1 on cpu: eager: dispatch" in row, "ours: the case's own evidence"
+    assert "scan_sync" not in claims.split("At the sizes each discussion ran")[1], "no figure"
+    assert_valid_tables(index)
+
+
 def test_index_gives_claim_verdicts_as_release_ranges(releases):
     index = render_report(load(releases), [], WHEN)[INDEX]
     assert "| 0.4.26 | 0.4.30 | 0.5.3 | 0.12.0.1 |" in re.sub(r" +", " ", index)
@@ -338,6 +351,18 @@ def test_a_gpu_run_shows_its_device_and_driver(tmp_path):
         "NVIDIA H200 (compute capability 9.0); driver 570.86.15, CUDA 12.8" in pages["scan_sync.md"]
     )
     assert "jax-cuda12-plugin 0.12.0.1" in pages["scan_sync.md"]
+
+
+def test_a_tpu_run_shows_its_chip_and_libtpu(tmp_path):
+    on_tpu = with_jax(
+        derive(real_result("scan_sync-0.12.0.1"), profile="tpu"),
+        backend="tpu",
+        device_kinds=["TPU v5 lite"],
+    )
+    on_tpu["host"]["packages"]["libtpu"] = "0.0.42.1"
+    pages = render_report(load(write_results(tmp_path / "r", [on_tpu])), [], WHEN)
+    assert re.search(r"\| \[scan_sync\]\(scan_sync\.md\) +\| tpu +\| tpu +\|", pages[INDEX])
+    assert re.search(r"\| libtpu +\| 0\.0\.42\.1 ", pages["scan_sync.md"])
 
 
 def test_the_index_names_what_changed_before_any_count(releases):

@@ -163,6 +163,7 @@ FULL = Result(
             ),
             phases_s={"import": 0.5},
             peak_rss_bytes=1024,
+            device_peak_bytes=4096,
             script={"sha256": "ab" * 32, "returncode": 0},
             figures={"process.trace_ns": 12.0},
             notes=("JSON line: x: inf is not a number a result can hold",),
