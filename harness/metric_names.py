@@ -93,6 +93,10 @@ PROCESS = "process"  # the program of a plain script's whole process and its pha
 JSON = "json"  # the program of a plain script's own numbers
 # A script's own number named for a unit of time (``solve_ms``): nanoseconds in one of that unit.
 TIME_SUFFIXES = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+# A script's own number named for a size or a count of work (``temp_mb``, ``gflops``): no time.
+NOT_TIME_SUFFIXES = frozenset(
+    {"bytes", "b", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib", "flops", "gflops", "tflops"}
+)
 # The phase that is JAX's cost whatever the script does: a change there is JAX's, not the user's.
 JAX_IMPORT = "import"
 FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -113,8 +117,10 @@ class MetricKey:
     @property
     def about_run_time(self) -> bool:
         """Whether it can move with the ops a program runs: a wall, dispatch or run time, or a
-        script's own number (most often a time it took), not a compile, trace, lower or import time,
-        nor memory."""
+        script's own number (most often a time it took; not one named for a size or a count of
+        work), not a compile, trace, lower or import time, nor memory."""
+        if self.name == JSON:
+            return self.kind.lower().rpartition("_")[2] not in NOT_TIME_SUFFIXES
         return self.measured.run_time if self.measured is not None else True
 
     def _what(self) -> str:

@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # Where the machine-wide locks are; not tempfile's folder, which may differ from user to user.
@@ -29,6 +30,55 @@ SHARED_LOCK_DIR = "/tmp"
 EVERYONE_READ_WRITE = 0o666
 Progress = Callable[[str], None]
 Lock = AbstractContextManager[float]  # held inside ``with``; its value: the seconds spent waiting
+
+
+@dataclass
+class Aside:
+    """The seconds this process spent on what is none of its own measuring: waiting for a lock
+    (another run measuring, storing, or making a venv) and making a venv under its lock (an
+    install).  A why's time budget leaves them out (``OwnClock``), so what it finds does not depend
+    on what else runs on the machine.  Spans nested in one another count once."""
+
+    clock: Callable[[], float] = time.monotonic
+    total: float = 0.0
+    depth: int = 0
+    since: float = 0.0
+
+    @contextmanager
+    def span(self) -> Iterator[None]:
+        if self.depth == 0:
+            self.since = self.clock()
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if self.depth == 0:
+                self.total += self.clock() - self.since
+
+    def seconds(self) -> float:
+        """Every span's seconds so far, the one under way too."""
+        return self.total + (self.clock() - self.since if self.depth else 0.0)
+
+
+ASIDE = Aside()  # this process's: every lock below counts its waits here
+
+
+@dataclass
+class OwnClock:
+    """Seconds of a process's own work since it started: the time gone by less what ``aside``
+    counted meanwhile (lock waits, installs)."""
+
+    aside: Aside = field(default_factory=lambda: ASIDE)
+    started: float = field(init=False)
+    aside_started: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.started, self.aside_started = self.aside.clock(), self.aside.seconds()
+
+    def seconds(self) -> float:
+        gone = self.aside.clock() - self.started
+        return gone - (self.aside.seconds() - self.aside_started)
 
 
 class LockUnusable(Exception):
@@ -116,7 +166,8 @@ def _exclusive(name: str, waiting: str, progress: Progress) -> Iterator[float]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             progress(f"    {waiting} (lock {name})")
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            with ASIDE.span():  # another run's turn: none of this run's own work
+                fcntl.flock(fd, fcntl.LOCK_EX)
         yield time.monotonic() - started
     finally:
         os.close(fd)  # closing the last descriptor releases the lock
@@ -144,7 +195,13 @@ def stderr_line(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def venv_lock(venv: Path, progress: Progress = stderr_line) -> Lock:
+@contextmanager
+def venv_lock(venv: Path, progress: Progress = stderr_line) -> Iterator[float]:
     """Hold a venv while it is checked and made, so two runs that need the same venv make it once (a
-    wait is said on standard error unless ``progress`` says it)."""
-    return _path_lock("venv", venv, f"waiting for another run making {venv}", progress)
+    wait is said on standard error unless ``progress`` says it).  Held, it is an install: counted
+    ``ASIDE``, as the wait is."""
+    with (
+        ASIDE.span(),
+        _path_lock("venv", venv, f"waiting for another run making {venv}", progress) as waited,
+    ):
+        yield waited

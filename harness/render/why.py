@@ -33,7 +33,7 @@ from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.findings import Finding, FollowUp, findings, leading, nox_command
 from harness.metric_names import Criterion, Judged, MetricKey
 from harness.steps.answers import Setting, varied_version
-from harness.steps.evidence import Found, Skipped, of_kind
+from harness.steps.evidence import Found, Skipped, Spent, of_kind
 from harness.steps.judge import Terms
 from harness.units import format_ns, format_ratio
 
@@ -370,8 +370,10 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
     """A status step's settings tried on the release that dies: the workaround first (it leads and
     offers its setting), else that none made it run; each other trial with how it ended; what the
     why leaves out for a crash, once."""
+    # said once, by the crash kind's own answer (not again by the flags asked after the programs)
+    once = [] if answer.named_only else [_not_asked()]
     if answer.problem and not answer.tried:
-        return [f"no setting tried on the release that dies: {answer.problem}", _not_asked()]
+        return [f"no setting tried on the release that dies: {answer.problem}", *once]
     lines: list[Finding | str] = []
     found = answer.workaround
     if found is not None:
@@ -383,9 +385,13 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
         lines.append(Finding(said, (FollowUp(purpose, found.trial.words(), shell=False),), True))
     elif answer.tried:
         none = f"none of the {len(answer.tried)} setting(s) tried on {answer.crashing} made it run"
+        if answer.named_only:
+            none = f"none of the {len(answer.tried)} flag(s) named like {', '.join(answer.names)} "
+            none += f"made {answer.crashing} run"
         lines.append(leading(none))
     elif not answer.problem:
-        lines.append(f"no changed default or flag to try on {answer.crashing}")
+        what = "flag named like what XLA compiled anew" if answer.named_only else "changed default"
+        lines.append(f"no {what} to try on {answer.crashing}")
     lines += [
         f"on {t.trial.release}, {t.trial.words()} ({t.source}): {t.ended}"
         for t in answer.tried
@@ -398,7 +404,7 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
         lines.append(
             f"{answer.untried} more setting(s) over the cap of {MAX_STATUS_TRIED} not tried"
         )
-    return [*lines, *([answer.problem] if answer.problem else []), _not_asked()]
+    return [*lines, *([answer.problem] if answer.problem else []), *once]
 
 
 def _not_asked() -> str:
@@ -435,9 +441,17 @@ def matched_lines(answer: MatchedFlags) -> list[str]:
     return ([tried] if answer.trials else []) + screened_lines(answer)
 
 
-def skipped_lines(skipped: Skipped) -> list[str]:
+def skipped_lines(skipped: Skipped) -> list[Finding]:
+    """A kind left out, with the command that asks it: it leads, so that no answer folded to fit a
+    screen drops it."""
     asks = f"; asked by `{skipped.command}`" if skipped.command else ""
-    return [f"{skipped.name} not asked: {skipped.reason}{asks}"]
+    return [leading(f"{skipped.name} not asked: {skipped.reason}{asks}")]
+
+
+def spent_lines(spent: Spent) -> list[str]:
+    """The kinds asked for the step, in the order asked, and how long each took."""
+    asked = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in spent.seconds.items())
+    return [f"kinds asked, in order: {asked}"] if asked else []
 
 
 def held_lines(answer: HeldAnswer) -> list[Finding]:
@@ -453,8 +467,10 @@ STEP_LINES: Mapping[str, Callable[[Any], Sequence[Finding | str]]] = {
     "compiled": compiled_lines,
     "flags": matched_lines,
     "crash": crash_lines,
+    "crash flags": crash_lines,
     "profile": profile_lines,
     "host": host_lines,
+    "spent": spent_lines,  # not a kind: how long each kind asked took, in order
 }
 
 
