@@ -28,14 +28,14 @@ from harness.explain.held_library import (
 from harness.explain.host_profile import HostAnswer
 from harness.explain.matching_flags import MatchedFlags
 from harness.explain.profiles import OpTimes, ProfileAnswer
-from harness.explain.reproducer import ReproducerAnswer
+from harness.explain.reproducer import COMPILE, MEMORY, RUN, ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.findings import Finding, FollowUp, findings, leading, nox_command
-from harness.metric_names import Criterion, Judged, MetricKey
+from harness.metric_names import MEMORY_SIZE, RUN_TIME, Criterion, Judged, MetricKey
 from harness.steps.answers import Setting, varied_version
 from harness.steps.evidence import Found, Skipped, Spent, of_kind
 from harness.steps.judge import Terms
-from harness.units import format_ns, format_ratio
+from harness.units import format_bytes, format_ns, format_ratio
 
 SHOWN_OPCODES = 6
 SHOWN_MODULES = 3
@@ -220,11 +220,15 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
         f"`{answer.folder}<release>/`): {len(answer.changes)} module(s) compared"
     )
     differing = [c for c in answer.changes if not (c.same_before and c.same_after)]
+    memory = memory_lines(answer)
     if not differing:
         texts = [f"`{diff_name(c)}`" for c in answer.changes if not c.same_text]
         aside = f" (only the text of {', '.join(texts)} differs)" if texts else ""
-        same = f"the same before and after optimisation{aside}: what runs them changed"
-        return [leading(f"{head}, {same}, not what was compiled")]
+        same = f"the same before and after optimisation{aside}"
+        # what runs them changed: a reading of a run time alone, never of another metric's step
+        if RUN_TIME in answer.reads or not answer.reads:
+            same += ": what runs them changed, not what was compiled"
+        return [leading(f"{head}, {same}"), *memory]
     alike: dict[str, list[str]] = {}  # every lambda's module changed alike is said once
     for change in differing:
         alike.setdefault(module_text(change), []).append(change.name)
@@ -240,8 +244,25 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
             + (f", {more} not shown" if more else "")
             + (f" (text diffs in `{answer.folder}<module>.diff`)" if diffs else "")
         ),
+        *memory,
         *findings(shown),
     ]
+
+
+def memory_lines(answer: CompiledAnswer) -> list[Finding]:
+    """For a memory step, its counterpart in the compiled programs: their temporary bytes summed on
+    each release (it leads), or that they were not read."""
+    if MEMORY_SIZE not in answer.reads:
+        return []
+    found = answer.temp_bytes()
+    if found is None:
+        return [Finding("the compiled programs' temporary bytes were not read from XLA's dumps")]
+    old, new = found
+    head = "the compiled programs' temporary bytes, the counterpart of a step of memory"
+    if old == new:
+        return [leading(f"{head}: the same on both ({format_bytes(old)}): it moved outside them")]
+    ratio = f" ({format_ratio(new / old)})" if old else ""
+    return [leading(f"{head}: {format_bytes(old)} → {format_bytes(new)}{ratio}")]
 
 
 def module_text(change: ModuleChange) -> str:
@@ -310,33 +331,48 @@ OUTSIDE = (
     "the change is outside the compiled programs — in tracing, dispatch or Python (JAX's or the "
     "library's)"
 )
+# What the reproducer not moving on each counterpart says, never more: its own metric's reading.
+NOT_IN_PROGRAMS = {
+    RUN: OUTSIDE,
+    COMPILE: "the programs it exported compile alike: the compile time moved outside them (in "
+    "tracing or lowering, or in programs the capture did not export)",
+    MEMORY: "the programs it exported need the same temporary bytes: the memory moved outside them "
+    "(what the script holds, or computes outside jit)",
+}
 
 
 def reproduced_lines(
     answer: ReproducerAnswer, step: Comparison | None, metric: MetricKey
 ) -> list[Finding]:
-    """Whether the reproducer showed the step on ``metric``, beside the script's ratio (leads)."""
+    """Whether the reproducer showed the step on ``metric``, judged on its counterpart alone (a
+    compile time by the programs' compile, memory by their temporary bytes), beside the script's
+    ratio (leads); where it has no counterpart, that, and no conclusion from another metric."""
     if answer.problem or not answer.script:  # a refusal alone: each release ran its own export
         return []
+    if metric in answer.unmatched:
+        return [
+            Finding(f"the reproducer has no counterpart of {metric.metric_name}: "
+                    f"{answer.unmatched[metric]}; it is not judged by it")
+        ]  # fmt: skip
     found = answer.measured.get(metric)
     if found is None:
-        return [
-            Finding(
-                f"no reproducer can show {metric.metric_name}: it happens before any compiled "
-                "program runs"
-            )
-        ]
+        return [Finding(f"the reproducer was not measured on {metric.metric_name}'s counterpart")]
     name, comparison = found[0].metric_name, found[1]
     if comparison is None or step is None:
         return [Finding(f"the reproducer's {name} was not measured on both releases")]
-    theirs = f"{format_ratio(comparison.ratio)} on {name}"
+    on = f"on {name}, its counterpart of {metric.metric_name}"
+    theirs = format_ratio(comparison.ratio)
     if answer.reproduces(metric, step):
-        said = f"reproduces it with jax alone: {theirs} (your script: {format_ratio(step.ratio)})"
+        said = (
+            f"reproduces it with jax alone {on}: {theirs} (your script: {format_ratio(step.ratio)})"
+        )
         return [leading(said)]
     if comparison.verdict is Verdict.UNDECIDED:  # too few processes (a why cut short): no evidence
-        said = f"the reproducer with jax alone is undecided ({theirs}, {comparison.said})"
+        said = f"the reproducer with jax alone is undecided {on} ({theirs}, {comparison.said})"
         return [Finding(said)]
-    return [leading(f"does not reproduce it ({theirs}, {comparison.said}): {OUTSIDE}")]
+    outside = NOT_IN_PROGRAMS.get(found[0], "")
+    said = f"does not reproduce it {on} ({theirs}, {comparison.said})"
+    return [leading(f"{said}: {outside}" if outside else said)]
 
 
 def reproducer_lines(answer: ReproducerAnswer) -> list[Finding | str]:
