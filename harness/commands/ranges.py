@@ -35,7 +35,7 @@ from harness.install.environments import INDEX_TIMES, Environments
 from harness.install.index import nearby
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv, read_plan
-from harness.measure.locks import OwnClock
+from harness.measure.locks import ASIDE
 from harness.measure.storing import check_results_folder
 from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import inside
@@ -294,8 +294,7 @@ class RangeRun:
     prober: ReleaseProber
     started: float = field(default_factory=time.monotonic)
     why_budget: WhyBudget = field(default_factory=WhyBudget)
-    # the command's own work so far: no lock waits, no installs (the why's default budget)
-    own: OwnClock = field(default_factory=OwnClock)
+    own: tuple[float, float] = field(default_factory=ASIDE.mark)  # its own work's start (``Aside``)
 
     def __post_init__(self) -> None:
         # one per run: what a kind reads once is reused on every step
@@ -356,14 +355,13 @@ class RangeRun:
         kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
     ) -> tuple[Found, ...]:
         """Why the step ``pair`` moved on ``criteria`` (its metrics, or how its processes end):
-        every kind of evidence asked in the order the step's shape asks them (``kinds_for``), the
-        one that settles the shape however much is left, within the why's time budget (unless the
-        user set one: what the command's own work took before its first why, lock waits and
-        installs left out, as the why's own are); the files a kind keeps
+        every kind asked in the order its shape asks them (``kinds_for``), within the why's budget
+        (unless the user set one: the command's own work before its first why, lock waits and
+        installs left out); the files a kind keeps
         go beside the answer ``stem``; what is found so far handed to ``kept`` as each kind
         settles.  Below releases, the defaults compared are those of the range's ``releases``."""
         budget = self.why_budget
-        budget.at_most(self.own.seconds())
+        budget.at_most(ASIDE.own_since(self.own))
         budget.again = budget.again or rerun_command(self.options, 4 * (budget.seconds or 0))
         budget.again_with = budget.again_with or (
             lambda seconds: rerun_command(self.options, max(seconds, 4 * (budget.seconds or 0)))

@@ -36,7 +36,7 @@ PROFILE, HOST = OpProfile(), HostProfile()
 #   among the changed defaults, what was compiled, where the time went.
 # - A value (or a presence: a number printed or not) is exact: whether an old default brings it
 #   back takes two processes a side, so the changed defaults come first, then what was compiled.
-#   No profile of where the time went: a value is no time (``Step.timed``).
+#   No profile of where the time went: a value is no time .
 # - An ending: the setting that makes the release that dies run (a workaround, what a user wants
 #   first), then what was compiled, and the flags named like it.
 ORDER: Mapping[Shape, tuple[Evidence, ...]] = {

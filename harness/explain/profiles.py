@@ -179,7 +179,7 @@ class OpProfile:
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         # a profile of the ops run says nothing of a compile time, an import time, memory, a value
-        return bool(step.timed)
+        return any(key.about_run_time for key in step.costs)
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> ProfileAnswer:
         sides.progress(

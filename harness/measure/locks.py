@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 # Where the machine-wide locks are; not tempfile's folder, which may differ from user to user.
@@ -36,7 +36,7 @@ Lock = AbstractContextManager[float]  # held inside ``with``; its value: the sec
 class Aside:
     """The seconds this process spent on what is none of its own measuring: waiting for a lock
     (another run measuring, storing, or making a venv) and making a venv under its lock (an
-    install).  A why's time budget leaves them out (``OwnClock``), so what it finds does not depend
+    install).  A why's time budget leaves them out (``own_since``), so what it finds does not depend
     on what else runs on the machine.  Spans nested in one another count once."""
 
     clock: Callable[[], float] = time.monotonic
@@ -60,25 +60,18 @@ class Aside:
         """Every span's seconds so far, the one under way too."""
         return self.total + (self.clock() - self.since if self.depth else 0.0)
 
+    def mark(self) -> tuple[float, float]:
+        """Now, on the clock and aside: where ``own_since`` counts from."""
+        return self.clock(), self.seconds()
+
+    def own_since(self, mark: tuple[float, float]) -> float:
+        """The seconds of this process's own work since ``mark``: the time gone by, less the
+        spans counted meanwhile."""
+        started, aside = mark
+        return (self.clock() - started) - (self.seconds() - aside)
+
 
 ASIDE = Aside()  # this process's: every lock below counts its waits here
-
-
-@dataclass
-class OwnClock:
-    """Seconds of a process's own work since it started: the time gone by less what ``aside``
-    counted meanwhile (lock waits, installs)."""
-
-    aside: Aside = field(default_factory=lambda: ASIDE)
-    started: float = field(init=False)
-    aside_started: float = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.started, self.aside_started = self.aside.clock(), self.aside.seconds()
-
-    def seconds(self) -> float:
-        gone = self.aside.clock() - self.started
-        return gone - (self.aside.seconds() - self.aside_started)
 
 
 class LockUnusable(Exception):

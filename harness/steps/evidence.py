@@ -36,7 +36,7 @@ from harness.analysis.metrics import compare_results
 from harness.analysis.significance import Shape, Thresholds
 from harness.analysis.spending import CHANGES
 from harness.errors import UsageError
-from harness.measure.locks import ASIDE, Aside, OwnClock
+from harness.measure.locks import ASIDE, Aside
 from harness.measure.sides import Side
 from harness.measure.stopping import SettledCell
 from harness.metric_names import Criterion, MetricKey
@@ -95,12 +95,6 @@ class Step:
     def costs(self) -> tuple[MetricKey, ...]:
         """The step's metrics that are costs (a time, a size): not a value, nor a presence."""
         return tuple(m for m in self.metrics if self.shapes.get(m, Shape.COST) is Shape.COST)
-
-    @property
-    def timed(self) -> tuple[MetricKey, ...]:
-        """The step's costs that are times a program's run moves: not a compile, trace or import
-        time, nor memory (what a profile of where the ops' time went can show)."""
-        return tuple(m for m in self.costs if m.about_run_time)
 
     def narrowed(self, metrics: Collection[MetricKey]) -> Step:
         """The step asked of ``metrics`` alone among its metrics (its other criteria kept)."""
@@ -393,7 +387,7 @@ class WhyBudget:
     by_default: bool = False  # ``seconds`` is the default: what the command's own measuring took
     # what counts as the why's time: its own, from its first question (``left``)
     aside: Aside = field(default_factory=lambda: ASIDE)
-    clock: OwnClock | None = None
+    started: tuple[float, float] | None = None  # ``Aside.mark`` at the first question
 
     def at_most(self, seconds: float) -> None:
         """With no budget set: ``seconds`` (what the triage's or bisect's measuring took)."""
@@ -402,7 +396,7 @@ class WhyBudget:
 
     def used(self) -> float:
         """The why's own seconds so far (0 before its first question)."""
-        return self.clock.seconds() if self.clock is not None else 0.0
+        return self.aside.own_since(self.started) if self.started is not None else 0.0
 
     def ran_out(self, asked: int, left_out: int) -> tuple[str, str]:
         """Why a kind was not asked, the budget named as the budget, and the command that asks the
@@ -416,9 +410,9 @@ class WhyBudget:
     def left(self) -> float | None:
         if self.seconds is None:
             return None
-        if self.clock is None:
-            self.clock = OwnClock(self.aside)
-        return self.seconds - self.clock.seconds()
+        if self.started is None:
+            self.started = self.aside.mark()
+        return self.seconds - self.used()
 
 
 INTERRUPTED = "the why was stopped while this kind was asked"

@@ -209,10 +209,12 @@ def test_a_wait_for_another_run_s_lock_and_a_venv_made_under_its_lock_are_counte
         return real(fd, how)
 
     monkeypatch.setattr(locks.fcntl, "flock", held_by_another)
-    clock = locks.OwnClock(aside)
+    mark = aside.mark()
     with timing_lock(lambda line: None):
         now[0] += 5.0  # measuring: this run's own
-    assert aside.seconds() == 40.0 and clock.seconds() == 5.0
+    assert aside.seconds() == 40.0 and aside.own_since(mark) == 5.0
     with locks.venv_lock(tmp_path / "venv", lambda line: None):
         now[0] += 100.0  # an install
-    assert aside.seconds() == 180.0 and clock.seconds() == 5.0, "the wait and the install, once"
+    assert aside.seconds() == 180.0 and aside.own_since(mark) == 5.0, (
+        "the wait and the install, once"
+    )
