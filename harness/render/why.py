@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.analysis.significance import MOVED, Comparison, Shape, Verdict
 from harness.explain.crash import MAX_STATUS_TRIED, NOT_ASKED, CrashAnswer
-from harness.explain.dumps import CompiledAnswer, ModuleChange, diff_name
+from harness.explain.dumps import VALUE, CompiledAnswer, ModuleChange, diff_name
 from harness.explain.held_library import (
     APART,
     BOTH,
@@ -31,7 +31,7 @@ from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import COMPILE, MEMORY, RUN, ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.findings import Finding, FollowUp, findings, leading, nox_command
-from harness.metric_names import MEMORY_SIZE, RUN_TIME, Criterion, Judged, MetricKey
+from harness.metric_names import COMPILE_TIME, MEMORY_SIZE, RUN_TIME, Criterion, Judged, MetricKey
 from harness.steps.answers import Setting, varied_version
 from harness.steps.evidence import Found, Skipped, Spent, of_kind
 from harness.steps.judge import Terms
@@ -220,7 +220,7 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
         f"`{answer.folder}<release>/`): {len(answer.changes)} module(s) compared"
     )
     differing = [c for c in answer.changes if not (c.same_before and c.same_after)]
-    memory = memory_lines(answer)
+    memory = counterpart_lines(answer)
     if not differing:
         texts = [f"`{diff_name(c)}`" for c in answer.changes if not c.same_text]
         aside = f" (only the text of {', '.join(texts)} differs)" if texts else ""
@@ -249,20 +249,31 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
     ]
 
 
-def memory_lines(answer: CompiledAnswer) -> list[Finding]:
-    """For a memory step, its counterpart in the compiled programs: their temporary bytes summed on
-    each release (it leads), or that they were not read."""
-    if MEMORY_SIZE not in answer.reads:
-        return []
+# What the step's metrics measure that XLA's dumps hold no counterpart of: said, never judged.
+NO_COUNTERPART = {COMPILE_TIME: "a compile time", VALUE: "a value the programs compute"}
+
+
+def counterpart_lines(answer: CompiledAnswer) -> list[Finding]:
+    """The compiled programs read for the step's own metrics: a step of memory by their temporary
+    bytes summed on each release (it leads); one of what the dumps hold no counterpart of (a compile
+    time, a value), said not judged by them."""
+    none = [NO_COUNTERPART[each] for each in answer.reads if each in NO_COUNTERPART]
+    lines = [Finding(f"XLA's dumps hold no counterpart of {' or '.join(none)}: not judged by them")]
+    lines = lines if none else []
     found = answer.temp_bytes()
+    if MEMORY_SIZE not in answer.reads:
+        return lines
     if found is None:
-        return [Finding("the compiled programs' temporary bytes were not read from XLA's dumps")]
+        return [*lines, Finding("the compiled programs' temporary bytes were not read")]
     old, new = found
     head = "the compiled programs' temporary bytes, the counterpart of a step of memory"
     if old == new:
-        return [leading(f"{head}: the same on both ({format_bytes(old)}): it moved outside them")]
+        return [
+            *lines,
+            leading(f"{head}: the same on both ({format_bytes(old)}): it moved outside them"),
+        ]
     ratio = f" ({format_ratio(new / old)})" if old else ""
-    return [leading(f"{head}: {format_bytes(old)} → {format_bytes(new)}{ratio}")]
+    return [*lines, leading(f"{head}: {format_bytes(old)} → {format_bytes(new)}{ratio}")]
 
 
 def module_text(change: ModuleChange) -> str:

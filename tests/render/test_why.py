@@ -271,3 +271,8 @@ def test_the_compiled_programs_read_a_memory_step_by_their_temporary_bytes_never
     grown = CompiledAnswer("0.4.38", "0.5.0", moved, "s-compiled/", reads=("memory",))
     said = [f.text for f in compiled_lines(grown)]
     assert any(text.endswith("of memory: 1 KiB → 6.55 KiB (×6.55)") for text in said), said
+    value = CompiledAnswer("0.4.38", "0.5.0", same, "s-compiled/", reads=("value",))
+    head, none = compiled_lines(value)
+    assert "what runs them changed" not in head.text and none.text == (
+        "XLA's dumps hold no counterpart of a value the programs compute: not judged by them"
+    )
