@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from harness.analysis.metrics import compare_results
+from harness.analysis.metrics import compare_results, metric_samples
 from harness.analysis.significance import Shape, Thresholds
 from harness.analysis.spending import CHANGES
 from harness.errors import UsageError
@@ -224,17 +224,14 @@ class StepSides:
     def shaped(self, step: Step) -> Step:
         """``step`` with each metric's shape, as its two sides' stored results judge it (a metric
         one side printed in no process is a presence)."""
-        before, after = (self.stored(release) for release in step.pair)
+        ends = [self.stored(release) for release in step.pair]
+        printed = [metric_samples(end) if end is not None else {} for end in ends]
         shapes = {}
         for metric in step.metrics:
-            compared = compare_results(before, after, metric, step.thresholds)
+            compared = compare_results(*ends, metric, step.thresholds)
             if compared is not None:
                 shapes[metric] = compared.shape
-            elif (
-                before is not None
-                and after is not None
-                and {before.result.status, after.result.status} == {"ok"}
-            ):
+            elif (metric in printed[0]) != (metric in printed[1]):
                 shapes[metric] = Shape.PRESENCE
         return dataclasses.replace(step, shapes=shapes)
 

@@ -389,3 +389,29 @@ def test_the_kind_that_settles_the_step_measures_its_screen_where_the_whole_budg
     small = Costly("defaults")
     found = gather([small], step(), sides, spent_budget(20.0), settles="defaults")  # type: ignore[list-item]
     assert isinstance(found[0], Skipped) and "with 20 s in all" in found[0].reason
+
+
+def test_a_step_is_shaped_by_its_two_sides_stored_results():
+    from types import SimpleNamespace
+
+    from harness.analysis.significance import Shape
+    from tests.conftest import as_stored, derive, real_result
+
+    def stored(release, scale):
+        return as_stored(
+            derive(real_result("async_dispatch-0.12.0.1"), release=release, scale=scale)
+        )
+
+    ends = {"a": stored("0.4.31", 1.0), "b": stored("0.4.33", 3.0)}
+
+    class Stored(StepSides):
+        def stored(self, release):
+            return ends[release]
+
+    sides = Stored(SimpleNamespace())  # type: ignore[arg-type]
+    wall, nowhere = parse_metric_name("eager.wall_ns"), parse_metric_name("json.never_printed")
+    asked = Step("a", "b", (Criterion.of(wall), Criterion.of(nowhere)), "cpu", Thresholds(),
+                 Path("out"), "s")  # fmt: skip
+    shaped = sides.shaped(asked)
+    assert shaped.shapes == {wall: Shape.COST}, "a metric neither side printed: no shape said"
+    assert shaped.shape is Shape.COST and shaped.criteria == asked.criteria
