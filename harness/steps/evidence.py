@@ -224,11 +224,11 @@ class StepSides:
     def shaped(self, step: Step) -> Step:
         """``step`` with each metric's shape, as its two sides' stored results judge it (a metric
         one side printed in no process is a presence)."""
-        ends = [self.stored(release) for release in step.pair]
-        printed = [metric_samples(end) if end is not None else {} for end in ends]
+        before, after = (self.stored(release) for release in step.pair)
+        printed = [metric_samples(end) if end is not None else {} for end in (before, after)]
         shapes = {}
         for metric in step.metrics:
-            compared = compare_results(*ends, metric, step.thresholds)
+            compared = compare_results(before, after, metric, step.thresholds)
             if compared is not None:
                 shapes[metric] = compared.shape
             elif (metric in printed[0]) != (metric in printed[1]):
