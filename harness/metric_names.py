@@ -106,6 +106,9 @@ PROCESS = "process"  # the program of a plain script's whole process and its pha
 JSON = "json"  # the program of a plain script's own numbers
 # A script's own number named for a unit of time (``solve_ms``): nanoseconds in one of that unit.
 TIME_SUFFIXES = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+# A script's own number named for a size (``temp_mb``) or a count of work (``gflops``): no time.
+SIZE_SUFFIXES = frozenset({"bytes", "b", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib"})
+NOT_TIME_SUFFIXES = SIZE_SUFFIXES | {"flops", "gflops", "tflops"}
 # The phase that is JAX's cost whatever the script does: a change there is JAX's, not the user's.
 JAX_IMPORT = "import"
 FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -126,8 +129,10 @@ class MetricKey:
     @property
     def about_run_time(self) -> bool:
         """Whether it can move with the ops a program runs: a wall, dispatch or run time, or a
-        script's own number (most often a time it took), not a compile, trace, lower or import time,
-        nor memory."""
+        script's own number (most often a time it took; not one named for a size or a count of
+        work), not a compile, trace, lower or import time, nor memory."""
+        if self.name == JSON:
+            return self.kind.lower().rpartition("_")[2] not in NOT_TIME_SUFFIXES
         return self.measured.run_time if self.measured is not None else True
 
     def _what(self) -> str:
@@ -199,6 +204,24 @@ class MetricKey:
     @property
     def is_jax_import(self) -> bool:
         return self.name == PROCESS and self.kind == JAX_IMPORT
+
+
+# What a cost measures, as a why's kinds read it: each judges a step by its own counterpart.
+COMPILE_TIME, MEMORY_SIZE, RUN_TIME = "compile", "memory", "run"
+COMPILE_WORDS = frozenset({"compile", "compilation", "compiled", "compiling"})
+
+
+def measures(key: MetricKey) -> str:
+    """What a cost ``key`` measures: a compile time, memory, a run time, or "" for none of them (a
+    phase before any program runs, a count of work)."""
+    words = key.kind.lower().split("_")
+    if key.kind == "compile" or (key.name == JSON and COMPILE_WORDS & set(words)):
+        return COMPILE_TIME
+    if key.unit == BYTES or (key.name == JSON and ("bytes" in words or words[-1] in SIZE_SUFFIXES)):
+        return MEMORY_SIZE
+    if key.about_run_time:
+        return RUN_TIME
+    return ""
 
 
 def parse_metric_name(text: str) -> MetricKey:

@@ -27,7 +27,7 @@ from harness.cli.options import prove_writable
 from harness.cli.ranges import RangeOptions, bounded, target_words
 from harness.commands.progress import Progress
 from harness.errors import UsageError
-from harness.explain.kinds import kinds_for
+from harness.explain.kinds import SETTLES, kinds_for
 from harness.explain.option_commits import repo_at_hand
 from harness.findings import Finding, FollowUp, nox_command
 from harness.host.environment import shown_path
@@ -35,6 +35,7 @@ from harness.install.environments import INDEX_TIMES, Environments
 from harness.install.index import nearby
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv, read_plan
+from harness.measure.locks import ASIDE
 from harness.measure.storing import check_results_folder
 from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import inside
@@ -293,6 +294,7 @@ class RangeRun:
     prober: ReleaseProber
     started: float = field(default_factory=time.monotonic)
     why_budget: WhyBudget = field(default_factory=WhyBudget)
+    own: tuple[float, float] = field(default_factory=ASIDE.mark)  # its own work's start (``Aside``)
 
     def __post_init__(self) -> None:
         # one per run: what a kind reads once is reused on every step
@@ -353,12 +355,13 @@ class RangeRun:
         kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
     ) -> tuple[Found, ...]:
         """Why the step ``pair`` moved on ``criteria`` (its metrics, or how its processes end):
-        every kind of evidence asked (``kinds_for``), within the why's time budget (unless the user
-        set one: what the command's own measuring took before its first why); the files a kind keeps
+        every kind asked in the order its shape asks them (``kinds_for``), within the why's budget
+        (unless the user set one: the command's own work before its first why, lock waits and
+        installs left out); the files a kind keeps
         go beside the answer ``stem``; what is found so far handed to ``kept`` as each kind
         settles.  Below releases, the defaults compared are those of the range's ``releases``."""
         budget = self.why_budget
-        budget.at_most(time.monotonic() - self.started)
+        budget.at_most(ASIDE.own_since(self.own))
         budget.again = budget.again or rerun_command(self.options, 4 * (budget.seconds or 0))
         budget.again_with = budget.again_with or (
             lambda seconds: rerun_command(self.options, max(seconds, 4 * (budget.seconds or 0)))
@@ -382,7 +385,8 @@ class RangeRun:
             declared=tuple(libraries.moved(before, after)),
             defaults_between=releases,
         )
-        return gather(kinds_for(step), step, self.sides, budget, kept)
+        step = self.sides.shaped(step)
+        return gather(kinds_for(step), step, self.sides, budget, kept, SETTLES[step.shape])
 
     def libraries(self) -> RangeLibraries:
         return stored_libraries(self.options, self.labels, self.prober)

@@ -4,12 +4,14 @@ number.
 A status step (``harness.analysis.statuses``: a release whose processes all die the same way beside
 one whose processes all run ok) has no number to bring back; what a user wants is a workaround.  The
 changed defaults (``harness.explain.defaults``, as ``harness.explain.tried`` lists them) are each
-set on the crashing release to the other release's value, then the flags named like what XLA
-compiled on one release only (``harness.explain.matching_flags``) to their other value, a string one
-(a list of what it turns on) to empty.  Each runs one process alone on the crashing release; one
-that runs ok runs ``STATUS_SCREEN`` more, and the first that runs ok in every one of them is the
-workaround: it ends the search.  A trial whose processes died some other way is said with how, since
-a new way to die is a hint too.
+set on the crashing release to the other release's value.  The crash kind is asked first
+(``harness.explain.kinds``), before the compiled programs; where no changed default makes it run,
+``CrashFlags``, asked after them, sets the flags named like what XLA compiled on one release only
+(``harness.explain.matching_flags``) to their other value, a string one (a list of what it turns
+on) to empty.  Each runs one process alone on the crashing release; one that runs ok runs
+``STATUS_SCREEN`` more, and the first that runs ok in every one of them is the workaround: it ends
+the search.  A trial whose processes died some other way is said with how, since a new way to die
+is a hint too.
 
 Kinds that judge only a number (where the time goes) are not asked for a status step: the answer
 says so once (``NOT_ASKED``); library or JAX judges the middle side by status
@@ -85,6 +87,9 @@ class CrashAnswer:
     kind: str = "crash"
     settles: bool = False
     processes: int = STATUS_SCREEN
+    # Only the flags named like what XLA compiled anew, asked after the compiled programs (the
+    # changed defaults were the crash kind's own answer, before them).
+    named_only: bool = False
 
     @property
     def workaround(self) -> StatusTried | None:
@@ -101,6 +106,7 @@ class CrashAnswer:
             "workaround": None if found is None else found.data(),
             "tried": [each.data() for each in self.tried],
             "untried": self.untried,
+            "named_only": self.named_only,
             "names": list(self.names),
             "processes": self.processes,
             "not_asked": NOT_ASKED,
@@ -196,16 +202,18 @@ def try_in_turn(
 
 
 class CrashWorkaround:
-    """For a status step: the changed defaults, then the flags named like what XLA compiled anew,
-    each set on the crashing release and screened alone, until one makes it run."""
+    """For a status step: the changed defaults (and, where the compiled programs were asked before
+    it, the flags named like what XLA compiled anew), each set on the crashing release and screened
+    alone, until one makes it run."""
 
     name = "crash"
+    named_only = False  # only the flags named like what XLA compiled anew: ``CrashFlags``
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return step.by_status
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> CrashAnswer:
-        answer = CrashAnswer(step.before, step.after)
+        answer = CrashAnswer(step.before, step.after, named_only=self.named_only)
         told = ends_of(step, lambda label: sides.prober.reuse.stored(label))
         if isinstance(told, str):
             return dataclasses.replace(answer, problem=told)
@@ -228,8 +236,10 @@ class CrashWorkaround:
         words = words_of(list(names))
         planned = planned_trials(changes(old, new), crashing, step.before, step.platform, words)
         flags = new if crashing == step.after else old
+        skip = {trial.change.name for trial, _ in planned}
+        if self.named_only:  # the changed defaults were tried before the compiled programs
+            planned = []
         if names:
-            skip = {trial.change.name for trial, _ in planned}
             xla = {name: option for name, option in flags.items() if option.kind == XLA}
             for change in candidates(xla, words, step.platform, skip):
                 planned.append((Candidate(change, crashing, FLIPPED[str(change.after)]), NAMED))
@@ -250,6 +260,23 @@ class CrashWorkaround:
 
         tried, untried = try_in_turn(planned, run, sides.progress)
         return dataclasses.replace(answer, tried=tried, untried=untried)
+
+
+class CrashFlags(CrashWorkaround):
+    """Asked after the compiled programs, where no changed default made the crashing release run:
+    the flags named like what XLA compiled on one release only, each set on it in turn."""
+
+    name = "crash flags"
+    named_only = True
+
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
+        compiled, crash = of_kind(found, CompiledAnswer), of_kind(found, CrashAnswer)
+        return (
+            step.by_status
+            and compiled is not None
+            and bool(one_sided_names(compiled))
+            and (crash is None or crash.workaround is None)
+        )
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,11 @@ from typing import Any
 
 from harness.measure.script_process import lost_in
 from harness.measure.sides import Side
+from harness.metric_names import measures
 from harness.steps.evidence import Found, Step, StepSides
 from harness.store.files import replace_file
 
+VALUE = "value"  # what a step's value or presence is read as (its costs: ``measures``)
 # XLA's dump files: module_0005.jit_f.before_optimizations.txt,
 # module_0005.jit_f.cpu_after_optimizations.txt,
 # module_0005.jit_f.sm_9.0_gpu_after_optimizations-buffer-assignment.txt …
@@ -242,12 +244,27 @@ class CompiledAnswer:
     void: tuple[str, ...] = ()
     kind: str = "compiled"
     settles: bool = False
+    # What the step's metrics measure (``metric_names.measures``; "value" for a value or presence):
+    # the programs are read for those alone, a memory step by their temporary bytes.
+    reads: tuple[str, ...] = ()
+
+    def temp_bytes(self) -> tuple[int, int] | None:
+        """The temporary bytes of every module compared, summed on each release; None where a
+        module's buffer assignment was not read."""
+        sums = [0, 0]
+        for change in self.changes:
+            for side, module in enumerate((change.old, change.new)):
+                if module.temp_bytes is None:
+                    return None
+                sums[side] += module.temp_bytes
+        return sums[0], sums[1]
 
     def data(self) -> dict[str, Any]:
         plain = ("kind", "before", "after", "folder", "problem")
         return {
             **{name: getattr(self, name) for name in plain},
             "void": list(self.void),
+            "reads": list(self.reads),
             "modules": [
                 {
                     "name": c.name,
@@ -274,7 +291,7 @@ class CompiledPrograms:
         return step.changed
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> CompiledAnswer:
-        kept = step.kept("compiled")
+        kept, reads = step.kept("compiled"), reads_of(step)
         sides.progress(
             f"  what {step.before} and {step.after} compile: one process each, XLA dumping"
         )
@@ -284,15 +301,23 @@ class CompiledPrograms:
         ]
         void = tuple(label for label, p in zip(step.pair, problems, strict=True) if p == VOID)
         if void:
-            return CompiledAnswer(step.before, step.after, [], f"{kept}/", void=void)
+            return CompiledAnswer(step.before, step.after, [], f"{kept}/", void=void, reads=reads)
         problem = "; ".join(
             f"{label}: {p}" for label, p in zip(step.pair, problems, strict=True) if p
         )
         if problem:
-            return CompiledAnswer(step.before, step.after, [], f"{kept}/", problem)
+            return CompiledAnswer(step.before, step.after, [], f"{kept}/", problem, reads=reads)
         changes = compare_dumps(read_dump(folders[0]), read_dump(folders[1]))
         write_diffs(step.folder("compiled"), changes)
-        return CompiledAnswer(step.before, step.after, changes, f"{kept}/")
+        return CompiledAnswer(step.before, step.after, changes, f"{kept}/", reads=reads)
+
+
+def reads_of(step: Step) -> tuple[str, ...]:
+    """What the step's metrics measure, each once: a compile time, memory, a run time (its costs),
+    or a value (a value's or a presence's); none for a status step."""
+    costs = set(step.costs)
+    said = [measures(m) if m in costs else VALUE for m in step.metrics]
+    return tuple(dict.fromkeys(each for each in said if each))
 
 
 def diff_name(change: ModuleChange) -> str:

@@ -150,7 +150,8 @@ class HostProfile:
     name = "host"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        if not step.script or not step.metrics or any(map(is_commit_label, step.pair)):
+        times = [m for m in step.costs if m.is_duration or m.about_run_time]  # a time, not memory
+        if not step.script or not times or any(map(is_commit_label, step.pair)):
             return False
         reproducer = of_kind(found, ReproducerAnswer)
         return reproducer is None or not shown_in_programs(reproducer)

@@ -1,14 +1,17 @@
-"""The registry of evidence kinds: every kind a step's why asks, in the order it is asked (a status
-step's: ``kinds_for``).
+"""The registry of evidence kinds: every kind a step's why asks, in the order its shape asks them
+(``ORDER``, data beside each shape, never a branch in a kind), and the kind that settles each shape.
 
 A new kind is a module of ``harness.explain`` implementing ``harness.steps.evidence.Evidence`` (its
-``Found`` judged when gathered), one entry here, and its lines function in
-``harness.render.why.STEP_LINES`` under the kind's name (``tests/render/test_why.py`` holds every
+``Found`` judged when gathered), one entry in each shape's order it serves, and its lines function
+in ``harness.render.why.STEP_LINES`` under the kind's name (``tests/render/test_why.py`` holds every
 kind here to one)."""
 
 from __future__ import annotations
 
-from harness.explain.crash import CrashWorkaround
+from collections.abc import Mapping
+
+from harness.analysis.significance import Shape
+from harness.explain.crash import CrashFlags, CrashWorkaround
 from harness.explain.dumps import CompiledPrograms
 from harness.explain.held_library import HeldLibrary
 from harness.explain.host_profile import HostProfile
@@ -18,34 +21,43 @@ from harness.explain.reproducer import Reproducer
 from harness.explain.tried import ChangedDefaults
 from harness.steps.evidence import Evidence, Step
 
-KINDS: tuple[Evidence, ...] = (
-    HeldLibrary(),
-    Reproducer(),
-    ChangedDefaults(),
+LIBRARY, REPRODUCER, DEFAULTS = HeldLibrary(), Reproducer(), ChangedDefaults()
+COMPILED, FLAGS, CRASH, CRASH_FLAGS = (
     CompiledPrograms(),
-    CrashWorkaround(),
     FlagsNamedLikeTheProgram(),
-    OpProfile(),
-    HostProfile(),
+    CrashWorkaround(),
+    CrashFlags(),
 )
+PROFILE, HOST = OpProfile(), HostProfile()
 
-# A crash's decisive fact is the setting that makes it run, and that setting's flags are matched to
-# what XLA compiled: for a status step those two come right after library or JAX, so that a why cut
-# short by its budget still has them; the reproducer comes after.  Where no library the script
-# declares moved (only jax's own dependencies did, numpy), the workaround, what a user wants first,
-# comes before library or JAX, which then goes on only where the budget still allows.
-STATUS_FIRST = (HeldLibrary, CompiledPrograms, CrashWorkaround)
-WORKAROUND_FIRST = (CompiledPrograms, CrashWorkaround, HeldLibrary)
+# Each shape's kinds, in the order asked: what settles the shape first, so that a why its budget
+# cuts short still has it.
+# - A cost: whether it comes with a library, then whether jax alone shows it, then a workaround
+#   among the changed defaults, what was compiled, where the time went.
+# - A value (or a presence: a number printed or not) is exact: whether an old default brings it
+#   back takes two processes a side, so the changed defaults come first, then what was compiled.
+#   No profile of where the time went: a value is no time .
+# - An ending: the setting that makes the release that dies run (a workaround, what a user wants
+#   first), then what was compiled, and the flags named like it.
+ORDER: Mapping[Shape, tuple[Evidence, ...]] = {
+    Shape.COST: (LIBRARY, REPRODUCER, DEFAULTS, COMPILED, FLAGS, PROFILE, HOST),
+    Shape.VALUE: (DEFAULTS, COMPILED, FLAGS, LIBRARY, REPRODUCER),
+    Shape.PRESENCE: (DEFAULTS, COMPILED, FLAGS, LIBRARY, REPRODUCER),
+    Shape.ENDING: (CRASH, COMPILED, CRASH_FLAGS, LIBRARY, REPRODUCER),
+}
+# The kind whose answer settles each shape: asked however much of the why's budget is left, its
+# first measurement as long as the whole budget covers it (``harness.steps.evidence.gather``).
+SETTLES: Mapping[Shape, str] = {
+    Shape.COST: DEFAULTS.name,
+    Shape.VALUE: DEFAULTS.name,
+    Shape.PRESENCE: DEFAULTS.name,
+    Shape.ENDING: CRASH.name,
+}
+KINDS: tuple[Evidence, ...] = tuple(
+    dict.fromkeys(kind for order in ORDER.values() for kind in order)
+)
 
 
 def kinds_for(step: Step) -> tuple[Evidence, ...]:
-    """The kinds in the order ``step``'s why asks them: ``KINDS``, a status step's first 3 first."""
-    if not step.by_status:
-        return KINDS
-    declared_moved = set(step.libraries) & set(step.declared)
-    first = STATUS_FIRST if declared_moved else WORKAROUND_FIRST
-
-    def place(kind: Evidence) -> int:
-        return next((i for i, each in enumerate(first) if isinstance(kind, each)), len(first))
-
-    return tuple(sorted(KINDS, key=place))
+    """The kinds in the order ``step``'s shape asks them."""
+    return ORDER[step.shape]

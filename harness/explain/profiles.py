@@ -178,8 +178,8 @@ class OpProfile:
     name = "profile"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        # a profile of the ops run says nothing of a compile time, an import time or memory
-        return any(key.about_run_time for key in step.metrics)
+        # a profile of the ops run says nothing of a compile time, an import time, memory, a value
+        return any(key.about_run_time for key in step.costs)
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> ProfileAnswer:
         sides.progress(

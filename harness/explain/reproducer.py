@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.metrics import compare_results
-from harness.analysis.significance import MOVED, Comparison
+from harness.analysis.significance import MOVED, Comparison, Shape
 from harness.analysis.spending import CHANGES
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
@@ -40,29 +40,40 @@ from harness.install.environments import Environments
 from harness.install.venvs import export_tools
 from harness.measure.script_hook import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
-from harness.metric_names import BYTES, JSON, PROCESS, Criterion, MetricKey
+from harness.metric_names import (
+    COMPILE_TIME,
+    JSON,
+    MEMORY_SIZE,
+    PROCESS,
+    RUN_TIME,
+    Criterion,
+    MetricKey,
+    measures,
+)
 from harness.steps.evidence import Found, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file
 from harness.store.results import StoredResult
 
-RUN, COMPILE = MetricKey(JSON, "run_ms"), MetricKey(PROCESS, "compile")
-MEMORY = MetricKey(JSON, "temp_bytes")
+# What the reproducer prints of its programs: their run time, their compile, their temporary bytes.
+RUN, COMPILE, MEMORY = (MetricKey(JSON, name) for name in ("run_ms", "compile_ms", "temp_bytes"))
 # Each program's own figures, as the reproducer prints them (``p<n>_call_ms`` and so on).
 PER_PROGRAM = ("call_ms", "compile_ms", "temp_bytes")
+COUNTERPARTS = {COMPILE_TIME: COMPILE, MEMORY_SIZE: MEMORY, RUN_TIME: RUN}
 
 
-def counterpart(key: MetricKey) -> MetricKey | None:
-    """The reproducer's metric that shows what ``key`` of the script measured; None if none can."""
+def counterpart(key: MetricKey, shape: Shape = Shape.COST) -> MetricKey | str:
+    """The reproducer's metric that shows what ``key`` of the script measured: a compile time by
+    the programs' compile, memory by their temporary bytes, a run time by their run time; or why
+    it has none (it is never judged by another metric)."""
+    if shape is not Shape.COST:
+        return f"the reproducer prints no {shape} the programs compute, only their costs"
     if key.name == PROCESS and key.measured is not None and not key.measured.compiled:
-        return None
-    if key.kind == "compile":
-        return COMPILE
-    if (key.measured is not None and key.measured.unit == BYTES) or (
-        key.name == JSON and "bytes" in key.kind
-    ):
-        return MEMORY
-    return RUN
+        return "it happens before any compiled program runs"
+    found = COUNTERPARTS.get(measures(key))
+    if found is None:
+        return "it is none of what the reproducer measures (compile time, run time, temp bytes)"
+    return found
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,8 @@ class ReproducerAnswer:
     note: str = ""  # the capture's own (a cap reached)
     # Each metric the step moved → the reproducer's counterpart and comparison (None: not measured).
     measured: Mapping[MetricKey, tuple[MetricKey, Comparison | None]] = field(default_factory=dict)
+    # Each metric the reproducer has no counterpart of → why: nothing is said of it from another.
+    unmatched: Mapping[MetricKey, str] = field(default_factory=dict)
     refused: tuple[str, ...] = ()  # one line per release that refused the other's artifact
     # the older side's programs the newer compiled too, of how many
     matched: tuple[int, int] = (0, 0)
@@ -110,6 +123,7 @@ class ReproducerAnswer:
                 }
                 for metric, (name, found) in self.measured.items()
             },
+            "unmatched": {metric.metric_name: why for metric, why in self.unmatched.items()},
             "refused": list(self.refused),
             "matched": list(self.matched),
             "problem": self.problem,
@@ -443,8 +457,12 @@ def measure_reproducer(
     """The reproducer measured on the step's two releases together, until its counterparts of the
     step's metrics are decided, once it ran on the release it was exported from (``proof``: on
     each of those); each counterpart compared, and each side's result."""
-    counterparts = {m: key for m in step.metrics if (key := counterpart(m)) is not None}
-    base = _written(step, kept, script, exported_on, listing)
+    found = {m: counterpart(m, step.shapes.get(m, Shape.COST)) for m in step.metrics}
+    counterparts = {m: key for m, key in found.items() if isinstance(key, MetricKey)}
+    unmatched = {m: why for m, why in found.items() if isinstance(why, str)}
+    base = dataclasses.replace(
+        _written(step, kept, script, exported_on, listing), unmatched=unmatched
+    )
     if not counterparts:
         return base, {}
     try:

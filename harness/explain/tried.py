@@ -10,9 +10,13 @@ script that sets ``XLA_FLAGS`` itself before jax starts its backend replaces the
 reads only that variable, once, and per-compile options would need an edit to the script): such a
 trial is void, and said so, never counted as tried.
 
-The trials are screened first: all of them with both releases in one run of ``SCREEN_PROCESSES``
-processes a side; only those that move a metric at least ``SCREEN_SHARE`` of the way toward the
-other release are measured until decided, the others are dropped and said so (``screened_out``).
+The trials are screened first: all of them with both releases in one run of as many processes a side
+as the step's shape needs (``screen_processes``): a value, exact, is settled by equality in
+``MIN_ALIKE`` processes a side, so a trial the screen decides on every value is answered by it; a
+cost is screened at ``SCREEN_PROCESSES``, and only the trials that move a metric at least
+``SCREEN_SHARE`` of the way toward the other release are measured until decided (the sequential
+test), as is a value or presence the screen left undecided (their counts); the others are dropped
+and said so (``screened_out``).
 
 The answer names the setting that brings the old number back (V with it is different from V, and
 not different from U): a workaround, and a strong hint at the cause; or says that none did.  Which
@@ -34,7 +38,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
-from harness.analysis.significance import OPPOSITE, Comparison, Thresholds
+from harness.analysis.shapes import MIN_ALIKE
+from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict
 from harness.analysis.statuses import error_line
 from harness.errors import UsageError
 from harness.explain.defaults import (
@@ -56,7 +61,7 @@ from harness.steps.evidence import Found, OverBudget, Step, StepSides
 from harness.store.results import StoredResult
 
 MAX_TRIED = 6
-# a side, in the screen: enough to see a setting move a step's number, not to decide it
+# a side, in a cost's screen: enough to see a setting move a step's number, not to decide it
 SCREEN_PROCESSES = 3
 # A trial kept after the screen moves a metric this share of the way (log scale) from its release's
 # number toward the other release's; a step that moved less than NO_SCREEN in the screen keeps every
@@ -392,9 +397,10 @@ def screen_and_measure(
 ) -> T:
     """``answer`` with ``planned`` screened (``screen``), those kept measured until decided."""
     kept, dropped, failed = screen(step, sides, ends, planned)
+    processes = screen_processes(step)
     if dropped:
         sides.progress(
-            f"  screened at {SCREEN_PROCESSES} processes a side, not measured further (moved no "
+            f"  screened at {processes} processes a side, not measured further (moved no "
             f"metric toward the other release): {', '.join(trial.words() for trial in dropped)}"
         )
     try:
@@ -411,7 +417,7 @@ def screen_and_measure(
         trials=[trial for trial in planned if trial not in dropped and trial in (*kept, *failed)],
         measured={**failed, **results},
         screened_out=tuple(dropped),
-        screen_processes=SCREEN_PROCESSES,
+        screen_processes=processes,
     )
 
 
@@ -447,26 +453,44 @@ def measure_trials(
 Measured = dict[Trial, dict[str, StoredResult | None]]
 
 
+def screen_processes(step: Step) -> int:
+    """The processes a side the step's shape needs in a screen: ``MIN_ALIKE`` where its metrics are
+    values or presences (equality, counts alike in every process), ``SCREEN_PROCESSES`` with a cost
+    among them (enough to see a setting move its number)."""
+    return SCREEN_PROCESSES if step.costs else MIN_ALIKE
+
+
 def screen(
     step: Step, sides: StepSides, ends: tuple[Side, Side], planned: list[Trial]
 ) -> tuple[list[Trial], list[Trial], Measured]:
-    """Every trial measured once at ``SCREEN_PROCESSES`` a side with both releases: those that move
-    a metric toward the other release (kept), those that move none (dropped), and those whose screen
-    could not be judged (a process failed, a void flag: their screen results are their answer, never
-    measured again)."""
-    screened = measure_trials(step, sides, ends, planned, SCREEN_PROCESSES)
-    kept, dropped, failed = [], [], {}
+    """Every trial measured once at ``screen_processes`` a side with both releases: those to measure
+    until decided (they move a cost toward the other release, or leave a value or presence
+    undecided: kept), those that move none (dropped), and those the screen answers (a process
+    failed, a void flag, every value decided: their screen results are their answer, never measured
+    again)."""
+    screened = measure_trials(step, sides, ends, planned, screen_processes(step))
+    kept, dropped, answered = [], [], {}
+    exact = [key for key in step.metrics if key not in step.costs]
     for trial in planned:
         results = screened[trial]
-        keys = step.metrics
-        judgements = [judged(trial, results, key, step.thresholds) for key in keys]
-        if any(each.note or each.void for each in judgements):
-            failed[trial] = results
-        elif any(toward(trial, results, key, step.thresholds) for key in keys):
+        judgements = {key: judged(trial, results, key, step.thresholds) for key in step.metrics}
+        open_values = any(undecided(judgements[key]) for key in exact)
+        if any(each.note or each.void for each in judgements.values()):
+            answered[trial] = results
+        elif any(toward(trial, results, key, step.thresholds) for key in step.costs) or open_values:
             kept.append(trial)
+        elif exact:
+            answered[trial] = results
         else:
             dropped.append(trial)
-    return kept, dropped, failed
+    return kept, dropped, answered
+
+
+def undecided(tried: Tried) -> bool:
+    """Whether a trial's comparisons leave it open: more processes could tell."""
+    return any(
+        c is None or c.verdict is Verdict.UNDECIDED for c in (tried.vs_before, tried.vs_after)
+    )
 
 
 def toward(

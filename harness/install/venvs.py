@@ -37,7 +37,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.install.index import Listing
-from harness.measure.locks import venv_lock
+from harness.measure.locks import ASIDE, venv_lock
 from harness.pins import Profile, Release, install_args
 from harness.store.files import parse_document, read_bounded, replace_file
 
@@ -289,7 +289,8 @@ def export_tools(cache: Path, interpreter: Path) -> Path | str:
     if uv is None:
         return "uv is not installed (it installs flatbuffers for jax.export)"
     where = ["--target", str(folder), "--python", str(interpreter)]
-    done = run_whole([*uv, "pip", "install", "--quiet", *where, *EXPORT_PACKAGES], REPO, 600)
+    with ASIDE.span():  # an install: none of a why's own measuring
+        done = run_whole([*uv, "pip", "install", "--quiet", *where, *EXPORT_PACKAGES], REPO, 600)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return f"flatbuffers could not be installed: {last}"

@@ -18,9 +18,11 @@ import hashlib
 import os
 import stat
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 # Where the machine-wide locks are; not tempfile's folder, which may differ from user to user.
@@ -29,6 +31,53 @@ SHARED_LOCK_DIR = "/tmp"
 EVERYONE_READ_WRITE = 0o666
 Progress = Callable[[str], None]
 Lock = AbstractContextManager[float]  # held inside ``with``; its value: the seconds spent waiting
+
+
+@dataclass
+class Aside:
+    """The seconds this process spent on what is none of its own measuring: waiting for a lock
+    (another run measuring, storing, or making a venv) and making a venv under its lock (an
+    install).  A why's time budget leaves them out (``own_since``), so what it finds does not depend
+    on what else runs on the machine.  Spans nested in one another count once; only the main
+    thread's count: an install in the background runs beside this process's work, not instead of it
+    (waiting for one is a span of the main thread's)."""
+
+    clock: Callable[[], float] = time.monotonic
+    total: float = 0.0
+    depth: int = 0
+    since: float = 0.0
+
+    @contextmanager
+    def span(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        if self.depth == 0:
+            self.since = self.clock()
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if self.depth == 0:
+                self.total += self.clock() - self.since
+
+    def seconds(self) -> float:
+        """Every span's seconds so far, the one under way too."""
+        return self.total + (self.clock() - self.since if self.depth else 0.0)
+
+    def mark(self) -> tuple[float, float]:
+        """Now, on the clock and aside: where ``own_since`` counts from."""
+        return self.clock(), self.seconds()
+
+    def own_since(self, mark: tuple[float, float]) -> float:
+        """The seconds of this process's own work since ``mark``: the time gone by, less the
+        spans counted meanwhile."""
+        started, aside = mark
+        return (self.clock() - started) - (self.seconds() - aside)
+
+
+ASIDE = Aside()  # this process's: every lock below counts its waits here
 
 
 class LockUnusable(Exception):
@@ -122,7 +171,8 @@ def _exclusive(name: str, waiting: str, progress: Progress, wait: bool = True) -
             if not wait:
                 raise LockHeld(name) from None
             progress(f"    {waiting} (lock {name})")
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            with ASIDE.span():  # another run's turn: none of this run's own work
+                fcntl.flock(fd, fcntl.LOCK_EX)
         yield time.monotonic() - started
     finally:
         os.close(fd)  # closing the last descriptor releases the lock
@@ -150,9 +200,12 @@ def stderr_line(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def venv_lock(venv: Path, progress: Progress = stderr_line, wait: bool = True) -> Lock:
+@contextmanager
+def venv_lock(venv: Path, progress: Progress = stderr_line, wait: bool = True) -> Iterator[float]:
     """Hold a venv while it is checked and made, so two runs that need the same venv make it once (a
-    wait is said on standard error unless ``progress`` says it); ``wait=False``: LockHeld at once
-    where a run holds it (``prune`` leaves that venv alone)."""
+    wait is said on standard error unless ``progress`` says it).  Held, it is an install: counted
+    ``ASIDE``, as the wait is.  ``wait=False``: LockHeld at once where a run holds it (``prune``
+    leaves that venv alone)."""
     waiting = f"waiting for another run making {venv}"
-    return _path_lock("venv", venv, waiting, progress, wait)
+    with ASIDE.span(), _path_lock("venv", venv, waiting, progress, wait) as waited:
+        yield waited

@@ -276,7 +276,7 @@ def with_jax_alone(d: DraftInputs) -> str:
     found = change.reproducer
     verdict, ratio = found.measured[change.metric]
     counterpart = found.counterparts[change.metric].metric_name
-    theirs = f"×{ratio:.3g} on its `{counterpart}`" if ratio else verdict
+    theirs = f"×{ratio:.3g}" if ratio else verdict
     mine = f"×{change.ratio:.3g}" if change.ratio else "–"
     steps = [
         "#### Reproduce with jax alone",
@@ -284,8 +284,9 @@ def with_jax_alone(d: DraftInputs) -> str:
         f"`{d.reproducer}{found.script}` ({found.lines} lines) runs the programs the script "
         f"compiled, exported with `jax.export` on jax {scrub(found.exported_on)} (the files beside "
         "it), and prints one JSON line: compile time, run time and temporary bytes. Measured on "
-        f"both releases it moved {theirs} (the original script: {mine} on "
-        f"{change.metric.quoted()})." + (f" Note: {scrub(found.note)}." if found.note else ""),
+        f"both releases it reproduces the change on `{counterpart}`, its counterpart of "
+        f"{change.metric.quoted()}: {theirs} (the original script: {mine})."
+        + (f" Note: {scrub(found.note)}." if found.note else ""),
         "",
     ]
     for release in (change.last_good, change.first_bad):

@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.analysis.significance import MOVED, Comparison, Shape, Verdict
 from harness.explain.crash import MAX_STATUS_TRIED, NOT_ASKED, CrashAnswer
-from harness.explain.dumps import CompiledAnswer, ModuleChange, diff_name
+from harness.explain.dumps import VALUE, CompiledAnswer, ModuleChange, diff_name
 from harness.explain.held_library import (
     APART,
     BOTH,
@@ -28,14 +28,14 @@ from harness.explain.held_library import (
 from harness.explain.host_profile import HostAnswer
 from harness.explain.matching_flags import MatchedFlags
 from harness.explain.profiles import OpTimes, ProfileAnswer
-from harness.explain.reproducer import ReproducerAnswer
+from harness.explain.reproducer import COMPILE, MEMORY, RUN, ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.findings import Finding, FollowUp, findings, leading, nox_command
-from harness.metric_names import Criterion, Judged, MetricKey
+from harness.metric_names import COMPILE_TIME, MEMORY_SIZE, RUN_TIME, Criterion, Judged, MetricKey
 from harness.steps.answers import Setting, varied_version
-from harness.steps.evidence import Found, Skipped, of_kind
+from harness.steps.evidence import Found, Skipped, Spent, of_kind
 from harness.steps.judge import Terms
-from harness.units import format_ns, format_ratio
+from harness.units import format_bytes, format_ns, format_ratio
 
 SHOWN_OPCODES = 6
 SHOWN_MODULES = 3
@@ -220,11 +220,15 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
         f"`{answer.folder}<release>/`): {len(answer.changes)} module(s) compared"
     )
     differing = [c for c in answer.changes if not (c.same_before and c.same_after)]
+    memory = counterpart_lines(answer)
     if not differing:
         texts = [f"`{diff_name(c)}`" for c in answer.changes if not c.same_text]
         aside = f" (only the text of {', '.join(texts)} differs)" if texts else ""
-        same = f"the same before and after optimisation{aside}: what runs them changed"
-        return [leading(f"{head}, {same}, not what was compiled")]
+        same = f"the same before and after optimisation{aside}"
+        # what runs them changed: a reading of a run time alone, never of another metric's step
+        if RUN_TIME in answer.reads or not answer.reads:
+            same += ": what runs them changed, not what was compiled"
+        return [leading(f"{head}, {same}"), *memory]
     alike: dict[str, list[str]] = {}  # every lambda's module changed alike is said once
     for change in differing:
         alike.setdefault(module_text(change), []).append(change.name)
@@ -240,8 +244,36 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
             + (f", {more} not shown" if more else "")
             + (f" (text diffs in `{answer.folder}<module>.diff`)" if diffs else "")
         ),
+        *memory,
         *findings(shown),
     ]
+
+
+# What the step's metrics measure that XLA's dumps hold no counterpart of: said, never judged.
+NO_COUNTERPART = {COMPILE_TIME: "a compile time", VALUE: "a value the programs compute"}
+
+
+def counterpart_lines(answer: CompiledAnswer) -> list[Finding]:
+    """The compiled programs read for the step's own metrics: a step of memory by their temporary
+    bytes summed on each release (it leads); one of what the dumps hold no counterpart of (a compile
+    time, a value), said not judged by them."""
+    none = [NO_COUNTERPART[each] for each in answer.reads if each in NO_COUNTERPART]
+    lines = [Finding(f"XLA's dumps hold no counterpart of {' or '.join(none)}: not judged by them")]
+    lines = lines if none else []
+    found = answer.temp_bytes()
+    if MEMORY_SIZE not in answer.reads:
+        return lines
+    if found is None:
+        return [*lines, Finding("the compiled programs' temporary bytes were not read")]
+    old, new = found
+    head = "the compiled programs' temporary bytes, the counterpart of a step of memory"
+    if old == new:
+        return [
+            *lines,
+            leading(f"{head}: the same on both ({format_bytes(old)}): it moved outside them"),
+        ]
+    ratio = f" ({format_ratio(new / old)})" if old else ""
+    return [*lines, leading(f"{head}: {format_bytes(old)} → {format_bytes(new)}{ratio}")]
 
 
 def module_text(change: ModuleChange) -> str:
@@ -310,33 +342,48 @@ OUTSIDE = (
     "the change is outside the compiled programs — in tracing, dispatch or Python (JAX's or the "
     "library's)"
 )
+# What the reproducer not moving on each counterpart says, never more: its own metric's reading.
+NOT_IN_PROGRAMS = {
+    RUN: OUTSIDE,
+    COMPILE: "the programs it exported compile alike: the compile time moved outside them (in "
+    "tracing or lowering, or in programs the capture did not export)",
+    MEMORY: "the programs it exported need the same temporary bytes: the memory moved outside them "
+    "(what the script holds, or computes outside jit)",
+}
 
 
 def reproduced_lines(
     answer: ReproducerAnswer, step: Comparison | None, metric: MetricKey
 ) -> list[Finding]:
-    """Whether the reproducer showed the step on ``metric``, beside the script's ratio (leads)."""
+    """Whether the reproducer showed the step on ``metric``, judged on its counterpart alone (a
+    compile time by the programs' compile, memory by their temporary bytes), beside the script's
+    ratio (leads); where it has no counterpart, that, and no conclusion from another metric."""
     if answer.problem or not answer.script:  # a refusal alone: each release ran its own export
         return []
+    if metric in answer.unmatched:
+        return [
+            Finding(f"the reproducer has no counterpart of {metric.metric_name}: "
+                    f"{answer.unmatched[metric]}; it is not judged by it")
+        ]  # fmt: skip
     found = answer.measured.get(metric)
     if found is None:
-        return [
-            Finding(
-                f"no reproducer can show {metric.metric_name}: it happens before any compiled "
-                "program runs"
-            )
-        ]
+        return [Finding(f"the reproducer was not measured on {metric.metric_name}'s counterpart")]
     name, comparison = found[0].metric_name, found[1]
     if comparison is None or step is None:
         return [Finding(f"the reproducer's {name} was not measured on both releases")]
-    theirs = f"{format_ratio(comparison.ratio)} on {name}"
+    on = f"on {name}, its counterpart of {metric.metric_name}"
+    theirs = format_ratio(comparison.ratio)
     if answer.reproduces(metric, step):
-        said = f"reproduces it with jax alone: {theirs} (your script: {format_ratio(step.ratio)})"
+        said = (
+            f"reproduces it with jax alone {on}: {theirs} (your script: {format_ratio(step.ratio)})"
+        )
         return [leading(said)]
     if comparison.verdict is Verdict.UNDECIDED:  # too few processes (a why cut short): no evidence
-        said = f"the reproducer with jax alone is undecided ({theirs}, {comparison.said})"
+        said = f"the reproducer with jax alone is undecided {on} ({theirs}, {comparison.said})"
         return [Finding(said)]
-    return [leading(f"does not reproduce it ({theirs}, {comparison.said}): {OUTSIDE}")]
+    outside = NOT_IN_PROGRAMS.get(found[0], "")
+    said = f"does not reproduce it {on} ({theirs}, {comparison.said})"
+    return [leading(f"{said}: {outside}" if outside else said)]
 
 
 def reproducer_lines(answer: ReproducerAnswer) -> list[Finding | str]:
@@ -370,8 +417,10 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
     """A status step's settings tried on the release that dies: the workaround first (it leads and
     offers its setting), else that none made it run; each other trial with how it ended; what the
     why leaves out for a crash, once."""
+    # said once, by the crash kind's own answer (not again by the flags asked after the programs)
+    once = [] if answer.named_only else [_not_asked()]
     if answer.problem and not answer.tried:
-        return [f"no setting tried on the release that dies: {answer.problem}", _not_asked()]
+        return [f"no setting tried on the release that dies: {answer.problem}", *once]
     lines: list[Finding | str] = []
     found = answer.workaround
     if found is not None:
@@ -383,9 +432,13 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
         lines.append(Finding(said, (FollowUp(purpose, found.trial.words(), shell=False),), True))
     elif answer.tried:
         none = f"none of the {len(answer.tried)} setting(s) tried on {answer.crashing} made it run"
+        if answer.named_only:
+            none = f"none of the {len(answer.tried)} flag(s) named like {', '.join(answer.names)} "
+            none += f"made {answer.crashing} run"
         lines.append(leading(none))
     elif not answer.problem:
-        lines.append(f"no changed default or flag to try on {answer.crashing}")
+        what = "flag named like what XLA compiled anew" if answer.named_only else "changed default"
+        lines.append(f"no {what} to try on {answer.crashing}")
     lines += [
         f"on {t.trial.release}, {t.trial.words()} ({t.source}): {t.ended}"
         for t in answer.tried
@@ -398,7 +451,7 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
         lines.append(
             f"{answer.untried} more setting(s) over the cap of {MAX_STATUS_TRIED} not tried"
         )
-    return [*lines, *([answer.problem] if answer.problem else []), _not_asked()]
+    return [*lines, *([answer.problem] if answer.problem else []), *once]
 
 
 def _not_asked() -> str:
@@ -435,9 +488,17 @@ def matched_lines(answer: MatchedFlags) -> list[str]:
     return ([tried] if answer.trials else []) + screened_lines(answer)
 
 
-def skipped_lines(skipped: Skipped) -> list[str]:
+def skipped_lines(skipped: Skipped) -> list[Finding]:
+    """A kind left out, with the command that asks it: it leads, so that no answer folded to fit a
+    screen drops it."""
     asks = f"; asked by `{skipped.command}`" if skipped.command else ""
-    return [f"{skipped.name} not asked: {skipped.reason}{asks}"]
+    return [leading(f"{skipped.name} not asked: {skipped.reason}{asks}")]
+
+
+def spent_lines(spent: Spent) -> list[str]:
+    """The kinds asked for the step, in the order asked, and how long each took."""
+    asked = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in spent.seconds.items())
+    return [f"kinds asked, in order: {asked}"] if asked else []
 
 
 def held_lines(answer: HeldAnswer) -> list[Finding]:
@@ -453,8 +514,10 @@ STEP_LINES: Mapping[str, Callable[[Any], Sequence[Finding | str]]] = {
     "compiled": compiled_lines,
     "flags": matched_lines,
     "crash": crash_lines,
+    "crash flags": crash_lines,
     "profile": profile_lines,
     "host": host_lines,
+    "spent": spent_lines,  # not a kind: how long each kind asked took, in order
 }
 
 

@@ -32,9 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from harness.analysis.significance import Thresholds
+from harness.analysis.metrics import compare_results, metric_samples
+from harness.analysis.significance import Shape, Thresholds
 from harness.analysis.spending import CHANGES
 from harness.errors import UsageError
+from harness.measure.locks import ASIDE, Aside
 from harness.measure.sides import Side
 from harness.measure.stopping import SettledCell
 from harness.metric_names import Criterion, MetricKey
@@ -71,11 +73,28 @@ class Step:
     # Below releases: the releases whose defaults are compared (a commit step's own two sides may
     # share jax's Python, or its jaxlib); None: the step's own sides.
     defaults_between: Pair | None = None
+    # Each metric's shape, as its two sides' stored results judge it (``StepSides.shaped``); one
+    # not known is a cost.
+    shapes: Mapping[MetricKey, Shape] = field(default_factory=dict)
 
     @property
     def metrics(self) -> tuple[MetricKey, ...]:
         """The metrics the step moved."""
         return tuple(c.metric for c in self.criteria if c.metric is not None)
+
+    @property
+    def shape(self) -> Shape:
+        """What the step is, which decides the order its kinds are asked in: an ending for a status
+        step; else the shape its metrics share, a cost where they are of several."""
+        if self.by_status:
+            return Shape.ENDING
+        found = {self.shapes.get(metric, Shape.COST) for metric in self.metrics}
+        return found.pop() if len(found) == 1 else Shape.COST
+
+    @property
+    def costs(self) -> tuple[MetricKey, ...]:
+        """The step's metrics that are costs (a time, a size): not a value, nor a presence."""
+        return tuple(m for m in self.metrics if self.shapes.get(m, Shape.COST) is Shape.COST)
 
     def narrowed(self, metrics: Collection[MetricKey]) -> Step:
         """The step asked of ``metrics`` alone among its metrics (its other criteria kept)."""
@@ -183,6 +202,9 @@ class StepSides:
     # The why's budget (``WhyBudget``): a kind's measuring until decided stops when it runs out, as
     # the prober's own time budget stops a probe's; None: no bound.
     budget: WhyBudget | None = None
+    # The kind that settles the step's shape is being asked: its first round or screen is measured
+    # where the whole budget covers it, whatever is left of it (``afford``).
+    settling: bool = False
 
     @property
     def progress(self) -> Callable[[str], None]:
@@ -199,6 +221,20 @@ class StepSides:
         counted = dataclasses.replace(self.prober.reuse, accept=None, max_processes=None)
         return counted.stored(release)
 
+    def shaped(self, step: Step) -> Step:
+        """``step`` with each metric's shape, as its two sides' stored results judge it (a metric
+        one side printed in no process is a presence)."""
+        before, after = (self.stored(release) for release in step.pair)
+        printed = [metric_samples(end) if end is not None else {} for end in (before, after)]
+        shapes = {}
+        for metric in step.metrics:
+            compared = compare_results(before, after, metric, step.thresholds)
+            if compared is not None:
+                shapes[metric] = compared.shape
+            elif (metric in printed[0]) != (metric in printed[1]):
+                shapes[metric] = Shape.PRESENCE
+        return dataclasses.replace(step, shapes=shapes)
+
     def bounded(self, seconds: float | None) -> float | None:
         """A measurement's time bound ``seconds`` (None: none), or less: the budget's rest."""
         left = self.budget.left() if self.budget is not None else None
@@ -209,8 +245,12 @@ class StepSides:
     def afford(self, step: Step, processes: int, what: str) -> None:
         """``OverBudget`` where ``processes`` case processes, each as long as the step's own took
         (the median of its two releases' stored processes), would not fit in what is left of the
-        why's budget: a kind's first round or screen is measured whole, so it is not started."""
+        why's budget (the whole budget, for the kind that settles the step: a cheap program's why is
+        never cut before it): a kind's first round or screen is measured whole, so it is not
+        started."""
         left = self.budget.left() if self.budget is not None else None
+        if self.settling and self.budget is not None:
+            left = self.budget.seconds
         seconds = self._process_seconds(step)
         if left is None or seconds is None or processes * seconds <= left:
             return
@@ -218,7 +258,7 @@ class StepSides:
         raise OverBudget(
             f"the why's time budget ({self.budget.seconds:.0f} s) would not cover {what}: "
             f"{processes} processes, about {processes * seconds:.0f} s, with {max(left, 0):.0f} s "
-            "left"
+            + ("in all" if self.settling else "left")
         )
 
     def _process_seconds(self, step: Step) -> float | None:
@@ -322,30 +362,43 @@ class Spent:
 
     def data(self) -> dict[str, Any]:
         rounded = {name: round(spent, 1) for name, spent in self.seconds.items()}
-        return {"kind": self.kind, "before": self.before, "after": self.after, "seconds": rounded}
+        return {
+            "kind": self.kind,
+            "before": self.before,
+            "after": self.after,
+            "asked": list(self.seconds),  # the kinds asked, in order
+            "seconds": rounded,
+        }
 
 
 @dataclass
 class WhyBudget:
-    """How long the why of a run may take (None: no bound, or ``at_most``), from its first question;
+    """How long the why of a run may take (None: no bound, or ``at_most``), from its first question,
+    counting only its own work: never a wait for another run's lock, nor an install (``clock``);
     ``again``: the command that asks the why with more (said beside each kind it left out)."""
 
     seconds: float | None = None
-    started: float | None = None
     again: str = ""
     # The command with a budget of so many seconds (``again``'s, fitted to what was left out).
     again_with: Callable[[float], str] | None = None
     by_default: bool = False  # ``seconds`` is the default: what the command's own measuring took
+    # what counts as the why's time: its own, from its first question (``left``)
+    aside: Aside = field(default_factory=lambda: ASIDE)
+    started: tuple[float, float] | None = None  # ``Aside.mark`` at the first question
 
     def at_most(self, seconds: float) -> None:
         """With no budget set: ``seconds`` (what the triage's or bisect's measuring took)."""
         if self.seconds is None:
             self.seconds, self.by_default = max(seconds, 1.0), True
 
+    def used(self) -> float:
+        """The why's own seconds so far (0 before its first question)."""
+        return self.aside.own_since(self.started) if self.started is not None else 0.0
+
     def ran_out(self, asked: int, left_out: int) -> tuple[str, str]:
         """Why a kind was not asked, the budget named as the budget, and the command that asks the
         ``left_out`` kinds, with a budget that would cover them at the pace of the ``asked``."""
-        used = (time.monotonic() - self.started) if self.started is not None else 0.0
+        used = self.used()
         default = ", by default as long as the command's own measuring" if self.by_default else ""
         reason = f"the why's time budget ({self.seconds or 0:.0f} s{default}) ran out"
         wanted = used + (used / max(asked, 1)) * left_out
@@ -355,8 +408,8 @@ class WhyBudget:
         if self.seconds is None:
             return None
         if self.started is None:
-            self.started = time.monotonic()
-        return self.seconds - (time.monotonic() - self.started)
+            self.started = self.aside.mark()
+        return self.seconds - self.used()
 
 
 INTERRUPTED = "the why was stopped while this kind was asked"
@@ -368,26 +421,41 @@ def gather(
     sides: StepSides,
     budget: WhyBudget | None = None,
     kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
+    settles: str = "",
 ) -> tuple[Found, ...]:
     """Every kind wanted for ``step``, asked in order with the metrics still open, until one settles
     the step, none is left open or the budget runs out; last, how long each kind asked took
-    (``Spent``).  What was found so far is handed to ``kept`` after each kind, and when the why is
-    stopped (``KeyboardInterrupt``), before the stop goes on."""
+    (``Spent``).  The kind named ``settles`` (what settles the step's shape) is asked however much
+    of the budget is left, its first measurement where the whole budget covers it.  What was found
+    so far is handed to ``kept`` after each kind, and when the why is stopped
+    (``KeyboardInterrupt``), before the stop goes on."""
     found: list[Found] = []
     seconds: dict[str, float] = {}
     asked = step
-    # Every kind measures within what is left of the budget (the same memo, in a copy that knows
-    # the budget; tests hand in fakes of their own): a kind's first round, or its screen, is
-    # measured whole, its measuring until decided stops when the budget is spent.
-    bounded = dataclasses.replace(sides, budget=budget) if isinstance(sides, StepSides) else sides
+    if budget is not None:
+        budget.left()  # its clock starts at the why's first question
     for number, kind in enumerate(kinds):
         if not kind.wanted(asked, tuple(found)):
             continue
         left_out = sum(each.wanted(asked, tuple(found)) for each in kinds[number:])
-        if budget is not None and (left := budget.left()) is not None and left <= 0:
+        settling = kind.name == settles
+        if (
+            not settling
+            and budget is not None
+            and (left := budget.left()) is not None
+            and left <= 0
+        ):
             reason, command = budget.ran_out(len(seconds), left_out)
             found.append(Skipped(kind.name, reason, command=command))
             continue
+        # Every kind measures within what is left of the budget (the same memo, in a copy that knows
+        # the budget; tests hand in fakes of their own): a kind's first round, or its screen, is
+        # measured whole, its measuring until decided stops when the budget is spent.
+        bounded = (
+            dataclasses.replace(sides, budget=budget, settling=settling)
+            if isinstance(sides, StepSides)
+            else sides
+        )
         started = time.monotonic()
         try:
             answer: Found = kind.gather(asked, bounded, tuple(found))

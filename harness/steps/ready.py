@@ -33,6 +33,7 @@ from harness.install.environments import Environments, Failed, Outcome, Prepared
 from harness.install.venvs import ReleaseEnv
 from harness.measure.cells import PlannedRun
 from harness.measure.launch import venv_gone
+from harness.measure.locks import ASIDE
 from harness.measure.sides import Side
 from harness.measure.storing import RunContext, not_installable_result, store
 from harness.pins import device_class
@@ -88,7 +89,10 @@ class Ahead:
         asked for (the caller prepares it)."""
         with self._lock:
             future = self._futures.pop(release, None)
-        return None if future is None else future.result()
+        if future is None:
+            return None
+        with ASIDE.span():  # an install this run waits for: none of its own measuring
+            return future.result()
 
     def _work(self) -> None:
         if sys.platform == "linux":  # niceness is a thread's own there, and its children inherit it

@@ -175,14 +175,15 @@ def reproduce(
     good, bad, criteria = request.good, request.bad, (Criterion.of(metric),)
     out, script = request.asked.out_dir, case.subject.script_file
     step = Step(good, bad, criteria, platform, rule, out, f"issue-{case.name}", script=script)
-    kind = Reproducer()
+    kind, sides = Reproducer(), StepSides(prober)
+    step = sides.shaped(step)  # each metric judged by its shape's counterpart
     if not kind.wanted(step):
         return "no reproducer asked for this step"
     request.progress(
         f"[issue {case.name}] the reproducer with jax alone, {step.before} → {step.after}"
     )
     try:
-        return kind.gather(step, StepSides(prober))
+        return kind.gather(step, sides)
     except CannotKeep as exc:
         return f"its files cannot be kept beside the draft: {exc}"
 

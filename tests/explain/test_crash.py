@@ -9,6 +9,7 @@ from harness.explain.crash import (
     MAX_STATUS_TRIED,
     STATUS_SCREEN,
     CrashAnswer,
+    CrashFlags,
     StatusTried,
     ends_of,
     judge_status,
@@ -17,12 +18,14 @@ from harness.explain.crash import (
     try_in_turn,
 )
 from harness.explain.defaults import JAX, XLA, Change
-from harness.explain.kinds import KINDS, kinds_for
+from harness.explain.dumps import CompiledAnswer
+from harness.explain.kinds import KINDS, SETTLES, kinds_for
 from harness.explain.tried import Trial
 from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.why import crash_lines
 from harness.steps.evidence import Step
 from tests.conftest import SEGFAULT, as_stored, derive, died, real_result
+from tests.explain.test_matching_flags import compiled
 
 YNN = Change("xla_cpu_experimental_ynn_fusion_type", XLA, "", "default")
 THUNK = Change("xla_cpu_use_thunk_runtime", XLA, "false", "true")
@@ -235,24 +238,30 @@ def test_a_status_step_of_a_script_asks_the_kinds_that_judge_by_status_and_not_t
     assert not {"defaults", "profile", "host"} & set(asked)
 
 
-def test_a_status_step_asks_its_workaround_before_the_reproducer_a_timing_step_in_registry_order():
-    scripted = dataclasses.replace(step(), script="repro.py")
-    order = [kind.name for kind in kinds_for(scripted)]
-    assert order.index("compiled") < order.index("crash") < order.index("reproducer")
-    timing = dataclasses.replace(
-        scripted, criteria=(Criterion.of(parse_metric_name("eager.wall_ns")),)
-    )
-    assert kinds_for(timing) == KINDS
+def test_an_ending_asks_the_crash_kind_first_then_what_was_compiled_and_the_flags_named_like_it():
+    """R8-18: the crash kind, which holds the workaround, is asked before the compiled programs
+    (whose one process each can take a minute), whatever moved with jax; the flags named like what
+    XLA compiled anew come right after them, where no changed default made it run."""
+    for libraries, declared in (({}, ()), ({"numpy": ("2.4.6", "2.5.0")}, ("numpy",))):
+        scripted = dataclasses.replace(
+            step(), script="repro.py", libraries=libraries, declared=declared
+        )
+        order = [kind.name for kind in kinds_for(scripted)]
+        assert order[:3] == ["crash", "compiled", "crash flags"], order
+        assert order.index("crash flags") < order.index("library") < order.index("reproducer")
+    assert SETTLES[step().shape] == "crash"
 
 
-def test_a_status_step_where_no_declared_library_moved_asks_for_its_workaround_first():
-    """numpy moved with jax as jax's own dependency: library or JAX after the workaround, so that
-    the default budget keeps what a user wants first."""
-    numpy_only = dataclasses.replace(
-        step(), script="repro.py", libraries={"numpy": ("2.4.6", "2.5.0")}
+def test_the_flags_named_like_what_was_compiled_are_tried_after_it_only_where_no_default_ran():
+    flags = CrashFlags()
+    nothing = CompiledAnswer("0.10.1", "0.10.2", [])
+    assert not flags.wanted(step(), (CrashAnswer("0.10.1", "0.10.2"), nothing)), (
+        "nothing compiled on one release only: no name to match"
     )
-    order = [kind.name for kind in kinds_for(numpy_only)]
-    assert order.index("compiled") < order.index("crash") < order.index("library")
-    declared = dataclasses.replace(numpy_only, declared=("numpy",))
-    order = [kind.name for kind in kinds_for(declared)]
-    assert order.index("library") < order.index("compiled") < order.index("crash")
+    named = compiled()
+    assert flags.wanted(step(), (CrashAnswer("0.10.1", "0.10.2"), named))
+    ran = StatusTried(Trial(THUNK, "0.10.2", "false"), CHANGED, "ok in 3 of 3 processes", True)
+    found = CrashAnswer("0.10.1", "0.10.2", tried=(ran,))
+    assert not flags.wanted(step(), (found, named)), "a workaround ends the search"
+    said = crash_lines(CrashAnswer("0.10.1", "0.10.2", "0.10.2", named_only=True))
+    assert not any("not asked" in str(line) for line in said), "said once, by the crash kind"

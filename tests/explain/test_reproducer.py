@@ -52,7 +52,9 @@ def test_each_script_metric_has_the_counterpart_that_can_show_it_or_none():
     )
     assert [
         counterpart(parse_metric_name(f"process.{p}_ns")) for p in ("trace", "lower", "import")
-    ] == [None] * 3
+    ] == ["it happens before any compiled program runs"] * 3
+    assert counterpart(parse_metric_name("json.temp_mb")) == MEMORY, "a size, not a run time"
+    assert parse_metric_name("json.compile_ms") == COMPILE, "what the reproducer times"
 
 
 def test_programs_are_matched_across_the_releases_by_name_and_inputs():

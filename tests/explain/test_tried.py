@@ -371,3 +371,47 @@ def test_a_value_brought_back_exactly_by_the_old_default_is_the_workaround_the_r
         "strong hint at the cause"
     )
     assert lines[1].endswith("it brings the new number to 0.4.38 too")
+
+
+def _screened(shapes, verdicts, monkeypatch):
+    """``tried.screen`` of two trials on a step of ``shapes``, each trial judged on every metric as
+    ``verdicts`` says (by trial, against both releases); the processes a side it asked, and what it
+    kept, dropped and answered."""
+
+    asked = []
+    planned = [Trial(THUNK, "0.4.33", "false"), Trial(ASYNC, "0.4.33", "False")]
+
+    def measure_trials(step, sides, ends, trials, processes=None):
+        asked.append(processes)
+        return {trial: {} for trial in trials}
+
+    def judged(trial, results, key, thresholds):
+        verdict = verdicts[trial.change.name]
+        return Tried(trial, derive_step(verdict), derive_step(verdict))
+
+    monkeypatch.setattr(tried, "measure_trials", measure_trials)
+    monkeypatch.setattr(tried, "judged", judged)
+    monkeypatch.setattr(tried, "toward", lambda trial, results, key, thresholds: False)
+    criteria = tuple(Criterion.of(metric) for metric in shapes)
+    step = Step("0.4.38", "0.5.0", criteria, "cpu", Thresholds(), None, "s", shapes=shapes)  # type: ignore[arg-type]
+    kept, dropped, answered = tried.screen(step, None, (None, None), planned)  # type: ignore[arg-type]
+    names = lambda trials: [t.change.name for t in trials]
+    return asked, names(kept), names(dropped), names(answered)
+
+
+def test_a_value_is_screened_at_two_processes_a_side_and_a_trial_it_decides_is_answered_by_it(
+    monkeypatch,
+):
+    """A value is exact: equality in two processes a side settles whether a default brings it
+    back; only a trial the screen left undecided is measured further (by its counts)."""
+    from harness.analysis.significance import Shape
+
+    draw = parse_metric_name("json.draw")
+    verdicts = {THUNK.name: Verdict.CHANGED, ASYNC.name: Verdict.UNDECIDED}
+    asked, kept, dropped, answered = _screened({draw: Shape.VALUE}, verdicts, monkeypatch)
+    assert asked == [2], "not the three processes a side of a cost's screen"
+    assert answered == [THUNK.name] and kept == [ASYNC.name] and dropped == []
+    asked, kept, dropped, answered = _screened({EAGER: Shape.COST}, verdicts, monkeypatch)
+    assert asked == [tried.SCREEN_PROCESSES] and dropped == [THUNK.name, ASYNC.name], (
+        "a cost: the sequential test, for the trials that move it toward the other release"
+    )

@@ -190,3 +190,31 @@ def test_two_users_exclude_each_other(world_dir):
 
     code, lines = as_other_user(hold_a_while)
     assert code == 0 and lines == ["waiting", "held"]
+
+
+def test_a_wait_for_another_run_s_lock_and_a_venv_made_under_its_lock_are_counted_aside(
+    lock_dir, tmp_path, monkeypatch
+):
+    """What a why's budget leaves out: the seconds spent waiting for a lock another run holds, and
+    those spent making a venv; the clock is the test's, nothing is timed."""
+    now = [0.0]
+    aside = locks.Aside(lambda: now[0])
+    monkeypatch.setattr(locks, "ASIDE", aside)
+    real = locks.fcntl.flock
+
+    def held_by_another(fd, how):
+        if how & locks.fcntl.LOCK_NB:
+            raise BlockingIOError  # another run holds it …
+        now[0] += 40.0  # … for 40 s
+        return real(fd, how)
+
+    monkeypatch.setattr(locks.fcntl, "flock", held_by_another)
+    mark = aside.mark()
+    with timing_lock(lambda line: None):
+        now[0] += 5.0  # measuring: this run's own
+    assert aside.seconds() == 40.0 and aside.own_since(mark) == 5.0
+    with locks.venv_lock(tmp_path / "venv", lambda line: None):
+        now[0] += 100.0  # an install
+    assert aside.seconds() == 180.0 and aside.own_since(mark) == 5.0, (
+        "the wait and the install, once"
+    )

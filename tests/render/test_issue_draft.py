@@ -540,7 +540,11 @@ def test_a_reproducer_that_showed_the_change_leads_the_draft_with_jax_alone():
     )
     assert "python scan_sync.py" in original, "the user's script kept, after it"
     assert "`scan_sync-reproducer/repro_0123456789.py` (34 lines)" in alone
-    assert "×1.29 on its `json.run_ms` (the original script: ×1.33" in alone
+    flat = " ".join(alone.split())
+    assert (
+        "it reproduces the change on `json.run_ms`, its counterpart of "
+        f"{WALL.quoted()}: ×1.29 (the original script: ×1.33"
+    ) in flat, "on that metric, said so"
     installs = [line for line in alone.splitlines() if line.startswith("pip install")]
     assert installs == [
         "pip install jax==0.4.31 jaxlib==0.4.31 flatbuffers absl-py",

@@ -91,7 +91,9 @@ def test_a_reproducer_that_moved_as_the_script_did_reproduces_it_with_both_ratio
     )  # fmt: skip
     [found] = reproduced_lines(answer, step, LOOP_KEY)
     assert found == Finding(
-        "reproduces it with jax alone: ×5.9 on json.run_ms (your script: ×6.5)", leads=True
+        "reproduces it with jax alone on json.run_ms, its counterpart of json.loop_ms: ×5.9 (your "
+        "script: ×6.5)",
+        leads=True,
     )
     flat = ReproducerAnswer(**{**answer.__dict__, "measured": {
         LOOP_KEY: (RUN_KEY, Compared(Verdict.UNCHANGED, 1.0))}})  # fmt: skip
@@ -105,8 +107,14 @@ def test_a_reproducer_that_moved_as_the_script_did_reproduces_it_with_both_ratio
         "too few processes are no evidence that the change is outside the compiled programs"
     )
     assert not found.leads
-    [found] = reproduced_lines(answer, step, parse_metric_name("process.trace_ns"))
-    assert "before any compiled program runs" in found.text and not found.leads
+    trace = parse_metric_name("process.trace_ns")
+    unmatched = ReproducerAnswer(**{**answer.__dict__, "unmatched": {trace: "it happens before"}})
+    [found] = reproduced_lines(unmatched, step, trace)
+    assert found.text == (
+        "the reproducer has no counterpart of process.trace_ns: it happens before; it is not "
+        "judged by it"
+    )
+    assert not found.leads
     [head] = reproducer_lines(answer)
     assert "`s-reproducer/repro_ab.py` (34 lines, 1 program(s) exported on 0.4.31" in head
     assert "1 input(s) generated" in head
@@ -212,3 +220,59 @@ def test_trials_are_judged_once_when_the_answer_is_made_with_its_thresholds(monk
 
     monkeypatch.setattr(tried, "compare_metric", judged_again)
     assert trial_lines(strict, derive_step(Verdict.SLOWER), parse_metric_name("eager.wall_ns"))
+
+
+def test_each_kind_of_step_is_judged_by_the_reproducer_s_counterpart_of_its_own_metric():
+    """A memory step by the programs' temporary bytes, a compile step by their compile, a run step
+    by their run time, a value by none: never a conclusion drawn from another metric (a ×6.55
+    temp buffer was once 'does not reproduce it (×2.79 on json.run_ms)')."""
+    from harness.analysis.significance import Shape, Verdict
+    from harness.explain.reproducer import COMPILE, MEMORY, RUN, ReproducerAnswer, counterpart
+    from harness.render.why import reproduced_lines
+
+    temp, compile_s = parse_metric_name("json.temp_mb"), parse_metric_name("json.compile_s")
+    assert counterpart(temp) == MEMORY and counterpart(compile_s) == COMPILE
+    compiled = parse_metric_name("json.compile_ms")
+    assert counterpart(parse_metric_name("process.compile_ns")) == COMPILE == compiled
+    assert counterpart(parse_metric_name("json.solve_ms")) == RUN
+    assert isinstance(counterpart(parse_metric_name("json.draw"), Shape.VALUE), str)
+    assert isinstance(counterpart(parse_metric_name("json.gflops")), str), "no time, no size"
+    answer = ReproducerAnswer(
+        "0.4.38", "0.5.0", "s-reproducer/", "repro_ab.py", "0.4.38", 34,
+        measured={temp: (MEMORY, Compared(Verdict.UNCHANGED, 1.0))},
+    )  # fmt: skip
+    [found] = reproduced_lines(answer, Compared(Verdict.SLOWER, 6.55), temp)
+    assert found.text.startswith(
+        "does not reproduce it on json.temp_bytes, its counterpart of json.temp_mb (×1"
+    )
+    assert "outside the compiled programs" not in found.text and "json.run_ms" not in found.text
+    assert "temporary bytes" in found.text
+
+
+def test_the_compiled_programs_read_a_memory_step_by_their_temporary_bytes_never_by_run_time():
+    from collections import Counter
+
+    from harness.explain.dumps import CompiledAnswer, Module, ModuleChange
+    from harness.render.why import compiled_lines
+
+    def module(temp):
+        return Module("jit_f", after=Counter(dot=1), temp_bytes=temp)
+
+    same = [ModuleChange("jit_f", module(1024), module(1024))]
+    run = CompiledAnswer("0.4.38", "0.5.0", same, "s-compiled/", reads=("run",))
+    assert "what runs them changed" in compiled_lines(run)[0].text
+    memory = CompiledAnswer("0.4.38", "0.5.0", same, "s-compiled/", reads=("memory",))
+    head, counterpart = compiled_lines(memory)
+    assert "what runs them changed" not in head.text, "a conclusion of a run time, not of memory"
+    assert counterpart.leads and counterpart.text.endswith(
+        ": the same on both (1 KiB): it moved outside them"
+    )
+    moved = [ModuleChange("jit_f", module(1024), module(6707))]
+    grown = CompiledAnswer("0.4.38", "0.5.0", moved, "s-compiled/", reads=("memory",))
+    said = [f.text for f in compiled_lines(grown)]
+    assert any(text.endswith("of memory: 1 KiB → 6.55 KiB (×6.55)") for text in said), said
+    value = CompiledAnswer("0.4.38", "0.5.0", same, "s-compiled/", reads=("value",))
+    head, none = compiled_lines(value)
+    assert "what runs them changed" not in head.text and none.text == (
+        "XLA's dumps hold no counterpart of a value the programs compute: not judged by them"
+    )

@@ -10,9 +10,34 @@ import pytest
 from harness.analysis.significance import Thresholds
 from harness.catalogue.scripts import read_script
 from harness.install.environments import Environments
+from harness.measure.locks import Aside
 from harness.measure.sides import Side
 from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.evidence import Skipped, Spent, Step, StepSides, WhyBudget, gather
+
+
+class Clock:
+    """A clock the test moves: nothing here is timed."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def clocked(seconds: float | None = None, **more) -> tuple[WhyBudget, Clock]:
+    """A budget whose own clock (its lock waits and installs aside) is the test's."""
+    clock = Clock()
+    return WhyBudget(seconds, aside=Aside(clock), **more), clock
+
+
+def spent_budget(seconds: float, **more) -> WhyBudget:
+    """A budget of ``seconds`` already spent: its first question long ago."""
+    budget, clock = clocked(seconds, **more)
+    budget.left()
+    clock.now += 1e9
+    return budget
 
 
 @dataclass(frozen=True)
@@ -96,10 +121,15 @@ def test_kinds_are_asked_in_order_with_what_came_before_until_one_settles():
         "each kind asked, timed"
     )
     assert spent.data()["before"] == "a" and spent.data()["seconds"]["one"] >= 0
+    assert spent.data()["asked"] == ["one", "two"], "the kinds asked, in order"
+    from harness.render.why import step_lines
+
+    (said,) = step_lines(spent)
+    assert said.text.startswith("kinds asked, in order: one 0 s, two 0 s"), "on the page too"
 
 
 def test_a_spent_budget_says_which_kinds_were_not_asked():
-    spent = WhyBudget(10.0, started=-1e9)
+    spent = spent_budget(10.0)
     found = gather([Kind("one")], step(), Sides(), spent)  # type: ignore[arg-type, list-item]
     assert isinstance(found[0], Skipped) and "budget (10 s) ran out" in found[0].reason
 
@@ -174,14 +204,16 @@ def test_a_metric_a_kind_answered_is_not_asked_of_the_kinds_after_it():
 
 def test_a_kind_the_budget_left_out_is_named_with_the_command_that_asks_it():
     again = "nox -s triage -- --script s.py --from 0.4.31 --to 0.4.33 --why-budget 240"
-    spent = WhyBudget(60.0, started=-1e9, again=again)
+    spent = spent_budget(60.0, again=again)
     found = gather([Kind("one")], step(), Sides(), spent)  # type: ignore[arg-type, list-item]
     assert isinstance(found[0], Skipped) and found[0].command == again
     from harness.render.why import skipped_lines
 
-    assert skipped_lines(found[0]) == [
+    said = skipped_lines(found[0])
+    assert [line.text for line in said] == [
         f"one not asked: the why's time budget (60 s) ran out; asked by `{again}`"
     ]
+    assert said[0].leads, "in the answer, however it is folded to fit a screen"
 
 
 class Costly(Kind):
@@ -280,17 +312,8 @@ class Slow(Kind):
         return super().gather(step, sides, found)
 
 
-def test_a_default_budget_is_named_as_such_and_the_command_offered_covers_what_was_left_out(
-    monkeypatch,
-):
-    import harness.steps.evidence as evidence
-
-    class Clock:
-        now = 1000.0
-
-    clock = Clock()
-    monkeypatch.setattr(evidence.time, "monotonic", lambda: clock.now)
-    budget = WhyBudget(again_with=lambda seconds: f"--why-budget {seconds:.0f}")
+def test_a_default_budget_is_named_as_such_and_the_command_offered_covers_what_was_left_out():
+    budget, clock = clocked(again_with=lambda seconds: f"--why-budget {seconds:.0f}")
     budget.at_most(9.0)
     kinds = [Slow("library", clock), Kind("compiled"), Kind("crash")]
     found = gather(kinds, step(), Sides(), budget)  # type: ignore[arg-type, list-item]
@@ -300,3 +323,95 @@ def test_a_default_budget_is_named_as_such_and_the_command_offered_covers_what_w
         "the why's time budget (9 s, by default as long as the command's own measuring) ran out"
     )
     assert skipped[0].command == "--why-budget 138", "46 s asked, two kinds left at that pace"
+
+
+class Measuring(Kind):
+    """A kind that measures for ``own`` seconds of its own, after waiting ``wait`` seconds for
+    another run's lock (or an install) first: the clock moves, nothing is timed."""
+
+    def __init__(self, name, clock, aside, own=10.0, wait=0.0):
+        super().__init__(name)
+        self.clock, self.aside, self.own, self.wait = clock, aside, own, wait
+
+    def gather(self, step, sides, found):
+        with self.aside.span():  # another party holds the machine's lock meanwhile
+            self.clock.now += self.wait
+        self.clock.now += self.own
+        return super().gather(step, sides, found)
+
+
+def _why(shape: str, wait: float) -> list:
+    """A value's or a cost's why under a budget of 30 s, its first kind waiting ``wait`` s for the
+    lock: the kinds it found, in order (a skipped kind by what it says)."""
+    from harness.analysis.significance import Shape
+    from harness.explain.kinds import SETTLES
+
+    budget, clock = clocked(30.0)
+    order = {
+        "value": ["defaults", "compiled", "flags", "library"],
+        "cost": ["library", "reproducer", "defaults", "compiled"],
+    }[shape]
+    kinds = [Measuring(name, clock, budget.aside, wait=wait if i == 0 else 0.0) for i, name in
+             enumerate(order)]  # fmt: skip
+    settles = SETTLES[Shape.VALUE if shape == "value" else Shape.COST]
+    found = gather(kinds, step(), Sides(), budget, settles=settles)  # type: ignore[arg-type, list-item]
+    return [
+        each.kind if not isinstance(each, Skipped) else f"{each.kind} skipped" for each in found
+    ]
+
+
+def test_the_findings_are_the_same_with_the_machine_s_lock_held_for_a_while_by_another_run():
+    """The budget counts the why's own measuring: a wait for another run's lock (or an install)
+    does not eat it, on a value step and on a cost step alike."""
+    for shape in ("value", "cost"):
+        quiet, waited = _why(shape, wait=0.0), _why(shape, wait=500.0)
+        assert quiet == waited, shape
+        assert sum("skipped" in each for each in quiet) == 1, "30 s: three kinds of 10 s each"
+
+
+def test_the_kind_that_settles_the_step_s_shape_is_asked_however_little_of_the_budget_is_left():
+    budget = spent_budget(10.0)
+    found = gather([Kind("library"), Kind("defaults"), Kind("compiled")], step(), Sides(), budget,
+                   settles="defaults")  # type: ignore[arg-type, list-item]  # fmt: skip
+    said = [each.kind if not isinstance(each, Skipped) else "skipped" for each in found]
+    assert said == ["skipped", "defaults", "skipped", "spent"]
+
+
+def test_the_kind_that_settles_the_step_measures_its_screen_where_the_whole_budget_covers_it():
+    from types import SimpleNamespace
+
+    memo = {"process seconds a b": 3.0}  # 10 processes of 3 s: 30 s, in a budget of 40 s
+    prober = SimpleNamespace(progress=lambda line: None)
+    sides = StepSides(prober, memo=dict(memo))  # type: ignore[arg-type]
+    costly = Costly("defaults")
+    found = gather([costly], step(), sides, spent_budget(40.0), settles="defaults")  # type: ignore[list-item]
+    assert costly.seen == [] and not isinstance(found[0], Skipped)
+    small = Costly("defaults")
+    found = gather([small], step(), sides, spent_budget(20.0), settles="defaults")  # type: ignore[list-item]
+    assert isinstance(found[0], Skipped) and "with 20 s in all" in found[0].reason
+
+
+def test_a_step_is_shaped_by_its_two_sides_stored_results():
+    from types import SimpleNamespace
+
+    from harness.analysis.significance import Shape
+    from tests.conftest import as_stored, derive, real_result
+
+    def stored(release, scale):
+        return as_stored(
+            derive(real_result("async_dispatch-0.12.0.1"), release=release, scale=scale)
+        )
+
+    ends = {"a": stored("0.4.31", 1.0), "b": stored("0.4.33", 3.0)}
+
+    class Stored(StepSides):
+        def stored(self, release):
+            return ends[release]
+
+    sides = Stored(SimpleNamespace())  # type: ignore[arg-type]
+    wall, nowhere = parse_metric_name("eager.wall_ns"), parse_metric_name("json.never_printed")
+    asked = Step("a", "b", (Criterion.of(wall), Criterion.of(nowhere)), "cpu", Thresholds(),
+                 Path("out"), "s")  # fmt: skip
+    shaped = sides.shaped(asked)
+    assert shaped.shapes == {wall: Shape.COST}, "a metric neither side printed: no shape said"
+    assert shaped.shape is Shape.COST and shaped.criteria == asked.criteria

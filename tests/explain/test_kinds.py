@@ -1,0 +1,61 @@
+"""The kinds in the order each shape of step asks them: data beside each shape, never a branch in a
+kind."""
+
+import dataclasses
+from pathlib import Path
+
+from harness.analysis.significance import Shape, Thresholds
+from harness.explain.kinds import KINDS, ORDER, SETTLES, kinds_for
+from harness.explain.profiles import OpProfile
+from harness.metric_names import Criterion, parse_metric_name
+from harness.steps.evidence import Step
+
+DRAW, TEMP, RUN = (parse_metric_name(n) for n in ("json.draw", "json.temp_mb", "process.run_ns"))
+
+
+def step(shapes: dict) -> Step:
+    criteria = tuple(Criterion.of(metric) for metric in shapes)
+    return Step(
+        "0.4.38", "0.5.0", criteria, "cpu", Thresholds(), Path("out"), "s", script="s.py",
+        shapes=shapes,
+    )  # fmt: skip
+
+
+def names(step: Step) -> list[str]:
+    return [kind.name for kind in kinds_for(step)]
+
+
+def test_a_value_asks_the_changed_defaults_first_then_the_compiled_programs():
+    value = step({DRAW: Shape.VALUE})
+    assert value.shape is Shape.VALUE and names(value)[:2] == ["defaults", "compiled"]
+    assert SETTLES[Shape.VALUE] == "defaults"
+    assert "profile" not in names(value) and "host" not in names(value), "a value is no time"
+    assert names(step({DRAW: Shape.PRESENCE}))[:2] == ["defaults", "compiled"]
+
+
+def test_a_cost_asks_as_before_and_a_mix_of_shapes_as_a_cost():
+    cost = step({RUN: Shape.COST})
+    assert names(cost) == [
+        "library", "reproducer", "defaults", "compiled", "flags", "profile", "host",
+    ]  # fmt: skip
+    assert step({RUN: Shape.COST, DRAW: Shape.VALUE}).shape is Shape.COST
+    assert step({}).shape is Shape.COST, "a metric whose shape is not known is a cost"
+
+
+def test_the_op_profile_is_asked_only_for_a_time():
+    profile = OpProfile()
+    assert profile.wanted(step({RUN: Shape.COST}))
+    assert not profile.wanted(step({DRAW: Shape.VALUE})), "a value"
+    assert not profile.wanted(step({TEMP: Shape.COST})), "a memory figure"
+    assert profile.wanted(step({DRAW: Shape.COST})), (
+        "a script's number of no unit: most often a time"
+    )
+    ending = dataclasses.replace(step({}), criteria=(Criterion.named("status"),))
+    assert ending.shape is Shape.ENDING and not profile.wanted(ending)
+    assert "profile" not in names(ending)
+
+
+def test_every_kind_is_in_some_shape_s_order_and_each_shape_has_one():
+    assert set(ORDER) == set(Shape) == set(SETTLES)
+    assert all(any(SETTLES[s] == k.name for k in ORDER[s]) for s in Shape), "asked, in its order"
+    assert len({kind.name for kind in KINDS}) == len(KINDS)
