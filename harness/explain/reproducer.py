@@ -34,6 +34,7 @@ from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
 from harness.explain.crash import StatusReproduced, ends_of, status_reproduced
+from harness.explain.export_listing import MAX_FILE, read_export
 from harness.explain.tried import error_of
 from harness.install.commit_venvs import is_commit_label
 from harness.install.environments import Environments
@@ -43,7 +44,7 @@ from harness.measure.sides import Side
 from harness.metric_names import JSON, PROCESS, Criterion, MetricKey
 from harness.steps.evidence import Found, Step, StepSides
 from harness.steps.probes import ReleaseProber
-from harness.store.files import replace_file
+from harness.store.files import read_bounded, replace_file
 from harness.store.results import StoredResult
 
 RUN, COMPILE = MetricKey(JSON, "run_ms"), MetricKey(PROCESS, "compile")
@@ -276,10 +277,11 @@ def capture(
     # Absolute: the script runs in its folder, where a relative one (``--out reports``) is another.
     wanted = {**(env or {}), EXPORT_DIR: str(folder.absolute()), EXPORT_TOOLS: str(tools)}
     ended = sides.one_more_process(side, env=wanted)
-    try:
-        listing: dict[str, Any] = json.loads((folder / "programs.json").read_text())
-    except (OSError, ValueError):
+    listing = read_export(folder, label)  # the script's to write: data, checked, or refused
+    if listing is None:
         return f"jax {label} exported no program (its process: {ended})"
+    if isinstance(listing, str):
+        return listing
     if not any("problem" not in program for program in listing.get("programs", [])):
         problems = [p.get("problem", "") for p in listing.get("programs", [])]
         said = listing.get("note") or "; ".join(p for p in problems if p)[:300] or "none was jitted"
@@ -319,10 +321,10 @@ def own_exports(
     for number, program in enumerate(newer["programs"], start=1):
         own = f"program_{OWN_FILES + number:02d}"
         for path in (folder / "captured" / step.after).glob(f"{program['file']}.*"):
-            shutil.copyfile(path, both / f"{own}{path.suffix}")
+            _copy(path, both / f"{own}{path.suffix}")
         renamed.append({**program, "file": own})
     for path in (folder / "captured" / step.before).glob("program_*"):
-        shutil.copyfile(path, both / path.name)
+        _copy(path, both / path.name)
     listing = {**older, "jax": f"{older['jax']} and {theirs}", "by_release": {theirs: renamed}}
     script = write_reproducer(folder, both, step, listing)
     answer, _ = measure_reproducer(step, sides, script, exported_on, listing, kept, proof=step.pair)
@@ -343,8 +345,7 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
     for path in sorted(captured.iterdir()):
         if path.stem not in files:
             continue
-        digest.update(path.name.encode() + path.read_bytes())
-        shutil.copyfile(path, folder / path.name)
+        digest.update(path.name.encode() + _copy(path, folder / path.name))
     listed = json.dumps(dict(listing), indent=1, sort_keys=True).encode()
     digest.update(listed)
     replace_file(folder / "programs.json", listed.decode())
@@ -356,6 +357,13 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
     text = reproducer_text(title, name, str(listing.get("jax", "")), short, traced_under(listing))
     replace_file(folder / name, text)
     return folder / name
+
+
+def _copy(path: Path, to: Path) -> bytes:
+    """A file of a checked export copied, never through a link at either end; its bytes."""
+    data = read_bounded(path, limit=MAX_FILE, follow_links=False)
+    replace_file(to, data)
+    return data
 
 
 def traced_under(listing: Mapping[str, Any]) -> dict[str, Any]:
