@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import math
 import os
 import re
@@ -63,6 +64,7 @@ def read_export(folder: Path, label: str) -> dict[str, Any] | str | None:
         for program in listing["programs"]:
             _their_files(folder, program, names)
         _withhold_secrets(folder, listing)
+        replace_file(folder / LISTING, json.dumps(listing, indent=1))  # as checked, and no more
     except (Refused, OSError) as exc:
         with contextlib.suppress(OSError):
             _empty(folder)
@@ -120,9 +122,9 @@ def _listing(document: Any) -> dict[str, Any]:
     listed = [_program(p, f"programs[{n}]") for n, p in enumerate(programs)]
     if len({p["file"] for p in listed}) != len(listed):
         raise Refused("programs.json lists a file twice")
-    jax = top.get("jax")  # "" where this jax has no jax.export
+    jax = top.get("jax")  # "" where this jax has no jax.export: then nothing is listed
     return {
-        "jax": "" if jax == "" else _match(jax, "jax", VERSION, "a version"),
+        "jax": "" if jax == "" and not listed else _match(jax, "jax", VERSION, "a version"),
         "programs": listed,
         "note": _text(top.get("note", ""), "note"),
     }

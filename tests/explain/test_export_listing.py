@@ -53,7 +53,8 @@ def export(folder, document=None, inputs=None):
 def test_a_listing_as_the_capture_writes_it_is_read_whole(tmp_path):
     found = read_export(export(tmp_path / "x"), "0.4.31")
     assert found == listing(), "every field kept as written"
-    assert read_export(tmp_path / "none", "0.4.31") is None or True
+    unexported = {"jax": "", "programs": [], "note": "this jax has no jax.export"}
+    assert read_export(export(tmp_path / "old", unexported), "0.4.6") == unexported
     (tmp_path / "empty").mkdir()
     assert read_export(tmp_path / "empty", "0.4.31") is None, "nothing listed: no export"
 
@@ -76,6 +77,7 @@ HOSTILE_LISTINGS = {
     "jax as code": (listing(jax=CODE), "jax is not a version"),
     "jax ending the docstring": (listing(jax=DOCSTRING_END), "jax is not a version"),
     "jax a number": (listing(jax=0.4), "jax is not a version"),
+    "jax unnamed, programs listed": (listing(jax=""), "jax is not a version"),
     "jax with a newline": (listing(jax="0.4.31\n"), "jax is not a version"),
     "a field no capture writes": (listing(by_release={"0.4.31": []}), "has a field no capture"),
     "not an object": ([1, 2], "programs.json is not an object"),
@@ -141,6 +143,7 @@ def test_free_text_is_scrubbed_and_a_name_like_a_token_redacted(tmp_path):
     assert isinstance(found, dict)
     text = json.dumps(found)
     assert TOKEN not in text and JWT not in text and home not in text, text
+    assert json.loads((tmp_path / "x" / "programs.json").read_text()) == found, "kept as checked"
 
 
 def plant(folder, how):
