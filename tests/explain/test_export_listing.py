@@ -74,15 +74,18 @@ def one_input(**changes):
 
 # Each hostile field, and the words the refusal names it by.
 HOSTILE_LISTINGS = {
-    "jax as code": (listing(jax=CODE), "jax is not a version"),
-    "jax ending the docstring": (listing(jax=DOCSTRING_END), "jax is not a version"),
-    "jax a number": (listing(jax=0.4), "jax is not a version"),
-    "jax unnamed, programs listed": (listing(jax=""), "jax is not a version"),
-    "jax with a newline": (listing(jax="0.4.31\n"), "jax is not a version"),
-    "a field no capture writes": (listing(by_release={"0.4.31": []}), "has a field no capture"),
-    "not an object": ([1, 2], "programs.json is not an object"),
-    "programs not a list": (listing(programs={"a": 1}), "programs is not a list"),
-    "nine programs": (listing(programs=[program()] * 9), "programs is not a list of at most 8"),
+    "jax as code": (listing(jax=CODE), "jax: not a version"),
+    "jax ending the docstring": (listing(jax=DOCSTRING_END), "jax: not a version"),
+    "jax a number": (listing(jax=0.4), "jax: expected str, got float"),
+    "jax unnamed, programs listed": (listing(jax=""), "jax: not a version"),
+    "jax with a newline": (listing(jax="0.4.31\n"), "jax: not a version"),
+    "a field no capture writes": (
+        listing(by_release={"0.4.31": []}),
+        "programs.json: a field no capture writes",
+    ),
+    "not an object": ([1, 2], "programs.json: expected object, got list"),
+    "programs not a list": (listing(programs={"a": 1}), "programs: expected list, got object"),
+    "nine programs": (listing(programs=[program()] * 9), "programs: more than 8"),
     "a file outside": (listing(programs=[program(file="../../etc/passwd")]), "programs[0].file"),
     "a file as code": (listing(programs=[program(file="program_01'); x('")]), "programs[0].file"),
     "a name as code": (listing(programs=[program(name='f"); os.system("x')]), "programs[0].name"),
@@ -93,32 +96,41 @@ HOSTILE_LISTINGS = {
     "calls huge": (listing(programs=[program(calls=10**15)]), "programs[0].calls"),
     "a flag unknown": (
         listing(programs=[program(config={"jax_compilation_cache_dir": "/tmp"})]),
-        "has a field no capture writes",
+        "config: a field no capture writes",
     ),
     "a flag's value as code": (
         listing(programs=[program(config={"jax_default_matmul_precision": "x'); import os #"})]),
-        "is not a flag's value",
+        "jax_default_matmul_precision: not a flag's value",
     ),
     "a flag's value a list": (
         listing(programs=[program(config={"jax_enable_x64": [1]})]),
-        "is not a flag's value",
+        "jax_enable_x64: not a flag's value",
     ),
     "a dtype as code": (listing(programs=[one_input(dtype="float32'); import os #")]), "dtype"),
-    "a shape of text": (listing(programs=[one_input(shape=["4"])]), "shape is not a count"),
-    "a shape too deep": (listing(programs=[one_input(shape=[1] * 65)]), "shape is not a list"),
-    "saved a string": (listing(programs=[one_input(saved="yes")]), "saved is not true or false"),
-    "a key as code": (listing(programs=[one_input(key="fry'); import os #")]), "key is not"),
+    "a shape of text": (listing(programs=[one_input(shape=["4"])]), "shape: expected int, got str"),
+    "a shape too deep": (listing(programs=[one_input(shape=[1] * 65)]), "shape: more than 64"),
+    "saved a string": (listing(programs=[one_input(saved="yes")]), "saved: expected bool, got str"),
+    "a key as code": (
+        listing(programs=[one_input(key="fry'); import os #")]),
+        "inputs[0].key: not a key's",
+    ),
     "an input's field unknown": (listing(programs=[one_input(path="/etc")]), "no capture writes"),
-    "donated out of range": (listing(programs=[program(donated=[7])]), "donated is not a count"),
+    "donated out of range": (
+        listing(programs=[program(donated=[7])]),
+        "donated: not a count from 0 to 1",
+    ),
     "a static name as code": (
         listing(programs=[program(static={"x'): pass\nimport os #": "1"})]),
-        "static is not a name",
+        "programs[0].static: not a name",
     ),
-    "a note too long": (listing(note="x" * 2000), "note is not a text of at most 1000"),
-    "a file listed twice": (listing(programs=[program(), program()]), "lists a file twice"),
+    "a note too long": (listing(note="x" * 2000), "note: longer than 1000 characters"),
+    "a file listed twice": (
+        listing(programs=[program(), program()]),
+        "programs: a file listed twice",
+    ),
     "a file listed missing": (
         listing(programs=[program(file="program_07")]),
-        "program_07 is listed without its two files",
+        "program_07: listed without its two files",
     ),
 }
 
@@ -201,7 +213,7 @@ def test_a_link_or_special_file_in_the_folder_is_refused_before_any_copy_and_rem
 def test_the_export_folder_itself_a_link_is_refused_and_the_link_removed(tmp_path):
     (tmp_path / "captured").symlink_to("/etc")
     said = read_export(tmp_path / "captured", "0.4.31")
-    assert said == "jax 0.4.31's export refused: its folder is a link or no folder"
+    assert said == "jax 0.4.31's export refused: its folder: a link or no folder"
     assert not (tmp_path / "captured").is_symlink() and os.path.isdir("/etc")
 
 
@@ -224,7 +236,7 @@ HOSTILE_NPZ = {
     "a float array": ({"a0.npy": npy(np.ones(4, np.float32))}, "not an array of bytes"),
     "a member outside": ({"../a0.npy": npy(np.ones(4, np.uint8))}, "no input's values"),
     "an input it does not take": ({"a9.npy": npy(np.ones(4, np.uint8))}, "does not take"),
-    "no archive": (None, "is no archive of kept values"),
+    "no archive": (None, "program_01.npz: no archive of kept values"),
     "a header of code": (
         {"a0.npy": b"\x93NUMPY\x01\x00\x20\x00{'descr': __import__('os')}      \n"},
         "not an array of bytes",
@@ -351,7 +363,7 @@ def captured(tmp_path, tools, how):
 
 
 def test_a_script_that_names_its_jax_as_code_or_plants_a_link_is_refused(tmp_path, tools):
-    for how, said in (("version", "jax is not a version"), ("link", "program_09.npz is a link")):
+    for how, said in (("version", "jax: not a version"), ("link", "program_09.npz: a link")):
         folder = captured(tmp_path / how, tools, how)
         found = read_export(folder, "here")
         assert isinstance(found, str) and said in found, found
@@ -421,12 +433,12 @@ def test_the_why_s_capture_reads_the_export_as_data_and_leaves_nothing_planted(
     linked = ScriptSides(tmp_path, lambda at: plant(at, "a link to a system file"))
     said = reproducer.capture(linked, "0.4.31", folder)
     assert said == (
-        "jax 0.4.31's export refused: program_01.jaxexport is a link or a special file, not a file"
+        "jax 0.4.31's export refused: program_01.jaxexport: a link or a special file, not a file"
     )
     assert not folder.exists()
     coded = ScriptSides(
         tmp_path, lambda at: (at / "programs.json").write_text(json.dumps(listing(jax=CODE)))
     )
-    assert reproducer.capture(coded, "0.4.31", folder).endswith("refused: jax is not a version")
+    assert reproducer.capture(coded, "0.4.31", folder).endswith("refused: jax: not a version")
     clean = reproducer.capture(ScriptSides(tmp_path, lambda at: None), "0.4.31", folder)
     assert clean == listing()
