@@ -65,7 +65,7 @@ def read_export(folder: Path, label: str) -> dict[str, Any] | str | None:
         replace_file(folder / LISTING, json.dumps(listing, indent=1))  # as checked, and no more
     except (SchemaError, OSError) as exc:  # what no capture writes, named by its path
         with contextlib.suppress(OSError):
-            _empty(folder)
+            removed(folder)
         return f"jax {label}'s export refused: {scrub(str(exc))}"
     return listing
 
@@ -105,12 +105,12 @@ def _shown(name: str) -> str:
     return repr(scrub(name)[:40])
 
 
-def _empty(folder: Path) -> None:
-    """``folder`` removed, never followed: what the script planted in it goes too."""
-    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-        folder.unlink()
-    elif folder.exists():
-        shutil.rmtree(folder)
+def removed(path: Path) -> None:
+    """``path`` removed, a folder with all it holds, never followed: what a script planted goes."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
 
 
 def _listing(document: Any) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
 from harness.explain.crash import StatusReproduced, ends_of, status_reproduced
-from harness.explain.export_listing import MAX_FILE, read_export
+from harness.explain.export_listing import MAX_FILE, read_export, removed
 from harness.explain.tried import error_of
 from harness.install.commit_venvs import is_commit_label
 from harness.install.environments import Environments
@@ -311,7 +311,7 @@ def own_exports(
     theirs = str(newer["jax"])  # a version: each listing was read as data (export_listing)
     both = step.folder("reproducer", "captured", "both")  # never through a link planted there
     for stale in both.iterdir():
-        stale.unlink()
+        removed(stale)
     renamed = []
     for number, program in enumerate(newer["programs"], start=1):
         own = f"program_{OWN_FILES + number:02d}"
@@ -331,8 +331,8 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
     listing and the reproducer that runs them."""
     from harness.explain.reproducer_script import reproducer_text
 
-    for stale in [*folder.glob("program_*"), folder / "programs.json"]:
-        stale.unlink(missing_ok=True)
+    for stale in [*folder.glob("program_*"), folder / "programs.json", *folder.glob("repro_*.py")]:
+        removed(stale)  # a folder planted at one's name too
     programs = [*listing.get("programs", [])]
     programs += [p for own in listing.get("by_release", {}).values() for p in own]
     files = {str(program.get("file")) for program in programs}
@@ -346,8 +346,6 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
     replace_file(folder / "programs.json", listed.decode())
     short = digest.hexdigest()[:10]
     name = f"repro_{short}.py"
-    for old in folder.glob("repro_*.py"):
-        old.unlink()
     title = f"A reproducer of {step.script}'s step from jax {step.before} to {step.after}"
     text = reproducer_text(title, name, str(listing.get("jax", "")), short, traced_under(listing))
     replace_file(folder / name, text)

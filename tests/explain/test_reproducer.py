@@ -421,3 +421,31 @@ def test_the_reproducer_is_a_fixed_template_whatever_text_it_is_given(tmp_path):
         "compile_ms": 0.0, "run_ms": 0.0, "temp_bytes": 0
     }, ran.stderr[-2000:]  # fmt: skip
     assert not marker.exists()
+
+
+def test_a_folder_or_link_planted_where_the_reproducer_s_files_go_is_removed_never_followed(
+    tmp_path,
+):
+    """The script's process can write beside its export (the reproducer's folder is its export's
+    grandparent): what it planted at a name the reproducer writes is removed, not written through
+    and no traceback."""
+    from harness.explain import reproducer
+    from tests.explain.test_held_library import step
+
+    captured, folder = tmp_path / "captured", tmp_path / "out"
+    captured.mkdir()
+    folder.mkdir()
+    for name in ("program_01.jaxexport", "program_01.npz"):
+        (captured / name).write_bytes(b"x")
+    (folder / "programs.json").mkdir()
+    (folder / "program_07").mkdir()
+    (folder / "program_07" / "kept.txt").write_text("planted")
+    (tmp_path / "user_file").write_text("the user's")
+    (folder / "program_01.npz").symlink_to(tmp_path / "user_file")
+    listing = {"jax": "0.4.31", "programs": [{"file": "program_01", "name": "f", "calls": 1}]}
+    script = reproducer.write_reproducer(folder, captured, step(), listing)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["program_01.jaxexport", "program_01.npz", "programs.json", script.name]
+    )
+    assert (tmp_path / "user_file").read_text() == "the user's"
+    assert not (folder / "program_01.npz").is_symlink()
