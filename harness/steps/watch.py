@@ -51,7 +51,7 @@ from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
 from harness.analysis.statuses import ran as ran_at_all
 from harness.analysis.statuses import summarise
 from harness.errors import UsageError
-from harness.host.environment import holds_secret, scrub
+from harness.host.environment import holds_secret, redact
 from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
 from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.confirm import ConfirmPairs
@@ -658,8 +658,8 @@ class Memory:
         named = [f.metric for f in watched.findings] + [k.metric_name for k in watched.detectable]
         if any(map(holds_secret, named)):  # a metric named like a token, which none is
             return None
-        findings = tuple(dataclasses.replace(f, text=scrub(f.text)) for f in watched.findings)
-        why = tuple(map(scrub, watched.why))  # as a watch writes them: a token edited in redacted
+        findings = tuple(dataclasses.replace(f, text=redact(f.text)) for f in watched.findings)
+        why = tuple(map(redact, watched.why))  # as a watch writes them: a token edited in redacted
         return dataclasses.replace(watched, findings=findings, why=why, remembered=when)
 
     def spent(self, target: str, key: str) -> frozenset[str]:
