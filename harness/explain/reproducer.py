@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -269,8 +268,7 @@ def capture(
     tools = export_tools(Path(sides.prober.envs[label].venv).parent, Path(side.interpreter))
     if isinstance(tools, str):
         return tools
-    if folder.exists():
-        shutil.rmtree(folder)
+    removed(folder)  # a link planted at it removed, not followed
     folder.mkdir(parents=True)
     sides.progress(f"  the programs {label} compiles: one process, each jitted call exported")
     # Absolute: the script runs in its folder, where a relative one (``--out reports``) is another.
