@@ -19,8 +19,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import re
-import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,6 +32,7 @@ from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
 from harness.explain.crash import StatusReproduced, ends_of, status_reproduced
+from harness.explain.export_listing import MAX_FILE, read_export, removed
 from harness.explain.tried import error_of
 from harness.install.commit_venvs import is_commit_label
 from harness.install.environments import Environments
@@ -52,7 +51,7 @@ from harness.metric_names import (
 )
 from harness.steps.evidence import Found, Step, StepSides
 from harness.steps.probes import ReleaseProber
-from harness.store.files import replace_file
+from harness.store.files import read_bounded, replace_file
 from harness.store.results import StoredResult
 
 # What the reproducer prints of its programs: their run time, their compile, their temporary bytes.
@@ -285,17 +284,17 @@ def capture(
     tools = export_tools(Path(sides.prober.envs[label].venv).parent, Path(side.interpreter))
     if isinstance(tools, str):
         return tools
-    if folder.exists():
-        shutil.rmtree(folder)
+    removed(folder)  # a link planted at it removed, not followed
     folder.mkdir(parents=True)
     sides.progress(f"  the programs {label} compiles: one process, each jitted call exported")
     # Absolute: the script runs in its folder, where a relative one (``--out reports``) is another.
     wanted = {**(env or {}), EXPORT_DIR: str(folder.absolute()), EXPORT_TOOLS: str(tools)}
     ended = sides.one_more_process(side, env=wanted)
-    try:
-        listing: dict[str, Any] = json.loads((folder / "programs.json").read_text())
-    except (OSError, ValueError):
+    listing = read_export(folder, label)  # the script's to write: data, checked, or refused
+    if listing is None:
         return f"jax {label} exported no program (its process: {ended})"
+    if isinstance(listing, str):
+        return listing
     if not any("problem" not in program for program in listing.get("programs", [])):
         problems = [p.get("problem", "") for p in listing.get("programs", [])]
         said = listing.get("note") or "; ".join(p for p in problems if p)[:300] or "none was jitted"
@@ -303,8 +302,6 @@ def capture(
     return listing
 
 
-# A release's own export, in a reproducer of both: a name of its own that a reader can check.
-RELEASE_NAME = re.compile(r"^[0-9][0-9A-Za-z.+]{0,40}$")
 OWN_FILES = 50  # the newer release's program_01 is the reproducer's program_51
 
 
@@ -325,20 +322,18 @@ def own_exports(
     if same != of or len(newer.get("programs", [])) != of:
         problem = f"each release's own export holds other programs ({same} of {of} alike)"
         return ReproducerAnswer(step.before, step.after, f"{kept}/", problem=problem)
-    theirs = str(newer.get("jax", ""))
-    if not RELEASE_NAME.match(theirs) or not RELEASE_NAME.match(str(older.get("jax", ""))):
-        return ReproducerAnswer(step.before, step.after, f"{kept}/", problem="no release named")
+    theirs = str(newer["jax"])  # a version: each listing was read as data (export_listing)
     both = step.folder("reproducer", "captured", "both")  # never through a link planted there
     for stale in both.iterdir():
-        stale.unlink()
+        removed(stale)
     renamed = []
     for number, program in enumerate(newer["programs"], start=1):
         own = f"program_{OWN_FILES + number:02d}"
         for path in (folder / "captured" / step.after).glob(f"{program['file']}.*"):
-            shutil.copyfile(path, both / f"{own}{path.suffix}")
+            _copy(path, both / f"{own}{path.suffix}")
         renamed.append({**program, "file": own})
     for path in (folder / "captured" / step.before).glob("program_*"):
-        shutil.copyfile(path, both / path.name)
+        _copy(path, both / path.name)
     listing = {**older, "jax": f"{older['jax']} and {theirs}", "by_release": {theirs: renamed}}
     script = write_reproducer(folder, both, step, listing)
     answer, _ = measure_reproducer(step, sides, script, exported_on, listing, kept, proof=step.pair)
@@ -350,8 +345,8 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
     listing and the reproducer that runs them."""
     from harness.explain.reproducer_script import reproducer_text
 
-    for stale in [*folder.glob("program_*"), folder / "programs.json"]:
-        stale.unlink(missing_ok=True)
+    for stale in [*folder.glob("program_*"), folder / "programs.json", *folder.glob("repro_*.py")]:
+        removed(stale)  # a folder planted at one's name too
     programs = [*listing.get("programs", [])]
     programs += [p for own in listing.get("by_release", {}).values() for p in own]
     files = {str(program.get("file")) for program in programs}
@@ -359,19 +354,23 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
     for path in sorted(captured.iterdir()):
         if path.stem not in files:
             continue
-        digest.update(path.name.encode() + path.read_bytes())
-        shutil.copyfile(path, folder / path.name)
+        digest.update(path.name.encode() + _copy(path, folder / path.name))
     listed = json.dumps(dict(listing), indent=1, sort_keys=True).encode()
     digest.update(listed)
     replace_file(folder / "programs.json", listed.decode())
     short = digest.hexdigest()[:10]
     name = f"repro_{short}.py"
-    for old in folder.glob("repro_*.py"):
-        old.unlink()
     title = f"A reproducer of {step.script}'s step from jax {step.before} to {step.after}"
     text = reproducer_text(title, name, str(listing.get("jax", "")), short, traced_under(listing))
     replace_file(folder / name, text)
     return folder / name
+
+
+def _copy(path: Path, to: Path) -> bytes:
+    """A file of a checked export copied, never through a link at either end; its bytes."""
+    data = read_bounded(path, limit=MAX_FILE, follow_links=False)
+    replace_file(to, data)
+    return data
 
 
 def traced_under(listing: Mapping[str, Any]) -> dict[str, Any]:

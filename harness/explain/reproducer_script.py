@@ -13,8 +13,12 @@ same programs (where it cannot read the other's).
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from typing import Any
+
+from harness.measure.script_capture import PROGRAM_FLAGS
 
 REQUIREMENTS = ("flatbuffers", "absl-py")  # what jax.export needs to read a module, besides jax
 # a program's calls timed at most; the total is scaled to the calls the script made
@@ -80,18 +84,37 @@ def reproducer_text(
 ) -> str:
     """The reproducer for the programs of one export: ``name`` is its own file name; ``config``, the
     jax flags in force when they were traced, set first (``jax_enable_x64`` on a program of
-    float64 inputs: without it jax makes them float32 and the program refuses them)."""
+    float64 inputs: without it jax makes them float32 and the program refuses them).
+
+    A fixed template: its docstring takes plain text alone, each flag is a known one and its value a
+    literal (``repr``), so nothing given (a script's file name, what its process listed) is code."""
     settings = "".join(
         f"jax.config.update({flag!r}, {value!r})  # in force when the programs were traced\n"
         for flag, value in (config or {}).items()
+        if flag in PROGRAM_FLAGS and _literal(value)
     )
     return TEMPLATE.format(
         config=settings,
         requirements=", ".join(f'"{r}"' for r in REQUIREMENTS),
         installs=" ".join(REQUIREMENTS),
-        title=title,
-        exported_on=exported_on,
-        digest=digest,
-        name=name,
+        title=_plain(title, "A reproducer of a script's step"),
+        exported_on=_plain(exported_on, "a release it does not name"),
+        digest=_plain(digest, "unknown"),
+        name=_plain(name, "this file"),
         most_calls=MOST_CALLS,
     )
+
+
+# What the docstring may hold: printable text with no quote or backslash, which could end it.
+PLAIN = re.compile(r'[^"\\]{0,200}')
+
+
+def _plain(text: str, instead: str) -> str:
+    return text if text.isprintable() and PLAIN.fullmatch(text) else instead
+
+
+def _literal(value: Any) -> bool:
+    """Whether ``repr(value)`` is a literal that reads back as ``value`` (a flag's value)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, bool | int | str)

@@ -125,6 +125,9 @@ SECRET_SHAPES = (
         f"-----{REDACTED} PRIVATE KEY-----",
     ),
 )
+UNBOUNDED_SHAPES = tuple(
+    re.compile(s.pattern.removeprefix(r"\b"), s.flags) for s, _ in SECRET_SHAPES
+)
 # A private key's END whose BEGIN a text's end cut off: the key's lines before it go too (found
 # walking back from each END, line by line: a regex over every line start would be quadratic).
 KEY_END = re.compile(r"^[ \t]*-----END [A-Z ]*PRIVATE KEY-----", re.M)
@@ -170,30 +173,47 @@ def _colon_secret(m: re.Match[str]) -> str:
     return f"{m[1]}{m[2]}{m[1]}{m[3]}{REDACTED}" if secret else m[0]
 
 
-def redact(text: str, environ: dict[str, str] | None = None) -> str:
+# In a script's source ``key=k`` and ``key: jax.Array`` are code: there a quoted literal is redacted
+# where its name says secret and it looks like a key, or its name says password or secret.
+CODE_ASSIGNMENT = re.compile(
+    r"""(?<![\w.])(["']?)([A-Za-z_]\w*)\1(\s*[:=]\s*)(["'])([^"'\n]{8,})\4"""
+)
+PASSWORD_NAME = re.compile(r"PASS|SECRET|CREDENTIAL", re.I)
+
+
+def _code_secret(m: re.Match[str]) -> str:
+    name, value = m[2], m[5]
+    secret = SECRET_NAME.search(name) and (
+        OPAQUE_VALUE.fullmatch(value) or PASSWORD_NAME.search(name)
+    )
+    return f"{m[1]}{name}{m[1]}{m[3]}{m[4]}{REDACTED}{m[4]}" if secret else m[0]
+
+
+def redact(text: str, environ: dict[str, str] | None = None, *, code: bool = False) -> str:
     """``text`` with credentials replaced by REDACTED: this environment's secret values, every known
-    shape, every secret ``NAME=value`` or ``NAME: value``, and each URL's user:password; the pieces
-    between colour codes each alone."""
+    shape, every secret ``NAME=value`` or ``NAME: value`` (in ``code``, a script's source, a secret
+    quoted literal: ``CODE_ASSIGNMENT``), and each URL's user:password; the pieces between colour
+    codes each alone."""
     if "\x1b" in text:
         pieces = ANSI_CODE.split(text)
-        return "".join(p if i % 2 else _redacted(p, environ) for i, p in enumerate(pieces))
-    return _redacted(text, environ)
+        return "".join(p if i % 2 else _redacted(p, environ, code) for i, p in enumerate(pieces))
+    return _redacted(text, environ, code)
 
 
-def _redacted(text: str, environ: dict[str, str] | None) -> str:
-    source = os.environ if environ is None else environ
-    values = sorted(
-        {v for k, v in source.items() if len(v) >= SHORTEST_SECRET_VALUE and looks_secret(k, v)},
-        key=len,
-        reverse=True,
-    )
-    for value in values:
-        text = text.replace(value, REDACTED)
-    for shape, replacement in SECRET_SHAPES:
-        text = shape.sub(replacement, text)
-    if "PRIVATE KEY-----" in text:
-        text = _key_ends(text)
-    text = URL_USERINFO.sub(r"\1***@", text)
+def holds_secret(text: str, *, binary: bool = False) -> bool:
+    """Whether ``text`` holds a credential by its shape or this environment's secret value: no name
+    is needed (a metric's name); in ``binary`` data read as text, a shape that follows a letter
+    too (a program's constant: ``Qghp_…``)."""
+    if not binary:
+        return _shaped(text, None) != text
+    found = [shape.search(text) for shape in (*UNBOUNDED_SHAPES, URL_USERINFO)]
+    return any(found) or any(value in text for value in _secret_values(None))
+
+
+def _redacted(text: str, environ: dict[str, str] | None, code: bool = False) -> str:
+    text = _shaped(text, environ)
+    if code:
+        return CODE_ASSIGNMENT.sub(_code_secret, text)
     text = LINE_ASSIGNMENT.sub(
         lambda m: f"{m[1]}{m[2]}={REDACTED}" if _secret_assignment(m[2], m[3].strip()) else m[0],
         text,
@@ -202,6 +222,24 @@ def _redacted(text: str, environ: dict[str, str] | None) -> str:
         lambda m: f"{m[1]}={REDACTED}" if _secret_assignment(m[1], m[2]) else m[0], text
     )
     return COLON_ASSIGNMENT.sub(_colon_secret, text)
+
+
+def _shaped(text: str, environ: dict[str, str] | None) -> str:
+    """``text`` less this environment's secret values, the known shapes, a URL's user:password."""
+    for value in _secret_values(environ):
+        text = text.replace(value, REDACTED)
+    for shape, replacement in SECRET_SHAPES:
+        text = shape.sub(replacement, text)
+    if "PRIVATE KEY-----" in text:
+        text = _key_ends(text)
+    return URL_USERINFO.sub(r"\1***@", text)
+
+
+def _secret_values(environ: dict[str, str] | None) -> list[str]:
+    """This environment's values that are secret by their name or look, longest first."""
+    source = os.environ if environ is None else environ
+    found = {v for k, v in source.items() if len(v) >= SHORTEST_SECRET_VALUE and looks_secret(k, v)}
+    return sorted(found, key=len, reverse=True)
 
 
 def scrub_value(value: Any, depth: int = 0) -> Any:

@@ -17,9 +17,9 @@ the one that crashes, the signal or exit status, faulthandler's stack or the las
 workaround where one was found, and the CPU model beside ``jax.print_environment_info()``.
 
 Every text that comes from outside the harness passes ``scrub`` where it was captured and is
-redacted again here (a stored result merged from another machine, or edited, is input too), all but
-the script's own text, whose ``key=...`` a redaction would garble; only allow-listed variables are
-shown.
+redacted again here (a stored result merged from another machine, or edited, is input too), the
+script's own text as code (a token, a JWT, a private key, a secret literal; its ``key=k`` kept);
+only allow-listed variables are shown.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def render(d: DraftInputs) -> str:
                 with_jax_alone(d),
             ],
         ),
-        reproduction(d),  # the script's own text, whose ``key=...`` a redaction would garble
+        redact(reproduction(d), code=True),  # the script's text: its ``key=k`` is code, kept
         *map(redact, [outputs(d), evidence(d), full_script(d), system_info(d)]),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
@@ -600,7 +600,7 @@ def render_crash(d: CrashDraft) -> str:
         redact(f"**Title:** {inline(crash_title(d))}"),
         "### Description",
         redact(crash_description(d)),
-        crash_reproducer(d),
+        redact(crash_reproducer(d), code=True),
         redact(what_happened(d)),
         redact(crash_system_info(d)),
     ]

@@ -51,6 +51,7 @@ from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
 from harness.analysis.statuses import ran as ran_at_all
 from harness.analysis.statuses import summarise
 from harness.errors import UsageError
+from harness.host.environment import holds_secret, redact
 from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
 from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.confirm import ConfirmPairs
@@ -654,7 +655,12 @@ class Memory:
             return None
         if not isinstance(when, str) or recalled_problem(watched, target, when):
             return None  # a file tampered with is no memory: measured again
-        return dataclasses.replace(watched, remembered=when)
+        named = [f.metric for f in watched.findings] + [k.metric_name for k in watched.detectable]
+        if any(map(holds_secret, named)):  # a metric named like a token, which none is
+            return None
+        findings = tuple(dataclasses.replace(f, text=redact(f.text)) for f in watched.findings)
+        why = tuple(map(redact, watched.why))  # as a watch writes them: a token edited in redacted
+        return dataclasses.replace(watched, findings=findings, why=why, remembered=when)
 
     def spent(self, target: str, key: str) -> frozenset[str]:
         """The stored results a watch of this key read and left open: never read again, so the next

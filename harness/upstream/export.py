@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import json
 import symtable
 import sys
 import textwrap
@@ -149,7 +150,7 @@ def _label(path: Path) -> str:
 
 
 def _dict_literal(values: Mapping[str, Any]) -> str:
-    return "{" + ", ".join(f'"{key}": {value!r}' for key, value in values.items()) + "}"
+    return "{" + ", ".join(f"{json.dumps(key)}: {value!r}" for key, value in values.items()) + "}"
 
 
 def _script_docstring(case_doc: str, case: CaseInfo, sizes: dict[str, int]) -> str:

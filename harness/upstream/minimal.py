@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import io
+import json
 import tokenize
 from collections.abc import Collection, Mapping
 
@@ -64,8 +65,10 @@ def minimal_script(
     docstring = ast.get_docstring(ast.parse(source)) or case.name
     first_line = docstring.strip().splitlines()[0].replace('"', "'")
     head = [f'"""{first_line}"""', *_merged_imports(imports)]
-    sizes_literal = "{" + ", ".join(f'"{name}": {value}' for name, value in sizes.items()) + "}"
-    names = "[" + ", ".join(f'"{name}"' for name in sorted(programs)) + "]"
+    # literals whatever the names hold (a metric's name from a stored answer is input): JSON's
+    # strings are Python's too
+    sizes_literal = "{" + ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in sizes.items()) + "}"
+    names = "[" + ", ".join(map(json.dumps, sorted(programs))) + "]"
     settings = f"SIZES, PROGRAMS, REPEATS, WARMUP = {sizes_literal}, {names}, {repeats}, {warmup}"
     parts = ["\n".join(head), compact(definitions), f"{settings}\n{TIMING}"]
     text = "\n\n".join(parts)

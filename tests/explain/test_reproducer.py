@@ -372,3 +372,82 @@ def test_the_reproducer_reads_the_export_of_the_release_running_it(tmp_path):
     )
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert json.loads(ran.stdout.strip().splitlines()[-1])["p1_call_ms"] > 0
+
+
+def calls_and_imports(text):
+    """What a script calls and imports, as its syntax tree says."""
+    import ast
+
+    tree = ast.parse(text)
+    calls = {ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return calls | {
+        ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)
+    }
+
+
+def test_the_reproducer_is_a_fixed_template_whatever_text_it_is_given(tmp_path):
+    """Issue 74, item 4: a script's file name and what its process listed (its jax version, a flag)
+    fill the template as plain text or literals: never a call or an import of their own, and
+    nothing of theirs runs."""
+    marker = tmp_path / "PWNED"
+    plain = reproducer_text(
+        "A reproducer of user.py's step from jax 0.4.31 to 0.4.33", "repro_0123456789.py",
+        "0.4.31", "0123456789", {"jax_enable_x64": True},
+    )  # fmt: skip
+    allowed = calls_and_imports(plain)
+    code = f'import os; os.system("touch {marker}")'
+    hostile = [
+        f'0.4.30"); {code} #',
+        f'0.4.30"""\n{code}\n"""',
+        f"0.4.30'''\n{code}\n'''",
+        "0.4.30\\",
+        f"0.4.30\r{code}",
+        f"0.4.30\u2028{code}",
+        f"0.4.30\x0c\n{code}",
+        "{title}{config}",
+    ]
+    for text in hostile:
+        config = {"jax_enable_x64": text, text: True, "jax_debug_nans": float("nan")}
+        written = reproducer_text(text, text, text, text, config)
+        assert calls_and_imports(written) <= allowed, text
+        assert written.count("jax.config.update(") == 1, "a known flag alone, its value a literal"
+    written = reproducer_text(*hostile[1:5])
+    (tmp_path / "programs.json").write_text(json.dumps({"programs": []}))
+    (tmp_path / "repro.py").write_text(written)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    ran = subprocess.run(
+        [sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={**environ, "JAX_PLATFORMS": "cpu"},
+    )  # fmt: skip
+    assert ran.returncode == 0 and json.loads(ran.stdout) == {
+        "compile_ms": 0.0, "run_ms": 0.0, "temp_bytes": 0
+    }, ran.stderr[-2000:]  # fmt: skip
+    assert not marker.exists()
+
+
+def test_a_folder_or_link_planted_where_the_reproducer_s_files_go_is_removed_never_followed(
+    tmp_path,
+):
+    """The script's process can write beside its export (the reproducer's folder is its export's
+    grandparent): what it planted at a name the reproducer writes is removed, not written through
+    and no traceback."""
+    from harness.explain import reproducer
+    from tests.explain.test_held_library import step
+
+    captured, folder = tmp_path / "captured", tmp_path / "out"
+    captured.mkdir()
+    folder.mkdir()
+    for name in ("program_01.jaxexport", "program_01.npz"):
+        (captured / name).write_bytes(b"x")
+    (folder / "programs.json").mkdir()
+    (folder / "program_07").mkdir()
+    (folder / "program_07" / "kept.txt").write_text("planted")
+    (tmp_path / "user_file").write_text("the user's")
+    (folder / "program_01.npz").symlink_to(tmp_path / "user_file")
+    listing = {"jax": "0.4.31", "programs": [{"file": "program_01", "name": "f", "calls": 1}]}
+    script = reproducer.write_reproducer(folder, captured, step(), listing)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["program_01.jaxexport", "program_01.npz", "programs.json", script.name]
+    )
+    assert (tmp_path / "user_file").read_text() == "the user's"
+    assert not (folder / "program_01.npz").is_symlink()

@@ -312,3 +312,35 @@ def test_redacting_a_long_output_of_key_like_lines_takes_time_in_proportion_to_i
 
     small, large = min(seconds(500) for _ in range(3)), min(seconds(4000) for _ in range(3))
     assert large < 30 * max(small, 1e-3), (small, large)  # linear: ×8; quadratic: ×64
+
+
+def test_a_script_s_source_is_redacted_by_shape_and_secret_literal_its_code_left_whole():
+    source = (
+        'API = "ghp_0123456789abcdefghijklmnopqrstuvwxyz"\n'
+        'db = {"password": "correct horse battery", "token": "0123456789abcdefABCDEF0123"}\n'
+        "url = 'https://bob:hunter2pass@pypi.example/simple'\n"
+        "def step(key: jax.Array, tokenizer='bert-base-uncased', n_tokens=3):\n"
+        "    key=jax.random.fold_in(key, 1)\n"
+        "    return jax.random.normal(key=key, shape=(n_tokens,))\n"
+    )
+    cleaned = environment.redact(source, environ={}, code=True)
+    for secret in ("ghp_", "correct horse", "0123456789abcdefABCDEF", "hunter2"):
+        assert secret not in cleaned, cleaned
+    assert '"password": "<redacted>"' in cleaned and "https://***@pypi.example" in cleaned
+    assert source.splitlines()[3:] == cleaned.splitlines()[3:], "code naming a key is code"
+    assert "key: <redacted>" in environment.redact(source, environ={}), "as text it would not be"
+
+
+def test_a_text_holds_a_secret_by_its_shape_or_this_environment_s_value_never_by_a_name(
+    monkeypatch,
+):
+    monkeypatch.setenv("CI_DEPLOY_TOKEN", "s3cr3t-value-of-ci")
+    for text in (
+        JWT,
+        "xx AKIAIOSFODNN7EXAMPLE",
+        "s3cr3t-value-of-ci",
+        "-----BEGIN PRIVATE KEY-----",
+    ):
+        assert environment.holds_secret(text), text
+    for text in ("token: 12", "key=k", "json.tokens_ms", "AKIA", "p1_call_ms"):
+        assert not environment.holds_secret(text), text

@@ -813,3 +813,26 @@ def test_a_script_is_the_user_s_and_a_case_cites_its_discussion():
     case = discovery.discover()["scan_sync"]
     assert provenance(case).startswith("Found while checking a claim from a user discussion")
     assert case.claim in provenance(case)
+
+
+# A secret hard-coded in the script's own source: each by its shape, as every other text is.
+HARD_CODED = (
+    'TOKEN = "ghp_0123456789abcdefghijklmnopqrstuvwxyz"\n'
+    'session = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N"\n'
+    'password = "correct horse battery"\n'
+    'KEY = """-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0123456789abcdefABCDEF\n'
+    '-----END RSA PRIVATE KEY-----"""\n'
+)
+
+
+def test_a_secret_hard_coded_in_the_script_is_redacted_in_the_draft_s_quote_its_code_kept():
+    script = draft_inputs().short_script + HARD_CODED
+    script += "def f(key: jax.Array, tokenizer='bert-base-uncased'):\n    return g(key=key)\n"
+    crash = draft(script=SCRIPT + HARD_CODED)
+    for text in (render(draft_inputs(short_script=script)), render_crash(crash)):
+        for secret in ("ghp_0123", "eyJhbGci", "MIIEowIBAAKCAQEA", "correct horse"):
+            assert secret not in text, secret
+        assert "-----<redacted> PRIVATE KEY-----" in text and 'password = "<redacted>"' in text
+    kept = render(draft_inputs(short_script=script))
+    assert "def f(key: jax.Array, tokenizer='bert-base-uncased'):" in kept
+    assert "return g(key=key)" in kept, "code that only names a key is kept"

@@ -420,3 +420,33 @@ def test_a_process_that_timed_out_under_load_counts_in_the_load_section_not_in_a
     stored = as_stored(data)
     assert loaded_processes(stored) == (0, 3)
     assert loaded_processes(stored, every=True) == (1, 4)
+
+
+def test_a_tampered_memory_s_finding_is_recalled_redacted_and_a_token_s_metric_not_at_all(
+    tmp_path,
+):
+    token = "ghp_0123456789abcdefghijklmnopqrstuvwxyz"
+    memory = Memory(tmp_path)
+    watch = TargetWatch(
+        "script-x",
+        "script",
+        (Finding("regression", Criterion.named("json.t"), "json.t: slower ×3", 3.0),),
+        (SideLoad("0.4.31", 0, 8),),
+        {parse_metric_name("json.t"): 1.2},
+        "triage-x.md",
+        why=("comes with jax",),
+    )
+    key = memory_key({"pair": ["0.4.31", "0.4.33"]})
+    memory.remember(key, {}, watch, "2026-12-02 10:00 UTC")
+    [path] = tmp_path.iterdir()
+    document = json.loads(path.read_text())
+    document["watch"]["findings"][0]["text"] = f"json.t: slower ×3 (Authorization: {token})"
+    document["watch"]["why"] = [f"runs with TOKEN={token}"]
+    path.write_text(json.dumps(document))
+    back = memory.recall("script-x", key)
+    assert back is not None and token not in repr(back)
+    assert back.findings[0].text == "json.t: slower ×3 (Authorization: <redacted>"
+    assert back.why == ("runs with TOKEN=<redacted>",)
+    document["watch"]["findings"][0]["metric"] = f"json.{token}"
+    path.write_text(json.dumps(document))
+    assert memory.recall("script-x", key) is None, "a metric named like a token: measured again"

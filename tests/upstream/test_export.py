@@ -284,3 +284,10 @@ def test_a_case_file_starting_with_a_byte_order_mark_exports_as_without_it(tmp_p
         exported(discovery.read_case(tmp_path / d / "steady.py")) for d in ("plain", "marked")
     )
     assert "\ufeff" not in marked and marked.replace("marked/", "plain/") == plain
+
+
+def test_the_tail_s_sizes_and_settings_are_literals_whatever_their_names_hold():
+    from harness.upstream.export import _dict_literal
+
+    hostile = {'N": 1}; import os; os.system("touch PWNED"); X = {"': 1, "plain": 'a"b'}
+    assert ast.literal_eval(_dict_literal(hostile)) == hostile

@@ -172,3 +172,20 @@ def test_the_short_script_runs_for_real_and_prints_the_figures(tmp_path):
         <= figures.medians[("two_scans", "wall_ns")]
     )
     assert figures.header["jax"] and figures.header["backend"] == "cpu"
+
+
+def test_a_program_s_name_from_a_stored_answer_is_a_literal_never_code():
+    """A metric's program name is anything before its last dot (a stored answer, edited, is input):
+    in the short script it is a string, and the script calls and imports what it would anyway."""
+    case = CATALOGUE["scan_sync"]
+    plain = minimal_script(case, smallest(case), ["two_scans"], repeats=5, warmup=1)
+    hostile = 'two_scans"]; import os; os.system("touch PWNED"); X = ["\u2028'
+    text = minimal_script(case, smallest(case), [hostile], repeats=5, warmup=1)
+
+    def calls(source):
+        tree = ast.parse(source)
+        found = {ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        return found | {ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Import)}
+
+    assert calls(text) == calls(plain)
+    assert "PROGRAMS, REPEATS, WARMUP = {" in text and '"two_scans\\"]; import os' in text
