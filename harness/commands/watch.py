@@ -29,7 +29,7 @@ from harness.catalogue.scripts import read_script
 from harness.cli.options import prove_writable
 from harness.cli.ranges import LibraryChoice, Places, RangeOptions
 from harness.cli.watch import WatchOptions
-from harness.commands.ranges import RangeRun, progress, release_plan
+from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, release_plan
 from harness.commands.triage import timing_steps
 from harness.errors import UsageError
 from harness.host.environment import shown_path
@@ -259,6 +259,7 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
             thresholds=options.thresholds,
             progress=progress,
         )
+        refuse_unknown_metric(found.first_round, options)  # a declared metric none has: said
         read = results_read(found)
         again: dict[MetricKey, Comparison] = {}
         still_open = first_round_open(found)
