@@ -192,22 +192,22 @@ def checked(text: str, suite_file: str | None = None) -> tuple[str, ...]:
 
 def _read(tokens: tuple[str, ...], suite_file: str | None) -> None:
     """Each token as argparse takes it: an option (its value attached or the next token), or a
-    node id or path; after ``--``, only node ids and paths.  A word after an option of the suite's
-    own may be its value: it stays inside the suite, of any file."""
-    at, options_end, after_own = 0, False, False
+    node id or path.  A word after an option of the suite's own may be its value: it stays inside
+    the suite, of any file."""
+    at, after_own = 0, False
     while at < len(tokens):
         token = tokens[at]
         following = tokens[at + 1] if at + 1 < len(tokens) else None
         if following is not None and _optional(following):
             following = None  # argparse gives an option no word that is an option itself
         at += 1
-        if options_end or not _optional(token):
+        if not _optional(token):
             _inside(token, "node id", None if after_own else suite_file)
             after_own = False
             continue
         after_own = False
-        if token == "--":
-            options_end = True
+        if token == "--":  # the wrapper's own options follow the suite's: they would be paths
+            raise UsageError(f"{WHAT}: -- is refused: give node ids without it")
         elif token.startswith("--"):
             name, equals, value = token.partition("=")
             if name not in OPTIONS:  # the suite's own option; its value may be the next word

@@ -57,6 +57,9 @@ REFUSED = [
     ("--dist=load", "--dist is refused"),
     ("--pdb", "--pdb is refused: it waits for a person"),
     ("-k 'unclosed", "not split as a shell would"),
+    # the campaign's: the wrapper's own options after it would be read as paths
+    ("-- --basetemp=tests", "-- is refused"),
+    ("tests/test_b.py --", "-- is refused"),
     ("-k '\x1b[2J'", "is not text pytest can be given"),
 ]
 
