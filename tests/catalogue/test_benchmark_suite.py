@@ -345,6 +345,14 @@ def test_a_suite_s_temporary_files_lie_in_the_scratch_and_a_usage_error_is_said_
     run = measured(pytest_benchmark_python, folder, tmp_path)
     assert run["status"].endswith("ok"), run["detail"]
     assert listing(folder) == before, "nothing written into the suite"
+    # Issue 74 #6: `--basetemp=tests` emptied the suite's tests/; refused on the command line, and
+    # were it to reach the wrapper, the wrapper's own --basetemp (pytest's last) stands.
+    (folder / "tests").mkdir()
+    (folder / "tests" / "keep.txt").write_text("the suite's own")
+    before = listing(folder)
+    run = measured(pytest_benchmark_python, folder, tmp_path, args=("--basetemp=tests",))
+    assert run["status"].endswith("ok"), run["detail"]
+    assert listing(folder) == before, "the suite's tests/ kept"
     refused = measured(pytest_benchmark_python, folder, tmp_path, args=("--no-such-option",))
     assert refused["status"].endswith("failed"), refused
     last = refused["detail"].strip().splitlines()[-1]
