@@ -259,6 +259,19 @@ def test_compare_exit_status_is_1_only_when_b_got_worse(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("harness: error: cannot write")
 
 
+@pytest.mark.parametrize("flag", ["--value", "--cost", "--higher-is-better"])
+def test_compare_refuses_a_declared_metric_neither_set_has(tmp_path, capsys, flag):
+    """R8-17: `--value json.nosuch` was taken without a word; compare knows both sets' metrics
+    before any verdict, so a name neither has is refused in one line."""
+    data = real_result("async_dispatch-0.12.0.1")
+    results = write_results(tmp_path / "results", [data, derive(data, release="0.4.26")])
+    argv = ["compare", str(results), "--a-release", "0.4.26", "--b-release", "0.12.0.1"]
+    assert main([*argv, flag, "json.nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"harness: error: {flag} json.nosuch: no metric of A or B has that name")
+    assert len(err.splitlines()) == 1
+
+
 def test_compare_of_separate_runs_allows_for_their_levels_and_says_so(tmp_path, capsys):
     data = real_result("async_dispatch-0.12.0.1")
     a = write_results(tmp_path / "a", [derive(data, invocation="run-a")])

@@ -50,10 +50,31 @@ def end_words(end: ProcessEnd) -> str:
     words = first_line(end)
     if end.signal == "SIGKILL":
         return f"{words}, out of memory?"
-    error = error_line(end).partition(":")[0].rpartition(".")[2]
-    if end.how in (EndKind.EXIT, EndKind.RAISED) and error.isidentifier():
-        return f"raised {error}" if end.how is EndKind.RAISED else f"{words} ({error})"
-    return words
+    if end.how is EndKind.RAISED:  # the harness's own words of the exception its worker caught
+        error = error_line(end).partition(":")[0].rpartition(".")[2]
+        return f"raised {error}" if error.isidentifier() else words
+    error = raised_name(end.last_lines) if end.how is EndKind.EXIT else ""
+    return f"{words} ({error})" if error else words
+
+
+# Python's traceback: its header or a frame (``  File "x.py", line 3``), its frames indented,
+# then the exception's line, unindented: ``pkg.ValueError: …`` or the bare name.
+FRAME = re.compile(r'^(?:Traceback \(most recent call last\):|\s+File ")')
+RAISED_NAME = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::|$)")
+
+
+def raised_name(text: str) -> str:
+    """The class name of the exception the last Python traceback in ``text`` ends with; "" where no
+    traceback is (a line ``Authorization: …`` or pytest's ``rootdir: …`` names none)."""
+    name, in_traceback = "", False
+    for line in text.splitlines():
+        if FRAME.match(line):
+            in_traceback = True
+        elif in_traceback and line.strip() and not line[0].isspace():
+            found = RAISED_NAME.match(line)
+            name = found.group(1).rpartition(".")[2] if found else name
+            in_traceback = False
+    return name
 
 
 def end_verb(end: ProcessEnd | None) -> str:

@@ -166,6 +166,18 @@ def suite_digest(suite: Path) -> str:
     return digest.hexdigest()
 
 
+def unchanged(suite: Path, digest: str) -> None:
+    """UsageError where the suite's files are not those a watch began with: a fault of the run
+    (the suite, or its arguments, wrote into its folder), never a change of JAX's."""
+    now = suite_digest(suite)
+    if now != digest:
+        raise UsageError(
+            f"--pytest-benchmark {suite.name}: the suite's files changed while it was watched "
+            f"(sha256 {digest[:12]}, now {now[:12]}): a fault of the run, not a regression, and "
+            "nothing of it is judged (does a test or an argument write into the suite's folder?)"
+        )
+
+
 def wrapper_name(suite: Path) -> str:
     """``pytest-<the suite's name>.py``: the wrapper's file name (stored as ``script-pytest-…``)."""
     stem = NAME_CHARS.sub("_", suite.resolve().stem).strip("_")[:60] or "suite"
@@ -338,9 +350,14 @@ given = os.environ["@SUITE_PATH@"]
 folder, own = (given, []) if os.path.isdir(given) else (os.path.dirname(given), [os.path.basename(given)])
 os.chdir(folder)
 suite = Suite(os.environ["HARNESS_BENCHMARK_JSON"], float(os.environ.get("@DEADLINE@") or 0))
-storage = os.path.join(os.path.dirname(suite.path), "pytest-benchmark")  # not .benchmarks in the suite
+scratch = os.path.dirname(suite.path)  # the harness's, for this process: nothing written in the suite
+storage, temporary = os.path.join(scratch, "pytest-benchmark"), os.path.join(scratch, "pytest-tmp")
 fixed = ["-q", "-p", "no:cacheprovider", "--benchmark-only", "--benchmark-storage=file://" + storage]
+fixed.append("--basetemp=" + temporary)  # tmp_path too: the last --basetemp is pytest's
 code = pytest.main([*own, *sys.argv[1:], *fixed], plugins=[suite])
+if int(code) == pytest.ExitCode.USAGE_ERROR:  # said as what it is, not by pytest's last line (rootdir: …)
+    print("pytest refused the suite's arguments (--pytest-args): a usage error, above", file=sys.stderr)
+    sys.exit(4)
 if suite.cut and suite.benchmarks:
     suite.write()
     print(f"pytest-benchmark: {suite.cut}", file=sys.stderr)

@@ -714,6 +714,16 @@ def _names(given: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(parse_metric_name(name).metric_name for name in given))
 
 
+def declared_metrics(thresholds: Thresholds) -> list[tuple[str, tuple[str, ...]]]:
+    """Each option that declares metrics, and the names it declared: a name no measured metric has
+    is said (or refused, where the metrics are known before judging)."""
+    return [
+        ("--higher-is-better", thresholds.higher_is_better),
+        ("--value", thresholds.values),
+        ("--cost", thresholds.costs),
+    ]
+
+
 def thresholds_from(args: argparse.Namespace) -> Thresholds:
     values, costs = _names(args.value), _names(args.cost)
     higher = _names(args.higher_is_better)

@@ -16,7 +16,7 @@ from harness.commands.ranges import (
     RangeRun,
     no_change_hint,
     progress,
-    say_unknown_higher_is_better,
+    say_unknown_declared,
     stored_metric_names,
     triage_command,
     undecided_hint,
@@ -48,7 +48,7 @@ def execute(options: RangeOptions) -> int:
     run.prober.measure_together(
         [options.first, options.last], decide="all" if options.metric else "changes"
     )
-    say_unknown_higher_is_better(stored_metric_names(options), options)
+    say_unknown_declared(stored_metric_names(options), options)
     # a plain script: every metric that moved, each bisected
     if options.criterion.by is Judged.EVERY:
         return _bisect_every_changed_metric(run)

@@ -3,17 +3,37 @@ worse."""
 
 from __future__ import annotations
 
-from harness.analysis.set_comparison import ResultSet, compare_sets
+from harness.analysis.set_comparison import ResultSet, SetComparison, compare_sets
 from harness.cli.compare import CompareOptions
+from harness.cli.options import declared_metrics
+from harness.errors import UsageError
 from harness.render.json_out import dumps, set_comparison_json
 from harness.render.set_comparison import render_markdown, render_text
 from harness.store.files import write_text
+
+
+def refuse_undeclared(comparison: SetComparison) -> None:
+    """A usage error for a metric declared (``--value``, ``--cost``, ``--higher-is-better``) that
+    neither set has: the metrics are known before any verdict, and a typo would change nothing."""
+    names = {
+        key.metric_name
+        for pair in comparison.pairs
+        for key in [*(m.key for m in pair.metrics), *pair.only_a, *pair.only_b]
+    }
+    for flag, declared in declared_metrics(comparison.thresholds):
+        unknown = [name for name in declared if name not in names]
+        if unknown and names:
+            shown = ", ".join(sorted(names)[:8]) + (", …" if len(names) > 8 else "")
+            raise UsageError(
+                f"{flag} {unknown[0]}: no metric of A or B has that name (theirs: {shown})"
+            )
 
 
 def execute(opts: CompareOptions) -> int:
     a = ResultSet("A", opts.a, opts.a_release, opts.a_profile)
     b = ResultSet("B", opts.b, opts.b_release, opts.b_profile)
     comparison = compare_sets(a, b, opts.cases, opts.thresholds)
+    refuse_undeclared(comparison)
     # The files first: one that cannot be written is exit 2 (bad input) before any verdict is
     # printed, so that "Worse in B" always comes with the exit 1 the help promises.
     if opts.markdown:

@@ -23,7 +23,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from harness.cli.options import prove_writable
+from harness.cli.options import declared_metrics, prove_writable
 from harness.cli.ranges import RangeOptions, bounded, target_words
 from harness.commands.progress import Progress
 from harness.errors import UsageError
@@ -228,26 +228,29 @@ def undecided_hint(options: RangeOptions, open_: Sequence[str] = ()) -> Finding:
 
 def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
     """A metric none of the measured results has, once they are measured (no stored result named
-    them before); a ``--higher-is-better`` metric none has is said in one line."""
+    them before); a metric declared (``--higher-is-better``, ``--value``, ``--cost``) none has is
+    said in one line."""
     names = sorted(
         {name for m in found.ok() if m.result is not None for name in metric_names(m.result)}
     )
-    say_unknown_higher_is_better(names, options)
+    say_unknown_declared(names, options)
     refuse_unknown(names, options)
 
 
-def say_unknown_higher_is_better(names: Sequence[str], options: RangeOptions) -> None:
-    """One line for each ``--higher-is-better`` metric that no measured result has (``names``:
-    theirs): it turns no verdict, and a typo there would otherwise pass unseen."""
+def say_unknown_declared(names: Sequence[str], options: RangeOptions) -> None:
+    """One line for each metric declared (``--higher-is-better``, ``--value``, ``--cost``) that no
+    measured result has (``names``: theirs): it turns no verdict, and a typo there would otherwise
+    pass unseen."""
     if not names:
         return
-    for name in options.thresholds.higher_is_better:
-        if name not in names:
-            shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
-            progress.keep(
-                f"[{options.command}] --higher-is-better {name}: no metric of {options.case.name} "
-                f"has that name, so it changes nothing (its metrics: {shown})"
-            )
+    for flag, declared in declared_metrics(options.thresholds):
+        for name in declared:
+            if name not in names:
+                shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
+                progress.keep(
+                    f"[{options.command}] {flag} {name}: no metric of {options.case.name} has "
+                    f"that name, so it changes nothing (its metrics: {shown})"
+                )
 
 
 def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.significance import Comparison
-from harness.catalogue.benchmark_suite import SUITE_PATH, wrapper_name, wrapper_text
+from harness.catalogue.benchmark_suite import SUITE_PATH, unchanged, wrapper_name, wrapper_text
 from harness.catalogue.discovery import CaseInfo, anchor_sizes
 from harness.catalogue.scripts import read_script
 from harness.cli.options import prove_writable
 from harness.cli.ranges import LibraryChoice, Places, RangeOptions
 from harness.cli.watch import WatchOptions
-from harness.commands.ranges import RangeRun, progress, release_plan
+from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, release_plan
 from harness.commands.triage import timing_steps
 from harness.errors import UsageError
 from harness.host.environment import shown_path
@@ -76,6 +76,7 @@ class Target:
     case: CaseInfo
     kind: str
     suite: Path | None = None
+    digest: str = ""  # the suite's files' when the watch began
 
 
 def the_pair(options: WatchOptions) -> tuple[str, str, dict[str, str]]:
@@ -112,7 +113,7 @@ def targets(options: WatchOptions) -> list[Target]:
             with_specs=options.with_specs,
             requirements=options.requirements,
         )
-        found.append(Target(case, "pytest-benchmark", options.suite.path))
+        found.append(Target(case, "pytest-benchmark", options.suite.path, options.suite.digest))
     names = [target.case.name for target in found]
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
@@ -142,16 +143,19 @@ def range_options(
 
 
 @contextlib.contextmanager
-def suite_in_environment(suite: Path | None) -> Iterator[None]:
+def suite_in_environment(target: Target) -> Iterator[None]:
     """The suite's path where its wrapper script finds it, while its target is measured: in the
-    environment every side inherits, never in a result or a page."""
-    if suite is None:
+    environment every side inherits, never in a result or a page.  The suite is read-only to the
+    run: its files' digest is the same after as before, else nothing of the run is judged."""
+    if target.suite is None:
         yield
         return
     before = os.environ.get(SUITE_PATH)
-    os.environ[SUITE_PATH] = str(suite)
+    os.environ[SUITE_PATH] = str(target.suite)
     try:
+        unchanged(target.suite, target.digest)
         yield
+        unchanged(target.suite, target.digest)
     finally:
         if before is None:
             os.environ.pop(SUITE_PATH, None)
@@ -245,7 +249,7 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
     confirmer = PairConfirmer(
         dataclasses.replace(run.prober, accept=lambda stored: stored.result.id not in spent)
     )
-    with suite_in_environment(target.suite):
+    with suite_in_environment(target):
         found = triage(
             run.releases,
             first_round,
@@ -255,6 +259,7 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
             thresholds=options.thresholds,
             progress=progress,
         )
+        refuse_unknown_metric(found.first_round, options)  # a declared metric none has: said
         read = results_read(found)
         again: dict[MetricKey, Comparison] = {}
         still_open = first_round_open(found)

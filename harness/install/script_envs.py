@@ -44,6 +44,7 @@ from harness.install.venvs import (
     run_whole,
     uv_command,
 )
+from harness.measure import venv_files
 from harness.measure.locks import venv_lock
 from harness.names import inside
 from harness.pins import AS_OF, NEWEST, POLICIES, Profile, Release
@@ -475,7 +476,7 @@ def install(
         recorded = _recorded(venv, wanted)
         damaged = False
         if recorded is not None and (venv / "bin" / "python").exists():
-            if not missing_files(venv):
+            if not missing_files(venv) and not venv_files.marked(venv):
                 mark_used(venv)
                 return recorded
             # a module or a jaxlib library deleted since: every process would fail alike
@@ -504,6 +505,7 @@ def install(
             except ValueError as exc:
                 return InstallFailed(f"`uv pip freeze` gave {exc}", "install")
             replace_file(venv / RECORD, json.dumps({**wanted, "installed": list(installed)}))
+            venv_files.clear(venv)
         except OSError as exc:
             return InstallFailed(f"cannot write into {venv}: {exc.strerror or exc}", "install")
         return installed

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.install.index import Listing
+from harness.measure import venv_files
 from harness.measure.locks import ASIDE, venv_lock
 from harness.pins import Profile, Release, install_args
 from harness.store.files import parse_document, read_bounded, replace_file
@@ -249,7 +250,7 @@ def ensure(env: ReleaseEnv) -> str | None:
         damaged = False
         try:
             if json.loads(record.read_text()) == wanted and env.interpreter.exists():
-                damaged = bool(missing_files(env.venv))
+                damaged = bool(missing_files(env.venv) or venv_files.marked(env.venv))
                 if not damaged:
                     mark_used(env.venv)
                     return None
@@ -274,6 +275,7 @@ def ensure(env: ReleaseEnv) -> str | None:
                 return f"`{what}` failed: {last_lines(done.stderr or done.stdout)}"
         try:
             record.write_text(json.dumps(wanted))
+            venv_files.clear(env.venv)
         except OSError as exc:
             return f"cannot write {record}: {exc.strerror or exc}"
         return None

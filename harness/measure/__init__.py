@@ -5,5 +5,6 @@ in isolation, optionally pinned to CPUs (``child``, ``case_process``, ``isolatio
 timed after JAX's benchmarking guide with loops for short programs (``timing``), its compiled HLO
 counted (``hlo``), the machine's load over its window recorded (``load``); a plain script's run
 (``script_process``) under its start-up hook (``script_hook``, ``script_capture``), where a process
-died (``deaths``), its printed figures and numbers (``figures``, ``script_numbers``,
-``benchmark_json``); ``sides`` reads a plan of sides."""
+died (``deaths``) and whether its venv's files were what was installed (``venv_files``), its
+printed figures and numbers (``figures``, ``script_numbers``, ``benchmark_json``); ``sides`` reads a
+plan of sides."""

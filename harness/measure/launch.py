@@ -25,6 +25,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.host import tpu
 from harness.host.environment import REPO_ROOT, scrub, shown_path
+from harness.measure import venv_files
 from harness.measure.guardian import die_with_parent
 from harness.measure.sides import Side
 from harness.store.schema import HostFacts, SchemaError, parse_host
@@ -219,9 +220,18 @@ def venv_gone(side: Side, output: str = "") -> str:
     venv = python.parent.parent
     # A venv of the harness's (not a system's Python), and jax truly gone from it: not the script's
     # own subprocess under another Python.
-    gone = (venv / "pyvenv.cfg").is_file() and not any(venv.glob(JAX_IN_A_VENV))
-    if gone and any(missing in output for missing in JAX_MISSING):
+    ours = (venv / "pyvenv.cfg").is_file()
+    if ours and not any(venv.glob(JAX_IN_A_VENV)) and any(m in output for m in JAX_MISSING):
         return f"jax is gone from {shown_path(venv, anywhere=True)}"
+    # A file the process died on that is not what was installed (a truncated module): marked, so
+    # that preparing the venv again installs it again.
+    bad = venv_files.damaged(venv, output) if ours and output else []
+    if bad:
+        venv_files.mark(venv, bad)
+    bad = bad or (venv_files.marked(venv) if ours else [])
+    if bad:
+        more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+        return f"site-packages/{bad[0]}{more} no longer what its install recorded (RECORD's sha256)"
     return ""
 
 
@@ -230,8 +240,8 @@ def check_venv(side: Side, output: str = "") -> None:
     if why := venv_gone(side, output):
         raise VenvGone(
             f"the venv of side {side.label!r} changed under the running command ({why}; a clean-up "
-            "outside the harness?): a fault of the machine, not of the script; the command again "
-            "makes the venv anew and measures it"
+            "or a disk fault outside the harness?): a fault of the machine, not of the script or "
+            "of JAX; the venv is made anew and measured again"
         )
 
 

@@ -42,16 +42,38 @@ def shorten(text: str, width: int = WIDTH) -> str:
 def wrap(text: str, width: int = WIDTH, indent: str = "", lines: int | None = None) -> list[str]:
     """``text`` wrapped to ``width`` columns, later lines indented by ``indent``; at most ``lines``
     lines (the last shortened)."""
+    flowed = " ".join(terminal(text).split())
     wrapped = textwrap.wrap(
-        " ".join(terminal(text).split()),
-        width,
-        subsequent_indent=indent,
-        break_long_words=True,
-        break_on_hyphens=False,
+        flowed, width, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False
     ) or [""]
+    wrapped = by_columns(wrapped, flowed, width, indent)
     if lines is not None and len(wrapped) > lines:
         wrapped = [*wrapped[: lines - 1], shorten(" ".join(wrapped[lines - 1 :]), width)]
     return wrapped
+
+
+def by_columns(wrapped: list[str], text: str, width: int, indent: str = "") -> list[str]:
+    """``wrapped`` (textwrap's, which counts characters) where each line fits ``width`` columns;
+    else ``text`` wrapped again by columns: a wide character takes two (a head line naming a
+    metric in CJK reached 102)."""
+    if all(columns(line) <= width for line in wrapped):
+        return wrapped
+    out: list[str] = []
+    line = ""
+    for word in text.split():
+        joined = f"{line} {word}" if line else (indent if out else "") + word
+        if columns(joined) <= width:
+            line = joined
+            continue
+        if line:
+            out.append(line)
+        line = indent if out else ""
+        for char in word:  # a word wider than a line: cut, as textwrap cuts one
+            if columns(line + char) > width and line.strip():
+                out.append(line)
+                line = indent
+            line += char
+    return [*out, line] if line else out or [""]
 
 
 def table(
@@ -72,7 +94,9 @@ def table(
         return _turned(cells, indent, width)
     lines = []
     for row in cells:
-        parts = [textwrap.wrap(c, widths[i]) or [""] for i, c in enumerate(row)]
+        parts = [
+            by_columns(textwrap.wrap(c, widths[i]), c, widths[i]) or [""] for i, c in enumerate(row)
+        ]
         for line in range(max(map(len, parts))):
             shown = [each[line] if line < len(each) else "" for each in parts]
             padded = [p + " " * (widths[i] - columns(p)) for i, p in enumerate(shown)]

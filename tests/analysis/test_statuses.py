@@ -25,6 +25,32 @@ def test_the_error_s_line_is_the_exception_s_not_a_trailer_jax_prints_after_it()
     assert error_line(ProcessEnd(EndKind.RAISED, last_lines=qualified)) == qualified
 
 
+@pytest.mark.parametrize(
+    ("last_lines", "words"),
+    [
+        ("retrying with a token\nAuthorization: Bearer <redacted>", "exit 1"),
+        ("ERROR: usage: pytest [options]\n  inifile: None\n  rootdir: /home/me/suite", "exit 1"),
+        ("warning: something\nValueError: printed, never raised", "exit 1"),
+        (JAX_TRAILER, "exit 1 (ValueError)"),
+        (
+            '  File "x.py", line 3, in f\n    g()\njax.errors.JaxRuntimeError: INTERNAL',
+            "exit 1 (JaxRuntimeError)",
+        ),
+        (
+            'Traceback (most recent call last):\n  File "x.py", line 1\n    raise Stop\nStop',
+            "exit 1 (Stop)",
+        ),
+    ],
+)
+def test_an_exit_s_exception_is_named_from_a_traceback_never_from_a_name_value_line(
+    last_lines, words
+):
+    """R8-16: a stderr line `NAME: value` was taken for the exception (`exit 1 (Authorization)`),
+    and pytest's usage error was `exit 4 (rootdir)`; a cut traceback (its header gone) still
+    names its exception."""
+    assert end_words(ProcessEnd(EndKind.EXIT, exit_status=1, last_lines=last_lines)) == words
+
+
 def test_with_no_exception_named_the_error_is_never_jax_s_trailer_nor_the_script_s_json_line():
     """A process killed after JAX's trailer, or a result's detail quoted as text: the line
     before."""

@@ -313,3 +313,47 @@ def test_a_run_that_would_pass_its_time_out_stops_after_the_benchmarks_that_fit_
     [note] = [n for n in run["notes"] if n.startswith(CUT_SHORT_NOTE)]
     assert f"stopped after {len(benches)} of 8 benchmarks" in note
     assert run["script"]["cut_short"] == {"ran": len(benches), "planned": 8}, "what a watch reads"
+
+
+def test_a_suite_changed_while_watched_is_a_fault_of_the_run_never_a_regression(tmp_path):
+    """Issue 74 #6: a run that emptied the suite's tests/ was called a regression. The suite is
+    read-only to the run: its digest after is its digest before, else the run is a fault."""
+    folder = suite(tmp_path)
+    digest = suite_digest(folder)
+    benchmark_suite.unchanged(folder, digest)
+    (folder / "test_b.py").write_text("def test_b(benchmark):\n    benchmark(sum, [2])\n")
+    with pytest.raises(UsageError, match="a fault of the run, not a regression") as fault:
+        benchmark_suite.unchanged(folder, digest)
+    assert str(tmp_path) not in str(fault.value), "the suite's path names a home folder"
+
+
+@pytest.mark.venv
+def test_a_suite_s_temporary_files_lie_in_the_scratch_and_a_usage_error_is_said_as_one(
+    tmp_path, pytest_benchmark_python
+):
+    """Issue 74 #5/#6: pytest's basetemp (tmp_path) is the harness's scratch, never the suite nor
+    a shared /tmp folder; R8-16: a usage error of pytest's was `exit 4 (rootdir)`, named by
+    pytest's last line."""
+    folder = suite(
+        tmp_path,
+        "import os\n\ndef test_b(benchmark, tmp_path):\n"
+        "    scratch = os.path.dirname(os.environ['HARNESS_BENCHMARK_JSON'])\n"
+        "    assert str(tmp_path).startswith(scratch + os.sep), tmp_path\n"
+        "    (tmp_path / 'x').write_text('x')\n    benchmark(sum, [1])\n",
+    )
+    before = listing(folder)
+    run = measured(pytest_benchmark_python, folder, tmp_path)
+    assert run["status"].endswith("ok"), run["detail"]
+    assert listing(folder) == before, "nothing written into the suite"
+    # Issue 74 #6: `--basetemp=tests` emptied the suite's tests/; refused on the command line, and
+    # were it to reach the wrapper, the wrapper's own --basetemp (pytest's last) stands.
+    (folder / "tests").mkdir()
+    (folder / "tests" / "keep.txt").write_text("the suite's own")
+    before = listing(folder)
+    run = measured(pytest_benchmark_python, folder, tmp_path, args=("--basetemp=tests",))
+    assert run["status"].endswith("ok"), run["detail"]
+    assert listing(folder) == before, "the suite's tests/ kept"
+    refused = measured(pytest_benchmark_python, folder, tmp_path, args=("--no-such-option",))
+    assert refused["status"].endswith("failed"), refused
+    last = refused["detail"].strip().splitlines()[-1]
+    assert "pytest refused the suite's arguments (--pytest-args): a usage error" in last

@@ -131,13 +131,15 @@ def test_the_maintainer_s_selection_reaches_the_suite_as_pytest_s_arguments(tmp_
 @pytest.mark.parametrize(
     ("given", "message"),
     [
-        ("/home/me/suite/test_b.py::test_b", "relative to the suite's folder"),
-        ("../other/test_x.py", "relative to the suite's folder"),
-        ("--rootdir=/home/me", "relative to the suite's folder"),
-        ("--benchmark-json=x.json", "the watch runs the benchmarks itself"),
-        ("-n 4", "the watch runs the benchmarks itself"),
-        ("-n4", "the watch runs the benchmarks itself"),
+        ("/home/me/suite/test_b.py::test_b", "relative to its folder, inside it"),
+        ("../other/test_x.py", "relative to its folder, inside it"),
+        ("--rootdir=/home/me", "--rootdir is refused: it moves where pytest finds the suite"),
+        ("--benchmark-json=x.json", "it runs and stores the benchmarks"),
+        ("-n 4", "-n is refused"),
+        ("-n4", "-n is refused"),
         ("-k 'unclosed", "not split as a shell would"),
+        ("--basetemp=tests", "--basetemp is refused: it writes or deletes files"),
+        (" ".join(["-v"] * 65), "--pytest-args: at most 64 words"),
     ],
 )
 def test_a_selection_that_would_leak_a_path_or_end_the_measurement_is_refused(
@@ -148,6 +150,17 @@ def test_a_selection_that_would_leak_a_path_or_end_the_measurement_is_refused(
         checked("--pytest-benchmark", str(tmp_path), f"--pytest-args={given}")
     with pytest.raises(UsageError, match="--pytest-args is for --pytest-benchmark"):
         checked("--pytest-args=-k x")
+
+
+def test_a_file_suite_s_selection_names_no_other_file(tmp_path):
+    """R8-14: a node id of a file beside a file suite measured that file under the suite's name."""
+    bench = tmp_path / "bench.py"
+    bench.write_text("def test_b(benchmark):\n    benchmark(sum, [1])\n")
+    (tmp_path / "other.py").write_text("def test_o(benchmark):\n    benchmark(sum, [1])\n")
+    options = checked("--pytest-benchmark", str(bench), "--pytest-args=bench.py::test_b")
+    assert options.suite is not None and options.suite.args == ("bench.py::test_b",)
+    with pytest.raises(UsageError, match=r"not a test of the suite's file bench\.py"):
+        checked("--pytest-benchmark", str(bench), "--pytest-args=other.py::test_o")
 
 
 def test_a_script_folder_is_narrowed_by_include_and_exclude(tmp_path):

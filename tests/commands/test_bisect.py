@@ -1,5 +1,6 @@
 """``bisect``: with ``--vary``, the range's releases are the varied library's, each named by its
-label; a ``--higher-is-better`` metric that no result has is said.
+label; a metric declared (``--higher-is-better``, ``--value``, ``--cost``) that no result has is
+said.
 
 The index and the installs are stood in for (every label's environment is this interpreter, whose
 numpy is whatever it holds); what runs is real: the script measured in case processes, each result
@@ -48,6 +49,7 @@ def test_a_bisect_of_a_library_s_releases_measures_the_labels_its_options_made_a
     argv += ["--releases", str(plan), "--results", str(tmp_path / "results")]
     argv += ["--out", str(tmp_path / "out"), "--processes", "3", "--max-processes", "3"]
     argv += ["--repeats", "2", "--max-seconds", "0.5", "--higher-is-better", "json.nope"]
+    argv += ["--value", "json.nosuch", "--cost", "json.nocost"]
     status = main(argv)
     err = capsys.readouterr().err
     assert "Traceback" not in err and "KeyError" not in err, err[-3000:]
@@ -62,3 +64,6 @@ def test_a_bisect_of_a_library_s_releases_measures_the_labels_its_options_made_a
     assert "--higher-is-better json.nope: no metric of script-np_s has that name" in err, err[
         -3000:
     ]
+    # R8-17: so is a --value or --cost of a metric that never appears.
+    assert "--value json.nosuch: no metric of script-np_s has that name" in err
+    assert "--cost json.nocost: no metric of script-np_s has that name" in err

@@ -293,6 +293,23 @@ def test_a_removed_venv_is_made_again_from_the_kept_resolution(tmp_path):
     assert not uv.steps("pip compile") and len(uv.steps("venv")) == 1
 
 
+def test_a_venv_a_process_found_damaged_is_synced_again_with_reinstall(tmp_path):
+    """R8-19: a truncated module a process died on marks the venv; the next ensure installs it again
+    (--reinstall), and clears the mark."""
+    from harness.measure import venv_files
+
+    first = ensure(
+        request(), tmp_path, times(tmp_path), runner=FakeUv(), uv=["uv"], clock=lambda: NOW
+    )
+    assert isinstance(first, ScriptEnv)
+    venv_files.mark(first.venv, ["equinox/_module.py"])
+    uv = FakeUv()
+    again = ensure(request(), tmp_path, times(tmp_path), runner=uv, uv=["uv"], clock=lambda: NOW)
+    assert again == first
+    [sync] = uv.steps("pip sync")
+    assert "--reinstall" in sync and venv_files.marked(first.venv) == []
+
+
 def test_a_resolution_that_may_still_change_is_asked_again_after_a_day(tmp_path):
     # jax 0.4.31 two days old: libraries may follow
     before_cutoff = datetime(2024, 8, 1, tzinfo=UTC).timestamp()

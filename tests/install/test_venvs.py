@@ -116,6 +116,25 @@ def test_a_venv_whose_jaxlib_lost_a_file_is_installed_again(tmp_path, monkeypatc
     assert ensure(env).startswith("uv not found") and calls == ["uv"], "damaged: installed again"
 
 
+def test_a_venv_a_process_found_damaged_is_installed_again_and_the_mark_cleared(
+    tmp_path, monkeypatch
+):
+    """R8-19: a file whose content is not what was installed (no file gone): installed again."""
+    from harness.measure import venv_files
+
+    env = release_env(tmp_path)
+    env.interpreter.parent.mkdir(parents=True)
+    env.interpreter.touch()
+    (env.venv / "lib" / "python3.12" / "site-packages").mkdir(parents=True)
+    (env.venv / INSTALLED).write_text(json.dumps(install_record(env)))
+    calls = []
+    monkeypatch.setattr(venvs, "uv_command", lambda: calls.append("uv") or None)
+    assert ensure(env) is None and calls == []
+    venv_files.mark(env.venv, ["jax/_src/api.py"])
+    assert ensure(env).startswith("uv not found") and calls == ["uv"], "damaged: installed again"
+    assert venv_files.marked(env.venv), "kept until an install succeeds"
+
+
 def test_an_interpreter_that_does_not_exist_is_a_reason_not_a_crash(tmp_path):
     problem = ensure(release_env(tmp_path, python=str(tmp_path / "no-such-python")))
     assert problem is not None

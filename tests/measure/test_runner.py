@@ -799,6 +799,42 @@ def test_a_process_whose_venv_changed_under_it_is_a_fault_of_the_machine_not_kep
     assert "declare" not in line and run.processes == []
 
 
+def test_a_process_that_died_on_a_truncated_module_is_a_fault_of_the_machine_not_kept(
+    tmp_path, monkeypatch
+):
+    """R8-19: a truncated module file in a script venv became a confirmed JAX step ("runs again
+    since 0.10.2"). Its hash fails the venv's RECORD: a fault of the machine, nothing kept, the
+    venv marked to be installed again."""
+    from tests.measure.test_venv_files import TRACEBACK, installed
+
+    venv, site = installed(tmp_path)
+    (site / "jax").mkdir()
+    (site / "jax" / "__init__.py").write_text("")
+    (venv / "pyvenv.cfg").write_text("home = /usr\n")
+    python = venv / "bin" / "python"
+    python.parent.mkdir()
+    python.symlink_to(sys.executable)
+    (site / "pkg" / "mod.py").write_bytes(b"def f():\n    return")
+
+    def run_process(worker, index, case, settings):
+        return ProcessRun(index, RunStatus.FAILED, TRACEBACK, 0.1, (index, index + 1))
+
+    monkeypatch.setattr(attempts_module, "run_process", run_process)
+    monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
+    side = dataclasses.replace(this_side("t"), interpreter=str(python))
+    recorder = Recorder(tmp_path / "r", [side], QUICK, seed=1, budget=Budget(), progress=print)
+    run = CellRun(recorder.sides[0], 1)
+    with pytest.raises(VenvGone) as gone:
+        recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "")
+    recorder.close()
+    line = str(gone.value)
+    assert "site-packages/pkg/mod.py no longer what its install recorded" in line, line
+    assert "a fault of the machine, not of the script or of JAX" in line and run.processes == []
+    from harness.measure import venv_files
+
+    assert venv_files.marked(venv) == ["pkg/mod.py"], "its next preparation installs it again"
+
+
 def test_jax_missing_for_a_subprocess_of_the_script_is_no_fault_of_a_venv_that_holds_jax(tmp_path):
     from harness.measure.launch import venv_gone
 

@@ -31,6 +31,18 @@ def test_wrap_shorten_and_budget_keep_to_the_screen():
     assert not fits("x" * (WIDTH + 1))
 
 
+def test_a_head_line_of_wide_characters_wraps_at_100_columns_not_100_characters():
+    """Issue 74: a header reached 102 columns: textwrap counts characters, and a metric or case
+    named in CJK takes two columns a character."""
+    head = "Triage: script-bench · profile cpu · jax 0.10.1 → 0.10.2 · by json." + "収束時間" * 12
+    lines = wrap(head, indent="  ")
+    assert all(columns(line) <= WIDTH for line in lines), [columns(line) for line in lines]
+    assert "".join(lines).replace(" ", "") == head.replace(" ", ""), "nothing lost"
+    assert wrap("word " * 30) == wrap("word " * 30, WIDTH), "plain text wraps as before"
+    rows = [["json." + "収束" * 30, "1 → 2", "slower"]]
+    assert all(columns(line) <= WIDTH for line in table(rows, ["metric", "A → B", "verdict"]))
+
+
 def test_a_finding_is_said_whole_and_its_commands_on_lines_of_their_own():
     from harness.findings import Finding, FollowUp
     from harness.render.screen import finding_lines

@@ -237,3 +237,12 @@ def test_a_fix_and_a_claim_that_holds_again_are_said_so_in_their_rows():
     found, setting = outcome(dict.fromkeys("abc", 1), claim=True, holds={"b": False})
     rows = " ".join(triage_screen(found, setting, 5, "r.md").split())
     assert "stops holding" in rows and "holds again" in rows, rows
+
+
+def test_a_head_line_of_wide_characters_wraps_at_100_columns():
+    """Issue 74: a head line reached 102 columns: wrapped by characters, where a wide one takes
+    two columns."""
+    found, setting = script_triage(dict.fromkeys(RELEASES, 1), fake=FakeReleases)
+    long = dataclasses.replace(setting, case="script-" + "ベンチマーク" * 8, sizes={"N": 600})
+    text = triage_screen(found, long, 5, REPORT)
+    assert fits(text) and "ベンチマーク" in text

@@ -1,0 +1,87 @@
+"""A venv's files against what its install recorded (each ``*.dist-info/RECORD``: path, sha256,
+size): a file a process died on that no longer holds what was installed (truncated, overwritten by
+something outside the harness) is a fault of the machine, never of the script or of JAX.
+
+Cheap: only the files a dying process's output names under ``site-packages/`` (a traceback's
+frames, an ``ImportError`` naming a library) are hashed.  A venv found damaged is marked, so that
+its next preparation installs it again (``--reinstall``) and clears the mark.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import csv
+import hashlib
+import re
+from pathlib import Path
+
+# A file under site-packages as a traceback or a loader names it (``File "…/site-packages/x.py"``,
+# ``ImportError: …/site-packages/jaxlib/x.so: file too short``).
+SITE_FILE = re.compile(r"site-packages/([^\s\"'():,]+)")
+MOST_NAMED = 50
+MARK = ".harness-damaged"  # in the venv: the files found damaged, one a line
+
+
+def site_packages(venv: Path) -> Path | None:
+    found = sorted(venv.glob("lib/python3*/site-packages"))
+    return found[-1] if found else None
+
+
+def _recorded(site: Path, named: set[str]) -> dict[str, str]:
+    """The sha256 (RECORD's urlsafe base64, unpadded) each of ``named`` was installed with."""
+    found: dict[str, str] = {}
+    for info in site.glob("*.dist-info"):
+        try:
+            rows = list(csv.reader((info / "RECORD").read_text("utf-8", "replace").splitlines()))
+        except (OSError, csv.Error):
+            continue
+        for row in rows:
+            if len(row) >= 2 and row[0] in named and row[1].startswith("sha256="):
+                found[row[0]] = row[1].removeprefix("sha256=")
+    return found
+
+
+def _digest(path: Path) -> str:
+    hashed = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            hashed.update(block)
+    return base64.urlsafe_b64encode(hashed.digest()).rstrip(b"=").decode()
+
+
+def damaged(venv: Path, output: str) -> list[str]:
+    """The files ``output`` names under the venv's site-packages whose content is not what their
+    distribution's RECORD says (or that are gone), by their path there."""
+    site = site_packages(venv)
+    named = {found.group(1) for found in SITE_FILE.finditer(output)}
+    if site is None or not named:
+        return []
+    recorded = _recorded(site, set(sorted(named)[:MOST_NAMED]))
+    bad = []
+    for name, expected in sorted(recorded.items()):
+        try:
+            if _digest(site / name) != expected:
+                bad.append(name)
+        except OSError:
+            bad.append(name)
+    return bad
+
+
+def mark(venv: Path, files: list[str]) -> None:
+    """Said in the venv: its next preparation installs it again."""
+    # A venv that takes no write is still said damaged by this process; the next finds it again.
+    with contextlib.suppress(OSError):
+        (venv / MARK).write_text("".join(f"{name}\n" for name in files), encoding="utf-8")
+
+
+def marked(venv: Path) -> list[str]:
+    """The files a process found damaged in the venv since it was last installed ([] if none)."""
+    try:
+        return (venv / MARK).read_text(encoding="utf-8", errors="replace").split()
+    except OSError:
+        return []
+
+
+def clear(venv: Path) -> None:
+    (venv / MARK).unlink(missing_ok=True)
