@@ -103,7 +103,8 @@ def open_comparison(
                 found.append(f"{name} {key.metric_name} {presence.said}")
             if presence.verdict is Verdict.UNDECIDED or not (a.get(key) and b.get(key)):
                 continue
-        if shape_of(key, a[key].processes, b[key].processes, level) is Shape.VALUE:
+        printed = a[key].printed, b[key].printed
+        if shape_of(key, a[key].processes, b[key].processes, level, printed) is Shape.VALUE:
             continue  # known exactly, or varying within a side: more processes decide nothing
         try:
             comparison = compare_processes(

@@ -1,8 +1,9 @@
 """The one comparison of each shape of metric but a cost (a cost's is ``processes``).
 
-- a *value* (what the program computes or reports: a loss, a draw, a checksum, a count) is judged
-  by equality per process: the same in every process, changed from X to Y in every process, or
-  varying within a side (no change can be said of it);
+- a *value* (what the program computes or reports: a loss, a draw, a checksum, a string, a flag) is
+  judged by equality per process, as printed (``12345678901234567`` is not ``…568``, ``NaN`` is
+  ``NaN``): the same in every process, changed from X to Y in every process, one value on one side
+  and several on the other (a change), or varying within both sides (no change can be said of it);
 - a *presence*: printed in k of the n processes that ran ok on each side;
 - an *ending*: how many processes died, of how many (``harness.analysis.statuses`` names how).
 
@@ -13,77 +14,177 @@ measured more until decided like any step: 0 of 10 against 1 of 10 is undecided,
 10 of 20 is decided.
 
 How a metric's shape is known: declared (``Thresholds.values``, ``Thresholds.costs``), else a
-figure the harness measures, a script's number named for a unit (``_ms``, ``_bytes``) or one where
-higher is better is a cost; a script's number that is constant within each side, or ever zero or
-negative (never a ratio's operand), is a value; any other is a cost.  A script's number that is
-ever negative is a value even where declared a cost or named for a unit: a ratio of it means
-nothing (``×-1`` for a sign that flipped).
+figure the harness measures, a script's number named for a unit (``MetricKey.named_for_unit``:
+``temp_mb``, ``compile_ms``, ``flops``) or one where higher is better is a cost, constant or not (a
+constant cost keeps its ratio: ``processes``); anything printed that is not a number in range (a
+string, a flag, null, NaN) is a value; a script's other number that is constant on a side, or ever
+zero or negative (never a ratio's operand), is a value; any other is a cost.  A cost that is
+negative is a value (``×-1`` for a sign that flipped means nothing), unless it fell to zero or
+below in every process of one side from above it in every process of the other: a change
+(``compare_signs``).
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import replace
+from decimal import Decimal, InvalidOperation
 
 from harness.analysis.processes import process_medians
 from harness.analysis.significance import Comparison, Shape, SideSpread, Thresholds, Verdict
 from harness.metric_names import JSON, MetricKey
 from harness.stats import Summary, summarize
+from harness.store.bounds import MAX_MAGNITUDE
 
 Processes = Sequence[Sequence[float]]
+Printed = Sequence[tuple[str, ...]]  # what each process printed of a value, as written
 Counts = tuple[int, int]  # (processes that printed it, or died; processes)
 # Processes a side before what all of them show alike is a fact of the release (as for a status
 # step, ``statuses.MIN_STATUS_PROCESSES``).
 MIN_ALIKE = 2
 
 
-def shape_of(key: MetricKey, a: Processes, b: Processes, thresholds: Thresholds) -> Shape:
-    """A metric's shape, as declared, else inferred from its name and both sides' figures."""
+def shape_of(
+    key: MetricKey,
+    a: Processes,
+    b: Processes,
+    thresholds: Thresholds,
+    printed: tuple[Printed, Printed] = ((), ()),
+) -> Shape:
+    """A metric's shape, as declared, else inferred from its name, both sides' figures and what
+    each process printed (``printed``: a script's values as written, ``ProcessSamples.printed``)."""
     name = key.metric_name
     figures = [value for side in (a, b) for samples in side for value in samples]
     if name in thresholds.values:
         return Shape.VALUE
     if key.name != JSON:
         return Shape.COST
-    if any(value < 0 for value in figures):
-        return Shape.VALUE  # a script's negative number, declared a cost or not: no ratio of it
-    if name in thresholds.costs or name in thresholds.higher_is_better:
-        return Shape.COST
-    if key.is_duration or key.kind.endswith("_bytes"):
-        return Shape.COST
+    if not all(_in_range(text) for side in printed for texts in side for text in texts):
+        return Shape.VALUE  # a string, a flag, null, NaN, an infinity: no ratio of it
+    if name in thresholds.costs or name in thresholds.higher_is_better or key.named_for_unit:
+        # a cost even where it never varies; a negative one is no ratio's operand, but a time
+        # fallen to zero or below in every process is a change (``compare_signs``)
+        negative = any(value < 0 for value in figures)
+        return Shape.VALUE if negative and _signs(a, b) is None else Shape.COST
     if any(value <= 0 for value in figures):
         return Shape.VALUE
-    alike = all(_values(side) is not None for side in (a, b))
-    return Shape.VALUE if alike and min(len(a), len(b)) >= MIN_ALIKE else Shape.COST
+    alike = [
+        _one(_written(side, texts)) is not None for side, texts in zip((a, b), printed, strict=True)
+    ]
+    return Shape.VALUE if any(alike) and min(len(a), len(b)) >= MIN_ALIKE else Shape.COST
 
 
-def _values(processes: Processes) -> float | None:
-    """The one value every sample of every process shows; None where they differ or are none."""
-    found = {value for samples in processes for value in samples}
-    return next(iter(found)) if len(found) == 1 else None
+def _in_range(text: str) -> bool:
+    """Whether a value as written is a number a result holds as a figure (or the mark of more)."""
+    try:
+        return text == "…" or abs(float(text)) <= MAX_MAGNITUDE
+    except ValueError:
+        return False
 
 
-def compare_values(a: Processes, b: Processes, key: MetricKey) -> Comparison:
-    """A value on both sides: the same in every process, changed in every process, or not one value
-    on a side (varies: no change can be said, the processes disagree among themselves)."""
+def _key(text: str) -> object:
+    """What a value as written is equal by: a number by its exact value (``1`` is ``1.0``, 2**60
+    is not 2**60 + 1), anything else by its text (``NaN`` is ``NaN``)."""
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        return text
+    return text if number.is_nan() else number
+
+
+def _written(processes: Processes, printed: Printed) -> list[tuple[str, ...]]:
+    """Each process's values as written: as printed where known, else its figures' text."""
+    if len(printed) == len(processes) and printed:
+        return [tuple(texts) for texts in printed]
+    return [tuple(dict.fromkeys(repr(value) for value in samples)) for samples in processes]
+
+
+def _one(side: list[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The values every process of a side printed alike; None where they differ or are none."""
+    found = {tuple(_key(text) for text in texts) for texts in side}
+    return side[0] if len(found) == 1 else None
+
+
+def _shown(texts: tuple[str, ...]) -> str:
+    """A side's value in words: as written, several of one process said as such."""
+    if len(texts) == 1:
+        return texts[0]
+    shown = ", ".join(texts[:3]) + (", …" if len(texts) > 3 else "")
+    return f"{shown} (varies within a process)"
+
+
+def _several(side: list[tuple[str, ...]]) -> str:
+    return f"{len(set(side))} values in {len(side)} processes"
+
+
+def compare_values(
+    a: Processes, b: Processes, key: MetricKey, printed: tuple[Printed, Printed] = ((), ())
+) -> Comparison:
+    """A value on both sides, as written: the same in every process, changed in every process, one
+    value on one side and several on the other (it became, or ceased to be, one value: a change), or
+    several on both (no change can be said, the processes disagree among themselves)."""
     base, cand = summarize(process_medians(a)), summarize(process_medians(b))
-    was, now = _values(a), _values(b)
+    sides = _written(a, printed[0]), _written(b, printed[1])
+    was, now = _one(sides[0]), _one(sides[1])
     counts = (len(a), len(b))
     flags: tuple[str, ...] = ()
-    if was is None or now is None:
-        varied = [
-            f"{len({v for p in side for v in p})} values on {name}"
-            for name, side, one in (("A", a, was), ("B", b, now))
-            if one is None
-        ]
-        verdict, flags = Verdict.UNDECIDED, (f"varies within a side: {', '.join(varied)}",)
-    elif min(counts) < MIN_ALIKE:
+    shown = None if was is None or now is None else (_shown(was), _shown(now))
+    if min(counts) < MIN_ALIKE:
         verdict = Verdict.UNDECIDED
         flags = (f"too few processes ({counts[0]} and {counts[1]}) for a verdict",)
+    elif was is not None and now is not None:
+        verdict = Verdict.UNCHANGED if _one([was, now]) is not None else Verdict.CHANGED
+    elif now is not None:
+        verdict = Verdict.CHANGED
+        flags = (f"{_several(sides[0])} on A, {_shown(now)} in every process on B: now one value",)
+    elif was is not None:
+        verdict = Verdict.CHANGED
+        flags = (
+            f"{_shown(was)} in every process on A, {_several(sides[1])} on B: no longer one value",
+        )
     else:
-        verdict = Verdict.UNCHANGED if was == now else Verdict.CHANGED
-    return _comparison(Shape.VALUE, verdict, (base, cand), counts, key, flags=flags)
+        varied = [
+            f"{len(set(side))} values on {name}" for name, side in zip("AB", sides, strict=True)
+        ]
+        verdict, flags = Verdict.UNDECIDED, (f"varies within a side: {', '.join(varied)}",)
+    found = _comparison(Shape.VALUE, verdict, (base, cand), counts, key, flags=flags)
+    return replace(found, sides=shown)
+
+
+def _signs(a: Processes, b: Processes) -> tuple[float, float] | None:
+    """A cost above zero in every process of one side and at or below zero in every process of the
+    other: the sides' medians; else None."""
+    medians = process_medians(a), process_medians(b)
+    if min(len(medians[0]), len(medians[1])) < MIN_ALIKE:
+        return None
+    above = [all(m > 0 for m in side) for side in medians]
+    below = [all(m <= 0 for m in side) for side in medians]
+    if not ((above[0] and below[1]) or (below[0] and above[1])):
+        return None
+    return statistics.median(medians[0]), statistics.median(medians[1])
+
+
+def compare_signs(a: Processes, b: Processes, key: MetricKey) -> Comparison | None:
+    """A time or a size fallen to zero or below in every process (a clock or a counter that broke),
+    or risen from there: a change, said with its medians, though no ratio of it means anything;
+    None where the sides are not so split."""
+    medians = _signs(a, b)
+    if medians is None:
+        return None
+    was, now = (key.format(median) for median in medians)
+    how = f"at or below zero in every process on {'B' if medians[1] <= 0 else 'A'}"
+    said = f"changed from {was} to {now} (medians), {how}: no ratio"
+    found = _comparison(
+        Shape.VALUE,
+        Verdict.CHANGED,
+        (summarize(process_medians(a)), summarize(process_medians(b))),
+        (len(a), len(b)),
+        key,
+        flags=(said,),
+    )
+    return replace(found, test="signs per process")
 
 
 def compare_counts(
