@@ -20,7 +20,13 @@ from typing import Any
 
 from harness.analysis.groups import ComparisonGroup, choose_baseline
 from harness.analysis.processes import compare_processes, process_medians
-from harness.analysis.shapes import compare_counts, compare_signs, compare_values, shape_of
+from harness.analysis.shapes import (
+    as_printed,
+    compare_counts,
+    compare_signs,
+    compare_values,
+    shape_of,
+)
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
     MOVED,
@@ -97,6 +103,11 @@ class ProcessSamples:
     def figure(self) -> float:
         """The result's figure: the median of its process medians (what comparisons compare)."""
         return self.summary.median
+
+    def shown(self, key: MetricKey) -> str:
+        """Its figure as a page shows it: a value as printed where its figure cannot say it
+        (``"converged"``, ``true``, ``NaN``), else in the metric's unit."""
+        return as_printed(self.printed) or key.format(self.figure)
 
 
 class MetricSeries(dict[MetricKey, ProcessSamples]):

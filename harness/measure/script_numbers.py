@@ -10,6 +10,7 @@ lists are facts.  Lines are untrusted input, read within bounds (``LINE_CHARS``,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -91,7 +92,10 @@ def literal(value: object) -> tuple[str, int | float | None] | None:
             return text, None
         return repr(number), None if number_problem(number) else number
     if isinstance(value, str):
-        text = repaired(scrub(value if len(value) <= FACT_CHARS else value[:FACT_CHARS] + "…"))
+        text = repaired(scrub(value))
+        if len(text) > FACT_CHARS:  # cut, its digest kept: two that differ past the cut still do
+            digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+            text = f"{text[:FACT_CHARS]}… ({len(text):,} characters, sha256 {digest})"
         return json.dumps(text, ensure_ascii=False), None
     return None
 
@@ -99,7 +103,7 @@ def literal(value: object) -> tuple[str, int | float | None] | None:
 def script_numbers(stdout: str) -> ScriptNumbers:
     """The figures, values and facts of every JSON object line in ``stdout``, in the order first
     printed."""
-    written: dict[str, list[str]] = {}
+    written: dict[str, dict[str, None]] = {}  # every distinct value of each field, in order
     numbers: dict[str, list[int | float]] = {}
     out = ScriptNumbers()
     past_bound: list[str] = []
@@ -111,7 +115,7 @@ def script_numbers(stdout: str) -> ScriptNumbers:
                 out.skipped.append(f"{repaired(scrub(name[:40]))}: {why}; left out")
                 continue
             known = name in written or name in out.facts
-            if not FIELD_NAME.fullmatch(name):
+            if not FIELD_NAME.fullmatch(name) or scrub(name) != name:  # a token is no name
                 out.skipped.append(f"{repaired(scrub(name[:40]))!r}: not a name a metric can have")
             elif not known and len(written) + len(out.facts) >= MAX_FIELDS:
                 past_bound.append(name)
@@ -121,12 +125,11 @@ def script_numbers(stdout: str) -> ScriptNumbers:
             else:
                 if name not in written:  # a value where a nested one was printed: the value wins
                     out.facts.pop(name, None)
-                    written[name] = []
+                    written[name] = {}
                 text, number = found
                 if SECRET_NAME.search(name) and isinstance(value, str):
                     text = json.dumps(REDACTED)
-                if text not in written[name] and len(written[name]) <= MAX_PRINTED:
-                    written[name].append(text)
+                written[name][text] = None
                 if number is not None:
                     numbers.setdefault(name, []).append(number)
     if past_bound:
@@ -140,8 +143,17 @@ def script_numbers(stdout: str) -> ScriptNumbers:
         elif figures:
             out.values[name] = statistics.median(float(figure) for figure in figures)
         if len(texts) > 1 or len(set(figures)) != 1:
-            out.printed[name] = tuple(texts[:MAX_PRINTED]) + (("…",) * (len(texts) > MAX_PRINTED))
+            out.printed[name] = _kept(list(texts))
     return out
+
+
+def _kept(texts: list[str]) -> tuple[str, ...]:
+    """The first ``MAX_PRINTED`` values, and for the rest how many and their digest (``…``): two
+    processes whose 9th values differ still differ."""
+    if len(texts) <= MAX_PRINTED:
+        return tuple(texts)
+    digest = hashlib.sha256("\n".join(texts).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return (*texts[:MAX_PRINTED], f"… {len(texts):,} values, sha256 {digest}")
 
 
 def _fact(value: object, name: str, skipped: list[str]) -> str:

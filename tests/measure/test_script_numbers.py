@@ -33,7 +33,10 @@ def test_an_integer_is_kept_exactly_and_what_no_figure_holds_as_written():
 def test_two_values_in_one_process_are_both_kept_never_only_their_median():
     out = script_numbers('{"x": 1}\n{"x": 3}\n' + "".join(f'{{"t": {i}}}\n' for i in range(20)))
     assert out.printed["x"] == ("1", "3") and out.values["x"] == 2.0
-    assert out.printed["t"] == (*map(str, range(8)), "…")  # at most 8 kept, then the mark of more
+    assert out.printed["t"][:8] == tuple(map(str, range(8)))  # at most 8 kept, then the rest's
+    assert out.printed["t"][8].startswith("… 20 values, sha256 ")  # count and digest
+    other = script_numbers("".join(f'{{"t": {i}}}\n' for i in [*range(19), 99])).printed["t"]
+    assert other[:8] == out.printed["t"][:8] and other != out.printed["t"]
 
 
 def test_hostile_lines_are_left_out_without_an_error():
@@ -50,7 +53,7 @@ def test_hostile_lines_are_left_out_without_an_error():
     assert out.values == {"fine": 1}
     assert out.printed["ok"] == ("true",) and out.printed["nan"] == ("NaN",)
     assert out.facts["nested"] == '{"k": [1, 2]}'
-    assert len(out.printed["long"][0]) == 1 + 200 + 1 + 1  # quoted, cut with …
+    assert out.printed["long"][0].startswith('"' + "x" * 200 + "… (1,000 characters, sha256 ")
     assert any("huge: a number of 400 characters" in s for s in out.skipped)
     assert any("../x" in s for s in out.skipped)
 
@@ -64,3 +67,14 @@ def test_a_line_nested_past_the_recursion_limit_is_left_out_with_a_note():
 def test_a_credential_nested_in_a_printed_object_is_redacted_in_its_fact():
     out = script_numbers('{"cfg": {"api_token": "abcd1234efgh5678", "size": 3, "key_bits": 128}}')
     assert out.facts["cfg"] == '{"api_token": "<redacted>", "size": 3, "key_bits": 128}'
+
+
+def test_two_long_strings_that_differ_past_the_cut_still_differ():
+    a, b = (script_numbers(f'{{"s": "{"x" * 300}{end}"}}').printed["s"] for end in "ab")
+    assert a != b and len(a[0]) < 300
+
+
+def test_a_field_named_like_a_credential_is_no_metric():
+    token = "ghp_" + "A1b2C3d4E5f6" * 3
+    out = script_numbers(f'{{"{token}": 1, "fine": 2}}')
+    assert out.values == {"fine": 2} and token not in repr(out)
