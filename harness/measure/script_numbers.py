@@ -88,7 +88,8 @@ def literal(value: object) -> tuple[str, int | float | None] | None:
         return text, None if number_problem(value) else value
     if isinstance(value, _Written):
         number = float(value)
-        if not math.isfinite(number):  # NaN, ±Infinity, or past a float's range as written
+        underflow = number == 0 and re.search(r"[1-9]", text.lower().partition("e")[0])
+        if not math.isfinite(number) or underflow:  # NaN, ±Infinity, 1e400, 1e-400 (not 0)
             return text, None
         return repr(number), None if number_problem(number) else number
     if isinstance(value, str):

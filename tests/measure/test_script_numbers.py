@@ -78,3 +78,9 @@ def test_a_field_named_like_a_credential_is_no_metric():
     token = "ghp_" + "A1b2C3d4E5f6" * 3
     out = script_numbers(f'{{"{token}": 1, "fine": 2}}')
     assert out.values == {"fine": 2} and token not in repr(out)
+
+
+def test_a_number_below_a_float_s_range_is_kept_as_written_never_zero():
+    out = script_numbers('{"tiny": 1e-400, "TINY": 1E-400, "zero": 0e5}')
+    assert out.printed == {"tiny": ("1e-400",), "TINY": ("1E-400",)}
+    assert out.values == {"zero": 0.0}
