@@ -67,7 +67,7 @@ def shape_of(
         # a cost even where it never varies; a negative one is no ratio's operand, but a time
         # fallen to zero or below in every process is a change (``compare_signs``)
         negative = any(value < 0 for value in figures)
-        return Shape.VALUE if negative and _signs(a, b) is None else Shape.COST
+        return Shape.VALUE if negative and compare_signs(a, b, key) is None else Shape.COST
     if any(value <= 0 for value in figures):
         return Shape.VALUE
     alike = [
@@ -128,10 +128,6 @@ def _shown(texts: tuple[str, ...]) -> str:
     return f"{shown} (varies within a process)"
 
 
-def _several(side: list[tuple[str, ...]]) -> str:
-    return f"{len(set(side))} values in {len(side)} processes"
-
-
 def compare_values(
     a: Processes, b: Processes, key: MetricKey, printed: tuple[Printed, Printed] = ((), ())
 ) -> Comparison:
@@ -149,54 +145,35 @@ def compare_values(
         flags = (f"too few processes ({counts[0]} and {counts[1]}) for a verdict",)
     elif was is not None and now is not None:
         verdict = Verdict.UNCHANGED if _one([was, now]) is not None else Verdict.CHANGED
-    elif now is not None:
-        verdict = Verdict.CHANGED
-        flags = (f"{_several(sides[0])} on A, {_shown(now)} in every process on B: now one value",)
-    elif was is not None:
-        verdict = Verdict.CHANGED
-        flags = (
-            f"{_shown(was)} in every process on A, {_several(sides[1])} on B: no longer one value",
+    else:  # one value on one side and several on the other is a change; several on both is not
+        a_said, b_said = (
+            f"{len(set(side))} values in {len(side)}"
+            if one is None
+            else f"{_shown(one)} in every process"
+            for one, side in ((was, sides[0]), (now, sides[1]))
         )
-    else:
-        varied = [
-            f"{len(set(side))} values on {name}" for name, side in zip("AB", sides, strict=True)
-        ]
-        verdict, flags = Verdict.UNDECIDED, (f"varies within a side: {', '.join(varied)}",)
+        said = f"{a_said} on A, {b_said} on B"
+        verdict, flags = Verdict.UNDECIDED, (f"varies within a side: {said}",)
+        if was is not None or now is not None:
+            verdict = Verdict.CHANGED
+            flags = (f"{said}: {'no longer one value' if now is None else 'now one value'}",)
     found = _comparison(Shape.VALUE, verdict, (base, cand), counts, key, flags=flags)
     return replace(found, sides=shown)
-
-
-def _signs(a: Processes, b: Processes) -> tuple[float, float] | None:
-    """A cost above zero in every process of one side and at or below zero in every process of the
-    other: the sides' medians; else None."""
-    medians = process_medians(a), process_medians(b)
-    if min(len(medians[0]), len(medians[1])) < MIN_ALIKE:
-        return None
-    above = [all(m > 0 for m in side) for side in medians]
-    below = [all(m <= 0 for m in side) for side in medians]
-    if not ((above[0] and below[1]) or (below[0] and above[1])):
-        return None
-    return statistics.median(medians[0]), statistics.median(medians[1])
 
 
 def compare_signs(a: Processes, b: Processes, key: MetricKey) -> Comparison | None:
     """A time or a size fallen to zero or below in every process (a clock or a counter that broke),
     or risen from there: a change, said with its medians, though no ratio of it means anything;
-    None where the sides are not so split."""
-    medians = _signs(a, b)
-    if medians is None:
+    None where the sides are not so split (nor of ``MIN_ALIKE`` processes)."""
+    medians = process_medians(a), process_medians(b)
+    fell = [all(m <= 0 for m in side) - all(m > 0 for m in side) for side in medians]
+    if min(map(len, medians)) < MIN_ALIKE or fell[0] * fell[1] != -1:
         return None
-    was, now = (key.format(median) for median in medians)
-    how = f"at or below zero in every process on {'B' if medians[1] <= 0 else 'A'}"
+    was, now = (key.format(statistics.median(side)) for side in medians)
+    how = f"at or below zero in every process on {'B' if fell[1] == 1 else 'A'}"
     said = f"changed from {was} to {now} (medians), {how}: no ratio"
-    found = _comparison(
-        Shape.VALUE,
-        Verdict.CHANGED,
-        (summarize(process_medians(a)), summarize(process_medians(b))),
-        (len(a), len(b)),
-        key,
-        flags=(said,),
-    )
+    sides = summarize(medians[0]), summarize(medians[1])
+    found = _comparison(Shape.VALUE, Verdict.CHANGED, sides, (len(a), len(b)), key, flags=(said,))
     return replace(found, test="signs per process")
 
 

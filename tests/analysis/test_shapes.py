@@ -67,7 +67,7 @@ def test_a_value_is_compared_by_equality_never_by_a_ratio():
     assert math.isnan(flipped.ratio)
     assert (
         varies.verdict is Verdict.UNDECIDED
-        and varies.said == "varies within a side: 2 values on A, 3 values on B"
+        and varies.said == "varies within a side: 2 values in 2 on A, 3 values in 3 on B"
     )
 
 
@@ -238,12 +238,9 @@ def test_a_value_constant_on_one_side_and_varying_on_the_other_is_a_change():
     varies = ProcessSamples([[0.5], [0.5001], [0.4999], [0.5]])
     became = compare_metric(constant, varies, Thresholds(), LOSS)
     assert (became.shape, became.verdict) == (Shape.VALUE, Verdict.CHANGED)
-    assert (
-        became.said
-        == "0.5 in every process on A, 3 values in 4 processes on B: no longer one value"
-    )
+    assert became.said == "0.5 in every process on A, 3 values in 4 on B: no longer one value"
     ceased = compare_metric(varies, constant, Thresholds(), LOSS)
-    assert ceased.said == "3 values in 4 processes on A, 0.5 in every process on B: now one value"
+    assert ceased.said == "3 values in 4 on A, 0.5 in every process on B: now one value"
 
 
 @pytest.mark.parametrize("now", [[[0.0]] * 3, [[-1.0], [-2.0], [-1.5]]])
