@@ -124,7 +124,8 @@ def _shown(texts: tuple[str, ...]) -> str:
     """A side's value in words: as written, several of one process said as such."""
     if len(texts) == 1:
         return texts[0]
-    shown = ", ".join(texts[:3]) + (", …" if len(texts) > 3 else "")
+    rest = texts[-1] if texts[-1].startswith("…") else "…"  # how many more, and their digest
+    shown = ", ".join(texts[:3]) + (f", {rest}" if len(texts) > 3 else "")
     return f"{shown} (varies within a process)"
 
 

@@ -253,3 +253,12 @@ def test_a_time_fallen_to_zero_or_below_in_every_process_is_a_change(now):
     assert "at or below zero in every process on B: no ratio" in found.said
     aa = compare_metric(ProcessSamples(now), ProcessSamples(now), Thresholds(), LOOP)
     assert aa.verdict is not Verdict.CHANGED
+
+
+def test_values_that_differ_past_the_eighth_are_said_apart():
+    many = "\n".join(f'{{"x": {i}}}' for i in range(20))
+    other = "\n".join(f'{{"x": {i}}}' for i in [*range(19), 99])
+    found = _compared(many, other, "x")
+    assert found.verdict is Verdict.CHANGED
+    was, now = found.sides or ("", "")
+    assert was.startswith("0, 1, 2, … 20 values, sha256 ") and was != now
