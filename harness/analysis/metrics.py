@@ -174,14 +174,11 @@ def process_samples(processes: Sequence[ProcessRun], source: Result | None = Non
 
 
 def _figure(printed: tuple[str, ...]) -> float:
-    """A figure for a value a result holds only as written: a flag's 1 or 0, a number's float
-    (``inf`` past range), else NaN; never compared, a value is compared as printed."""
-    first = printed[0] if printed else ""
-    if first in ("true", "false"):
-        return float(first == "true")
+    """A figure for a value a result holds only as written (a number's float, ``inf`` past range,
+    else NaN): never compared nor shown, a value is compared and shown as printed."""
     try:
-        return float(first)
-    except ValueError:  # a string, null
+        return float(printed[0])
+    except ValueError:  # a string, a flag, null
         return math.nan
 
 
