@@ -106,9 +106,15 @@ PROCESS = "process"  # the program of a plain script's whole process and its pha
 JSON = "json"  # the program of a plain script's own numbers
 # A script's own number named for a unit of time (``solve_ms``): nanoseconds in one of that unit.
 TIME_SUFFIXES = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+# The last word of a script's number (before any ``_per_``) that names it for a unit of what it
+# costs: a time, a size, a count of work (docs/scripts.md lists them; a test keeps the two equal).
+# Such a number is a cost even where it never varies: ``temp_mb`` 29.91 → 195.9 is ×6.55 more.
+SIZE_UNITS = ("bytes", "byte", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib")
+WORK_UNITS = ("flops", "flop", "gflops", "tflops", "ops")
+COST_UNITS = (*("ns", "us", "ms", "s", "sec", "secs", "seconds"), *SIZE_UNITS, *WORK_UNITS)
 # A script's own number named for a size (``temp_mb``) or a count of work (``gflops``): no time.
-SIZE_SUFFIXES = frozenset({"bytes", "b", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib"})
-NOT_TIME_SUFFIXES = SIZE_SUFFIXES | {"flops", "gflops", "tflops"}
+SIZE_SUFFIXES = frozenset(SIZE_UNITS)
+NOT_TIME_SUFFIXES = SIZE_SUFFIXES | frozenset(WORK_UNITS)
 # The phase that is JAX's cost whatever the script does: a change there is JAX's, not the user's.
 JAX_IMPORT = "import"
 FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -200,6 +206,14 @@ class MetricKey:
         """Whether a figure of it is a time, so a rise is *slower*: every timing, and a script's
         ``_ms`` number."""
         return self.in_ns or self.ns_per_unit is not None
+
+    @property
+    def named_for_unit(self) -> bool:
+        """Whether a script's own number is named for a unit of what it costs (``COST_UNITS``):
+        ``temp_mb``, ``compile_ms``, ``flops``, ``bytes_per_step``; not a rate (``items_per_s``)."""
+        words = self.kind.lower().split("_")
+        head = words[: words.index("per")] if "per" in words else words
+        return self.name == JSON and bool(head) and head[-1] in COST_UNITS
 
     @property
     def is_jax_import(self) -> bool:

@@ -13,6 +13,7 @@ from harness.analysis.significance import Thresholds, Verdict
 from harness.cli.parser import parse
 from harness.cli.ranges import check as checked_range_args
 from harness.main import main
+from harness.metric_names import parse_metric_name
 from tests.conftest import FIXTURES, stored_in
 
 SCRIPTS = FIXTURES / "scripts"
@@ -121,9 +122,11 @@ def test_a_scripts_json_numbers_are_metrics_and_its_arguments_reach_it(tmp_path,
     assert result.result.script.args == ("--n", "200000")
     samples = {key.metric_name: found for key, found in metric_samples(result).items()}
     assert {"json.loop_ms", "json.n"} <= set(samples) and samples["json.n"].figure == 200000
-    assert all(p.facts["json.label"] == "plain" for p in result.result.processes), (
-        "a text field is a fact"
+    assert all(p.printed["json.label"] == ('"plain"',) for p in result.result.processes), (
+        "a text field is a value, kept as printed"
     )
+    assert samples["json.label"].shown(parse_metric_name("json.label")) == '"plain"'
+    assert all("json.loop_ms" in p.printed for p in result.result.processes), "3 values each"
     assert "process.import_ns" not in samples, "no jax imported: no import phase, never a zero"
     capsys.readouterr()
     assert (

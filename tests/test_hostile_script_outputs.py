@@ -122,7 +122,6 @@ def test_what_a_script_printed_is_stored_readable(tmp_path, name):
 
 # What had to be left out is said: a note names it (the bound kept, never silent).
 SAID = {
-    "float 1e25 in a JSON line": "out of range",
     "20-digit figure median": "20 digits",
     "5,000-digit figure field": "5,000 digits",
     "fact NaN": "not a number",
@@ -140,6 +139,26 @@ SAID = {
 def test_what_was_left_out_is_said_in_the_results_notes(tmp_path, name):
     [stored], _ = load_results(measured(tmp_path, name, HOSTILE_SCRIPTS[name]))
     assert any(SAID[name] in note for note in stored.result.all_notes()), stored.result.all_notes()
+
+
+# What no figure holds is kept as written, a value: never left out, never "missing".
+KEPT = {
+    "float 1e25 in a JSON line": ("1e+25",),
+    "20-digit integer in a JSON line": (BIG,),
+    "negative 20-digit integer": (f"-{BIG}",),
+    "1e400 in a JSON line": ("1e400",),
+    "NaN in a JSON line": ("NaN",),
+    "-Infinity in a JSON line": ("-Infinity",),
+    "booleans and nulls": ("true",),
+    "lone surrogate in a JSON line": ('"\ufffd"',),
+}
+
+
+@pytest.mark.parametrize("name", KEPT)
+def test_a_value_no_figure_holds_is_stored_as_written(tmp_path, name):
+    [stored], _ = load_results(measured(tmp_path, name, HOSTILE_SCRIPTS[name]))
+    printed = [p.printed.get("json.x") or p.printed.get("json.a") for p in stored.result.processes]
+    assert printed == [KEPT[name]] * PROCESSES
 
 
 def test_a_reserved_program_name_never_merges_into_the_harnesss_own_figures(tmp_path):

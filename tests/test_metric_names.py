@@ -109,3 +109,33 @@ def test_docs_scripts_metric_table_lists_every_phase_and_no_other():
     first_cells = [line.split(" | ")[0] for line in table.splitlines() if line.startswith("| `")]
     named = set(re.findall(r"`(process\.\w+)`", " ".join(first_cells)))
     assert named == {MetricKey(PROCESS, phase).metric_name for phase in PHASES}
+
+
+def test_docs_scripts_list_the_units_that_make_a_cost():
+    """docs/scripts.md's list of the words that name a number for a unit of what it costs is
+    ``COST_UNITS``, in its order."""
+    from harness.metric_names import COST_UNITS
+    from tests.conftest import REPO
+
+    text = " ".join((REPO / "docs" / "scripts.md").read_text().split())
+    listed = re.search(r"named for a unit of what it costs \(its last word[^)]*\): ([^.]+)\.", text)
+    assert listed is not None
+    assert re.findall(r"`(\w+)`", listed.group(1)) == list(COST_UNITS)
+
+
+@pytest.mark.parametrize(
+    ("name", "unit"),
+    [
+        ("json.temp_mb", True),
+        ("json.temp_bytes", True),
+        ("json.compile_ms", True),
+        ("json.flops", True),
+        ("json.bytes_per_step", True),
+        ("json.n_ops", True),
+        ("json.items_per_s", False),  # a rate: higher is better, given so
+        ("json.loss", False),
+        ("json.bytesize", False),
+    ],
+)
+def test_a_number_is_named_for_a_unit_by_its_last_word(name, unit):
+    assert parse_metric_name(name).named_for_unit is unit

@@ -13,13 +13,20 @@ draw, so the level a process sets is inside the statistics, not hidden by them.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.analysis.groups import ComparisonGroup, choose_baseline
 from harness.analysis.processes import compare_processes, process_medians
-from harness.analysis.shapes import compare_counts, compare_values, shape_of
+from harness.analysis.shapes import (
+    as_printed,
+    compare_counts,
+    compare_signs,
+    compare_values,
+    shape_of,
+)
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
     MOVED,
@@ -31,7 +38,7 @@ from harness.analysis.significance import (
 )
 from harness.analysis.spending import at_level, judged_on
 from harness.errors import UsageError
-from harness.metric_names import PROCESS, MetricKey, parse_metric_name
+from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
 from harness.stats import Summary, summarize
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessRun, Result
@@ -68,11 +75,18 @@ class ProcessSamples:
     # The processes of that cell that finished ok: a metric printed by fewer is missing from the
     # rest (0: not known, as for samples made by hand).
     ran: int = 0
+    # A script's own metric: what each process printed, as written (``ProcessRun.printed``, else
+    # its figure's text), by which a value is compared; empty for any other metric.
+    printed: list[tuple[str, ...]] = field(default_factory=list)
 
     def first(self, count: int) -> ProcessSamples:
         """The first ``count`` processes (in order run); of those under load, at most as many."""
         return ProcessSamples(
-            self.processes[:count], min(self.loaded, count), self.source, min(self.ran, count)
+            self.processes[:count],
+            min(self.loaded, count),
+            self.source,
+            min(self.ran, count),
+            self.printed[:count],
         )
 
     @property
@@ -89,6 +103,11 @@ class ProcessSamples:
     def figure(self) -> float:
         """The result's figure: the median of its process medians (what comparisons compare)."""
         return self.summary.median
+
+    def shown(self, key: MetricKey) -> str:
+        """Its figure as a page shows it: a value as printed where its figure cannot say it
+        (``"converged"``, ``true``, ``NaN``), else in the metric's unit."""
+        return as_printed(self.printed) or key.format(self.figure)
 
 
 class MetricSeries(dict[MetricKey, ProcessSamples]):
@@ -132,15 +151,22 @@ def process_samples(processes: Sequence[ProcessRun], source: Result | None = Non
             for kind, values in (("lower", function.lower_ns), ("compile", function.compile_ns)):
                 if values:
                     add(MetricKey(name, kind), list(values), loaded)
-    # a plain script's phases and own numbers: one figure a process
+    # a plain script's phases and own numbers: one figure a process, and its values as printed
+    versions: set[MetricKey] = set()
     for process, loaded in zip(processes, loads, strict=True):
-        for metric, value in process.figures.items():
+        for metric in dict.fromkeys([*process.figures, *process.printed]):
             try:
                 key = parse_metric_name(metric)
             except UsageError:  # a name no reader knows (a newer harness's): left out
                 continue
-            if math.isfinite(value):
-                add(key, [value], loaded)
+            value, printed = process.figures.get(metric), process.printed.get(metric)
+            written = printed or (repr(value) if isinstance(value, float) else str(value),)
+            versions.update([key] if _names_version(written, process, source) else [])
+            add(key, [_figure(written) if value is None else value], loaded)
+            if key.name == JSON:
+                series[key].printed.append(written)
+    for key in versions:  # ``jax.__version__``: a different string on every release, by design
+        series.pop(key, None)
     for process, loaded in zip(processes, loads, strict=True):  # memory: the process's peak
         if (peak := peak_rss(process)) is not None:
             add(MetricKey(PROCESS, rss_kind(process)), [float(peak)], loaded)
@@ -154,6 +180,26 @@ def rss_kind(process: ProcessRun) -> str:
     runtime's mapping of the device; ``peak_rss`` on the CPU."""
     backend = process.jax.backend if process.jax is not None else None
     return "peak_rss" if backend in (None, "cpu") else "host_rss"
+
+
+def _figure(printed: tuple[str, ...]) -> float:
+    """A figure for a value a result holds only as written (a number's float, ``inf`` past range,
+    else NaN): never compared nor shown, a value is compared and shown as printed."""
+    try:
+        return float(printed[0])
+    except ValueError:  # a string, a flag, null
+        return math.nan
+
+
+def _names_version(printed: tuple[str, ...], process: ProcessRun, source: Result | None) -> bool:
+    """Whether a printed string names the process's JAX version (``"0.4.31"``, ``"jax 0.4.31"``)."""
+    found = {process.jax.jax_version if process.jax else None, getattr(source, "release", None)}
+    versions = [v for v in found if v and re.fullmatch(r"\d+(\.\d+)+\S*", v)]
+    return any(
+        text.startswith('"') and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w]|\.\d)", text)
+        for text in printed
+        for v in versions
+    )
 
 
 def peak_rss(process: ProcessRun) -> int | None:
@@ -203,8 +249,14 @@ def _compared(
     a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds, key: MetricKey | None
 ) -> Comparison:
     """``compare_metric`` of a metric's figures, a value's or a cost's, where they were printed."""
-    if key is not None and shape_of(key, a.processes, b.processes, thresholds) is Shape.VALUE:
-        return compare_values(a.processes, b.processes, key)
+    printed = a.printed, b.printed
+    shape = (
+        Shape.COST if key is None else shape_of(key, a.processes, b.processes, thresholds, printed)
+    )
+    if key is not None and shape is Shape.VALUE:
+        return compare_values(a.processes, b.processes, key, printed)
+    if key is not None and (fell := compare_signs(a.processes, b.processes, key)) is not None:
+        return fell
     source, other = a.source, b.source
     separate = source is not None and other is not None and separate_invocations(source, other)
     spread = thresholds.invocation_spread if separate else 0.0

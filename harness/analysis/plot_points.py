@@ -8,6 +8,7 @@ judge, its quartiles the spread between processes.  Pure.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -59,13 +60,15 @@ def wall_by_device_count(comparison: GroupComparison) -> ScalingLines:
 
 
 def metric_series(results: Sequence[StoredResult], keys: Sequence[MetricKey]) -> Series:
-    """Per metric, (release, its point) for each ok result that has it, in the given order."""
+    """Per metric, (release, its point) for each ok result that has it, in the given order; a
+    value no figure holds (a string, NaN: ``ProcessSamples.printed``) has no point."""
     series: Series = {}
     for result in results:
         if result.result.status is not RunStatus.OK:
             continue
         samples = metric_samples(result)
         for key in keys:
-            if key in samples:
-                series.setdefault(key, []).append((result.result.release, samples[key].summary))
+            point = samples[key].summary if key in samples else None
+            if point is not None and math.isfinite(point.median):
+                series.setdefault(key, []).append((result.result.release, point))
     return series

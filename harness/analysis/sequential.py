@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from harness.analysis.metrics import process_samples
 from harness.analysis.processes import compare_processes
-from harness.analysis.shapes import compare_counts, shape_of
+from harness.analysis.shapes import compare_counts, compare_signs, shape_of
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
     Comparison,
@@ -103,7 +103,8 @@ def open_comparison(
                 found.append(f"{name} {key.metric_name} {presence.said}")
             if presence.verdict is Verdict.UNDECIDED or not (a.get(key) and b.get(key)):
                 continue
-        if shape_of(key, a[key].processes, b[key].processes, level) is Shape.VALUE:
+        sides, printed = (a[key].processes, b[key].processes), (a[key].printed, b[key].printed)
+        if shape_of(key, *sides, level, printed) is Shape.VALUE or compare_signs(*sides, key):
             continue  # known exactly, or varying within a side: more processes decide nothing
         try:
             comparison = compare_processes(

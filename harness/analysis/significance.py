@@ -10,6 +10,7 @@ are not there), its interval a bootstrap there.  Everything here is pure Python.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from dataclasses import dataclass
 from enum import StrEnum
@@ -147,7 +148,8 @@ class Comparison:
     # A presence's or an ending's counts: (processes that printed it, or died; processes) on A, B.
     counts: tuple[tuple[int, int], tuple[int, int]] | None = None
     # An ending's sides in words where every process of each ended alike (``ok``, ``SIGSEGV (exit
-    # 139)``): what a page shows of it (``statuses.compare_endings``).
+    # 139)``), a value's as printed (``"converged"``, ``NaN``): what a page shows of it
+    # (``statuses.compare_endings``, ``shapes.compare_values``).
     sides: tuple[str, str] | None = None
 
     @property
@@ -170,6 +172,13 @@ class Comparison:
     def format(self, value: float) -> str:
         """A figure of the metric in its unit: a duration, a size, a script's number as printed."""
         return format_ns(value) if self.metric is None else self.metric.format(value)
+
+    @property
+    def shown(self) -> tuple[str, str]:
+        """Each side's figure as a page shows it: a value as printed, else in the metric's unit."""
+        if self.shape is Shape.VALUE and self.sides is not None:
+            return self.sides
+        return self.format(self.baseline.median), self.format(self.candidate.median)
 
     @property
     def said(self) -> str:
@@ -213,20 +222,37 @@ class Comparison:
 
 
 def constant_said(comparison: Comparison) -> str:
-    """Numbers that never varied, in words: the same, or the one change every process saw."""
+    """Numbers that never varied, in words: the same, or the one change every process saw (a cost's
+    ratio and way are its page's and answer's to say beside it)."""
     a, b = comparison.baseline.median, comparison.candidate.median
-    if a == b:
+    if comparison.verdict is Verdict.UNCHANGED and (a == b or comparison.shape is Shape.VALUE):
         return f"the same in all {sum(comparison.processes)} processes"
-    was, now = comparison.format(a), comparison.format(b)
-    if comparison.shape is Shape.VALUE:  # as many digits as tell the two apart, never "0.1 to 0.1"
-        digits = next((d for d in range(4, 18) if f"{a:.{d}g}" != f"{b:.{d}g}"), 17)
-        was, now = f"{a:.{digits}g}", f"{b:.{digits}g}"
+    was, now = comparison.shown
+    if comparison.shape is Shape.VALUE:
+        was, now = _told_apart(*(comparison.sides or (repr(a), repr(b))))
+    if now in ("NaN", "Infinity", "-Infinity"):
+        return f"became {now} in every process (was {was})"
     return f"changed from {was} to {now} in every process"
+
+
+def _told_apart(was: str, now: str) -> tuple[str, str]:
+    """Two values as printed, a fraction in as many digits as tell the two apart (never "0.1 to
+    0.1", nor 17 digits where 4 will do); an integer, a string, NaN as written."""
+    try:
+        a, b = float(was), float(now)
+    except ValueError:
+        return was, now
+    if a == b or not math.isfinite(a - b) or any(re.fullmatch(r"-?\d+", t) for t in (was, now)):
+        return was, now
+    digits = next((d for d in range(4, 18) if f"{a:.{d}g}" != f"{b:.{d}g}"), 17)
+    return f"{a:.{digits}g}", f"{b:.{digits}g}"
 
 
 def shape_said(comparison: Comparison) -> str:
     """A value's, a presence's or an ending's comparison in words: what each side showed."""
-    if comparison.shape is Shape.VALUE and comparison.verdict is not Verdict.UNDECIDED:
+    if comparison.shape is Shape.VALUE and comparison.counts is None and comparison.flags:
+        return comparison.flags[-1]
+    if comparison.shape is Shape.VALUE:
         return constant_said(comparison)
     if comparison.counts is None:
         return comparison.flags[-1] if comparison.flags else str(comparison.verdict)

@@ -366,6 +366,7 @@ def _measured(
         claim=claim,
         script=record,
         figures=named,
+        printed={} if suite.programs else {f"{JSON}.{n}": t for n, t in numbers.printed.items()},
         notes=(*unique[:MAX_NOTES], *more),
     )
 

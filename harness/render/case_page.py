@@ -71,11 +71,11 @@ def timing_table(timing: TimingGroup) -> str:
             found = comparison.comparisons.get(release, {}).get(key)
             if release == comparison.baseline:
                 baseline = " (baseline)" if len(releases) > 1 else ""
-                row.append(f"{key.format(samples.figure)}{baseline}" if samples else "–")
+                row.append(f"{samples.shown(key)}{baseline}" if samples else "–")
             elif found is not None:
                 row.append(comparison_cell(found))
             else:  # a metric the baseline lacks: shown, but compared with nothing
-                row.append(f"{key.format(samples.figure)} (no baseline)" if samples else "–")
+                row.append(f"{samples.shown(key)} (no baseline)" if samples else "–")
         rows.append(row)
     return markdown_table(rows, ["metric", *(f"jax {r}" for r in releases)])
 

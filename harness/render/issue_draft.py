@@ -24,6 +24,7 @@ only allow-listed variables are shown.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections.abc import Sequence
@@ -439,23 +440,24 @@ def releases_table(
         if r.result.case == case and r.result.sizes == sizes and r.result.profile == profile
     ]
     releases = sorted({r.result.release for r in mine}, key=release_key)
-    rows, previous = [], None
+    rows, previous, was = [], None, None
     for release in releases:
         newest = newest_result(mine, release, sizes, profile)
         latest = newest or max(
             (r for r in mine if r.result.release == release), key=lambda r: r.result.created_at
         )
-        figure = None
+        figure, text = None, None
         if newest is not None and metric is not None and metric in metric_samples(newest):
-            figure = metric_samples(newest)[metric].figure
+            samples = metric_samples(newest)[metric]
+            figure, text = samples.figure, samples.shown(metric)
         step = f"×{figure / previous:.3g}" if figure and previous else "–"
         if values and figure is not None and previous is not None:  # a value: equal or not
-            step = "same" if figure == previous else "changed"
+            alike = figure == previous or (math.isnan(figure) and math.isnan(previous))
+            step = "same" if alike and text == was else "changed"  # and as printed
         shown = "–" if latest.result.status == RunStatus.OK else str(latest.result.status)
-        if metric is not None and figure is not None:
-            shown = metric.format(figure)
-        rows.append([release, shown, step, VERDICTS.get(outcome(latest), "–")])
+        rows.append([release, text or shown, step, VERDICTS.get(outcome(latest), "–")])
         previous = figure if figure is not None else previous
+        was = text if text is not None else was
     if not rows:
         return ""
     label = metric.metric_name if metric else "metric"
@@ -496,7 +498,7 @@ def script_figures_table(
 
     def figures(columns: list[MetricKey]) -> str:
         rows = [
-            [r, *(k.format(samples[r][k].figure) if k in samples[r] else "–" for k in columns)]
+            [r, *(samples[r][k].shown(k) if k in samples[r] else "–" for k in columns)]
             for r in releases
         ]
         return table(rows, ["jax", *(k.metric_name for k in columns)])

@@ -68,6 +68,8 @@ def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
         # cost, value, presence or ending; a presence's or an ending's counts, [[k, n] A, [k, n] B].
         "shape": comparison.shape,
         "counts": [list(side) for side in comparison.counts] if comparison.counts else None,
+        # a value's sides as printed ("converged", NaN), an ending's in words; else null
+        "sides": list(comparison.sides) if comparison.sides is not None else None,
         "median_baseline_ns": number(comparison.baseline.median),
         "median_ns": number(comparison.candidate.median),
         "processes": [a, b],

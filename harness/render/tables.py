@@ -98,7 +98,7 @@ def comparison_cell(comparison: Comparison) -> Markdown:
     """One release's cell in a metric × release table: median, ratio, interval, verdict (computed,
     no stored text)."""
     return Markdown(
-        f"{comparison.format(comparison.candidate.median)} {format_ratio(comparison.ratio)} "
+        f"{comparison.shown[1]} {format_ratio(comparison.ratio)} "
         f"[{format_interval(comparison)}] {verdict_text(comparison)}"
     )
 
@@ -135,8 +135,7 @@ def statistics_cells(
     return [
         f"{a.processes}/{b.processes}",
         f"{a.samples}/{b.samples}",
-        comparison.format(comparison.baseline.median),
-        comparison.format(comparison.candidate.median),
+        *comparison.shown,
         format_ratio(comparison.ratio),
         format_interval(comparison),
         format_p(comparison.p_value),

@@ -274,6 +274,10 @@ class ProcessRun(_Record):
     # One figure per metric name for this process: a plain script's phases (``process.trace_ns``)
     # and its own printed numbers (``json.reg_ms``), each one value, as a whole-process time is.
     figures: Mapping[str, float] = field(default_factory=dict)
+    # A plain script's values as written (JSON text: ``"converged"``, ``true``, ``NaN``, ``1e400``,
+    # an integer of 25 digits), where its figure cannot say them or it printed several in the
+    # process (``measure.script_numbers``): a value is compared as printed, never as a median.
+    printed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # What of a script's output was left out and why (a number out of range...), a line each.
     notes: tuple[str, ...] = ()
     # Where a process that did not finish ok died (schema version 3): None for one that did.
@@ -282,7 +286,7 @@ class ProcessRun(_Record):
     # What the case process measured: one that measured nothing (failed, killed) has none.
     _sparse = frozenset(
         {"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script"}
-        | {"figures", "notes", "died", "device_peak_bytes"}
+        | {"figures", "printed", "notes", "died", "device_peak_bytes"}
     )
 
 

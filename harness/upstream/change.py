@@ -30,14 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.metrics import compare_metric, metric_samples
-from harness.analysis.significance import (
-    MOVED,
-    Comparison,
-    Shape,
-    Thresholds,
-    Verdict,
-    constant_said,
-)
+from harness.analysis.significance import MOVED, Comparison, Shape, Thresholds, Verdict
 from harness.analysis.statuses import end_verb, ran, status_change, summarise
 from harness.errors import UsageError
 from harness.findings import Finding, finding_from
@@ -657,8 +650,8 @@ def shape_words(change: Change) -> str:
     process", "no longer printed (in 0 of 5 processes, was 5 of 5)"."""
     compared = change.compared
     assert compared is not None
-    if compared.counts is None:
-        return constant_said(compared)
+    if compared.counts is None:  # a value: as ``Comparison.said`` says it (became NaN, no longer
+        return compared.said  # one value, fallen to zero...)
     (k_a, n_a), (k_b, n_b) = compared.counts
     how = "no longer printed" if compared.worse else "printed again"
     return f"{how} (in {k_b} of {n_b} processes, was {k_a} of {n_a})"

@@ -1,10 +1,12 @@
 """The plots' points: wall time by release and by device count per group, and a metric over
 releases."""
 
+from pathlib import Path
+
 import pytest
 
 from harness.analysis.groups import comparison_groups, latest_runs
-from harness.analysis.metrics import compare_group
+from harness.analysis.metrics import compare_group, metric_samples
 from harness.analysis.plot_points import (
     metric_series,
     split_device_suffix,
@@ -13,8 +15,8 @@ from harness.analysis.plot_points import (
 )
 from harness.analysis.significance import Thresholds
 from harness.metric_names import parse_metric_name
-from harness.store.results import load_results
-from tests.conftest import FIXTURES, FakeReleases
+from harness.store.results import StoredResult, load_results
+from tests.conftest import FIXTURES, FakeReleases, derive, real_result
 
 FAST = Thresholds(resamples=20)
 WALL = parse_metric_name("eager.wall_ns")
@@ -91,3 +93,14 @@ def test_each_metric_has_a_point_per_release_that_ran_ok():
     ]
     (_, a), (_, c) = series[WALL]
     assert 2.5 < c.median / a.median < 3.5 and a.q1 <= a.median <= a.q3
+
+
+def test_a_value_no_figure_holds_has_no_point():
+    """A printed string is compared and shown as printed; a plot has no point of it (never NaN)."""
+    data = derive(real_result("async_dispatch-0.12.0.1"), release="a")
+    for process in data["processes"]:
+        process["printed"] = {"json.status": ['"converged"']}
+    stored = StoredResult.from_document(Path(f"{data['id']}.json"), data)
+    status = parse_metric_name("json.status")
+    assert status in metric_samples(stored)
+    assert metric_series([stored], [status]) == {}

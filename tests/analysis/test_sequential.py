@@ -130,3 +130,16 @@ def test_a_process_killed_by_sigkill_in_some_is_an_ending_measured_until_decided
         killed = [replace(p, status=RunStatus.CRASHED, died=end) for p in b[:2]]
         found = open_comparison(a, [*killed, *b[2:]], DECIDING, metrics=[STATUS])
         assert bool(found) is still_open, (signal, found)
+
+
+def test_a_time_fallen_to_zero_in_every_process_is_decided_not_measured_more():
+    """R8-11: the signs decide it (``shapes.compare_signs``); no look could add to it."""
+    from harness.store.schema import ProcessRun
+
+    def ran(*figures: float) -> list[ProcessRun]:
+        return [ProcessRun(0, RunStatus.OK, figures={"json.step_ms": f}) for f in figures]
+
+    mode = Settings(processes=3, decide="all", max_processes=12)
+    assert open_comparison(ran(1.0, 1.2, 0.9), ran(0, 0, 0), mode) == []
+    assert open_comparison(ran(1.0, 1.2, 0.9), ran(-1.0, -3.0, -2.0), mode) == []
+    assert open_comparison(ran(1.0, 1.2, 0.9), ran(0.5, 0, 0.4), mode) != [], "not every process"

@@ -1,17 +1,25 @@
 """Each shape of metric judged by its own rule, with an A/A test for each: a value by equality per
 process, a presence and an ending by their counts, never a ratio."""
 
+import json
 import math
 from pathlib import Path
 
 import pytest
 
-from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samples
+from harness.analysis.metrics import (
+    ProcessSamples,
+    compare_metric,
+    metric_samples,
+    process_samples,
+)
 from harness.analysis.shapes import compare_counts, compare_values, fisher_p, shape_of
-from harness.analysis.significance import Shape, Thresholds, Verdict
+from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
 from harness.analysis.statuses import status_change
+from harness.measure.script_numbers import script_numbers
 from harness.metric_names import parse_metric_name
 from harness.store.results import StoredResult
+from harness.store.schema import JaxFacts, ProcessRun, RunStatus, parse_process
 from tests.conftest import SEGFAULT, derive, died, real_result
 
 LOSS = parse_metric_name("json.loss")
@@ -52,13 +60,14 @@ def test_a_metric_gone_is_worse_and_one_newly_printed_is_not():
 def test_a_value_is_compared_by_equality_never_by_a_ratio():
     same = compare_values([[0.25]] * 5, [[0.25]] * 5, LOSS)
     flipped = compare_values([[0.25]] * 5, [[-0.25]] * 5, LOSS)
-    varies = compare_values([[0.25]] * 5, [[0.1], [0.2], [0.3]], LOSS)
+    varies = compare_values([[0.1], [0.2]], [[0.1], [0.2], [0.3]], LOSS)
     assert (same.verdict, same.said) == (Verdict.UNCHANGED, "the same in all 10 processes")
     assert flipped.verdict is Verdict.CHANGED and flipped.worse
     assert flipped.said == "changed from 0.25 to -0.25 in every process"
     assert math.isnan(flipped.ratio)
     assert (
-        varies.verdict is Verdict.UNDECIDED and "varies within a side: 3 values on B" in varies.said
+        varies.verdict is Verdict.UNDECIDED
+        and varies.said == "varies within a side: 2 values in 2 on A, 3 values in 3 on B"
     )
 
 
@@ -78,7 +87,8 @@ def test_a_value_within_the_factor_is_still_a_change():
         (LOSS, [[-0.5], [0.6]], [[0.7], [0.8]], {}, Shape.VALUE),  # never a ratio's operand
         (LOOP, [[5.0]] * 3, [[7.0]] * 3, {}, Shape.COST),  # named for a unit of time
         (LOSS, [[5.0]] * 3, [[7.0]] * 3, {"costs": ("json.loss",)}, Shape.COST),
-        (LOSS, [[0.25]] * 3, [[-0.25]] * 3, {"costs": ("json.loss",)}, Shape.VALUE),  # no ×-1
+        (LOSS, [[0.25], [0.5]], [[-0.25], [-1]], {"costs": ("json.loss",)}, Shape.COST),  # signs
+        (LOSS, [[0.25], [-0.5]], [[-0.25]] * 2, {"costs": ("json.loss",)}, Shape.VALUE),  # no ×-1
         (LOOP, [[-5.0], [-5.1]], [[-7.0], [-7.1]], {}, Shape.VALUE),  # a unit's name, yet negative
         (LOOP, [[1.0], [1.1]], [[0.0]] * 2, {}, Shape.COST),  # a time may fall to zero
         (parse_metric_name("eager.wall_ns"), [[5.0]] * 3, [[5.0]] * 3, {}, Shape.COST),
@@ -128,3 +138,127 @@ def test_a_new_crash_in_half_of_twenty_processes_is_a_status_step():
     assert status_change(half, ok, Thresholds()) == "SIGSEGV (exit 139) → ok"
     assert status_change(ok, ok, Thresholds()) is None, "A/A"
     assert len(metric_samples(half)) > 0, "the ten that ran ok are measured"
+
+
+def _printed(lines: str, processes: int = 3, version: str = "0.10.1") -> list[ProcessRun]:
+    """``processes`` script processes that each printed ``lines``, stored and read back as a result
+    holds them (``script_process``): a figure and the values as written."""
+    numbers = script_numbers(lines)
+    run = ProcessRun(
+        0,
+        RunStatus.OK,
+        jax=JaxFacts(jax_version=version),
+        figures={f"json.{name}": value for name, value in numbers.values.items()},
+        printed={f"json.{name}": texts for name, texts in numbers.printed.items()},
+    )
+    stored = json.loads(json.dumps(run.to_json(), allow_nan=False))
+    return [parse_process(stored) for _ in range(processes)]
+
+
+def _compared(a: str, b: str, name: str, **declared) -> Comparison:
+    key = parse_metric_name(f"json.{name}")
+    old, new = process_samples(_printed(a)), process_samples(_printed(b, version="0.10.2"))
+    return compare_metric(old[key], new[key], Thresholds(**declared), key)
+
+
+@pytest.mark.parametrize(
+    ("name", "ratio", "said"),
+    [
+        ("temp_mb", 6.55, "changed from 29.91 to 195.9 in every process"),
+        ("temp_bytes", 6.55, "changed from 29.91 to 195.9 in every process"),
+        ("compile_ms", 6.55, "changed from 29.9 ms to 196 ms in every process"),
+        ("flops", 6.55, "changed from 29.91 to 195.9 in every process"),
+    ],
+)
+def test_a_cost_named_for_its_unit_keeps_its_ratio_though_constant(name, ratio, said):
+    """#73: a compiled temp buffer 29.91 → 195.9 MB in every process is ×6.55 more, not a value."""
+    found = _compared(f'{{"{name}": 29.91}}', f'{{"{name}": 195.9}}', name)
+    assert (found.shape, found.verdict, found.constant) == (Shape.COST, Verdict.SLOWER, True)
+    assert found.ratio == pytest.approx(ratio, rel=1e-3) and found.said == said
+    unitless = _compared('{"temp": 29.91}', '{"temp": 195.9}', "temp")
+    assert unitless.shape is Shape.VALUE, "a unitless computed number is still a value"
+    declared = _compared(
+        f'{{"{name}": 29.91}}', f'{{"{name}": 195.9}}', name, values=(f"json.{name}",)
+    )
+    assert declared.shape is Shape.VALUE, "--value overrides the unit"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "said"),
+    [
+        ("12345678901234567", "12345678901234568", "12345678901234567 to 12345678901234568"),
+        (str(2**60), str(2**60 + 1), f"{2**60} to {2**60 + 1}"),
+        ("1e400", "1e401", "1e400 to 1e401"),
+        (str(10**30), str(10**30 + 1), f"{10**30} to {10**30 + 1}"),
+        ('"converged"', '"diverged"', '"converged" to "diverged"'),
+        ("true", "false", "true to false"),
+        ("0.25", "null", "0.25 to null"),
+    ],
+)
+def test_a_value_is_compared_as_written(a, b, said):
+    """#74.1, #74.6: integers exactly at any size, a number past range by its text, a string and a
+    flag as printed; never 'the same', never missing."""
+    changed = _compared(f'{{"x": {a}}}', f'{{"x": {b}}}', "x")
+    assert (changed.shape, changed.verdict) == (Shape.VALUE, Verdict.CHANGED)
+    assert changed.said == f"changed from {said} in every process"
+    same = _compared(f'{{"x": {a}}}', f'{{"x": {a}}}', "x")
+    assert same.verdict is Verdict.UNCHANGED and same.said == "the same in all 6 processes"
+
+
+@pytest.mark.parametrize("now", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_values_a_release_prints_never_missing(now):
+    found = _compared('{"loss": 0.25}', f'{{"loss": {now}}}', "loss")
+    assert (found.shape, found.verdict) == (Shape.VALUE, Verdict.CHANGED)
+    assert found.said == f"became {now} in every process (was 0.25)"
+    timed = _compared('{"step_ms": 0.25}', f'{{"step_ms": {now}}}', "step_ms")
+    assert timed.said == found.said, "a time that became NaN is said so too"
+    assert (
+        _compared(f'{{"loss": {now}}}', f'{{"loss": {now}}}', "loss").verdict is Verdict.UNCHANGED
+    )
+
+
+def test_jax_s_version_printed_is_recognised_and_left_out():
+    old = process_samples(_printed('{"v": "0.10.1", "about": "jax 0.10.1+cpu", "n": 1}'))
+    assert [key.kind for key in old] == ["n"]
+    kept = process_samples(_printed('{"v": "0.10.10"}'))  # not its version: a value
+    assert [key.kind for key in kept] == ["v"]
+
+
+def test_two_values_in_one_process_are_never_their_median():
+    """Printed 1 and 3 in each process against 2: their median would say 'the same'."""
+    found = _compared('{"x": 1}\n{"x": 3}', '{"x": 2}', "x")
+    assert found.verdict is Verdict.CHANGED
+    assert found.said == "changed from 1, 3 (varies within a process) to 2 in every process"
+    assert _compared('{"x": 1}\n{"x": 3}', '{"x": 1}\n{"x": 3}', "x").verdict is Verdict.UNCHANGED
+
+
+def test_a_value_constant_on_one_side_and_varying_on_the_other_is_a_change():
+    """R8-10: never judged as a cost 'unchanged within ±0.2%'."""
+    constant = ProcessSamples([[0.5]] * 4)
+    varies = ProcessSamples([[0.5], [0.5001], [0.4999], [0.5]])
+    became = compare_metric(constant, varies, Thresholds(), LOSS)
+    assert (became.shape, became.verdict) == (Shape.VALUE, Verdict.CHANGED)
+    assert became.said == "0.5 in every process on A, 3 values in 4 on B: no longer one value"
+    ceased = compare_metric(varies, constant, Thresholds(), LOSS)
+    assert ceased.said == "3 values in 4 on A, 0.5 in every process on B: now one value"
+
+
+@pytest.mark.parametrize("now", [[[0.0]] * 3, [[-1.0], [-2.0], [-1.5]]])
+def test_a_time_fallen_to_zero_or_below_in_every_process_is_a_change(now):
+    """R8-11: no ratio of it, yet a candidate, never dropped."""
+    found = compare_metric(
+        ProcessSamples([[1.0], [1.1], [0.9]]), ProcessSamples(now), Thresholds(), LOOP
+    )
+    assert (found.verdict, found.worse) == (Verdict.CHANGED, True)
+    assert "at or below zero in every process on B: no ratio" in found.said
+    aa = compare_metric(ProcessSamples(now), ProcessSamples(now), Thresholds(), LOOP)
+    assert aa.verdict is not Verdict.CHANGED
+
+
+def test_values_that_differ_past_the_eighth_are_said_apart():
+    many = "\n".join(f'{{"x": {i}}}' for i in range(20))
+    other = "\n".join(f'{{"x": {i}}}' for i in [*range(19), 99])
+    found = _compared(many, other, "x")
+    assert found.verdict is Verdict.CHANGED
+    was, now = found.sides or ("", "")
+    assert was.startswith("0, 1, 2, … 20 values, sha256 ") and was != now

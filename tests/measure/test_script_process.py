@@ -202,10 +202,12 @@ def test_a_script_that_sets_xla_flags_itself_is_recorded_with_the_flags_xla_neve
 def test_a_credential_the_script_prints_into_a_field_is_redacted_before_it_is_stored(monkeypatch):
     monkeypatch.setenv("HARNESS_TEST_SECRET_KEY", "sk-live-0123456789abcdefXYZ")
     payload = run("prints_secrets.py")
-    facts = payload["processes"][0]["facts"] if "processes" in payload else payload["facts"]
+    printed = payload["processes"][0]["printed"] if "processes" in payload else payload["printed"]
     stored = json.dumps(payload)
     assert "ghp_" not in stored and "hunter2pass" not in stored and "sk-live" not in stored
-    assert facts["json.env_token"] == "<redacted>" and "example.org" in facts["json.mirror"]
+    assert (
+        printed["json.env_token"] == ['"<redacted>"'] and "example.org" in printed["json.mirror"][0]
+    )
     assert payload["figures"]["json.steps"] == 3.0
 
 

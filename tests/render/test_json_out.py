@@ -100,3 +100,14 @@ def test_report_writes_its_claims_and_every_timing_comparison(tmp_path):
     [timing] = data["timings"]
     assert timing["baseline"] == "0.4.26" and timing["comparisons"]
     assert data["changes"] and all(c["verdict"] in ("slower", "faster") for c in data["changes"])
+
+
+def test_a_value_s_sides_are_written_as_printed():
+    from harness.analysis.metrics import ProcessSamples, compare_metric
+    from harness.analysis.significance import Thresholds
+    from harness.metric_names import parse_metric_name
+
+    sums = [ProcessSamples([[0.0]] * 2, printed=[(text,)] * 2) for text in ("2", str(2**70))]
+    data = comparison_json(compare_metric(*sums, Thresholds(), parse_metric_name("json.sum")))
+    assert data is not None and data["sides"] == ["2", str(2**70)]
+    json.loads(dumps({"x": data}))

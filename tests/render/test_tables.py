@@ -132,3 +132,21 @@ def test_the_legend_says_each_mark_once_and_an_unknown_caveat_is_still_marked():
         "* another caveat: the report's JSON names it"
     )
     assert legend([compare_processes([[1.0]] * 3, [[1.0]] * 3)], DEFAULT_THRESHOLDS) == ""
+
+
+def test_a_value_s_cells_show_it_as_printed():
+    """R8-13: a printed string is shown on the page, not as 'nan'."""
+    from harness.analysis.metrics import ProcessSamples, compare_metric
+    from harness.metric_names import parse_metric_name
+
+    status = parse_metric_name("json.status")
+    a = ProcessSamples([[math.nan]] * 3, printed=[('"converged"',)] * 3)
+    b = ProcessSamples([[math.nan]] * 3, printed=[('"diverged"',)] * 3)
+    found = compare_metric(a, b, DEFAULT_THRESHOLDS, status)
+    cells = statistics_cells(found, markdown=False)
+    assert cells[2:4] == ['"converged"', '"diverged"']
+    assert str(comparison_cell(found)).startswith('"diverged" ')
+    assert found.said == 'changed from "converged" to "diverged" in every process'
+    assert (a.shown(status), b.shown(status)) == ('"converged"', '"diverged"')
+    checksum = ProcessSamples([[12345678901234567]] * 2, printed=[("12345678901234567",)] * 2)
+    assert checksum.shown(parse_metric_name("json.sum")) == "12345678901234567", "never 1.235e+16"

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from harness.analysis.metrics import ProcessSamples, compare_metric
 from harness.analysis.significance import Thresholds, Verdict
 from harness.findings import Finding, FollowUp
 from harness.metric_names import MetricKey, parse_metric_name
@@ -526,3 +527,33 @@ def test_a_triage_answer_s_confirmed_metric_steps_are_steps_a_draft_can_be_about
         "the workaround: set it"
     ]
     assert triage_steps(BisectAnswer("triage-c.json", None, "not JSON")) == []
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "words"),
+    [
+        ("0.25", "NaN", "became NaN in every process (was 0.25)"),
+        ('"converged"', '"diverged"', 'changed from "converged" to "diverged" in every process'),
+        ("true", "false", "changed from true to false in every process"),
+    ],
+)
+def test_a_value_s_title_says_what_it_became_never_missing(a, b, words):
+    """R8-9: NaN is a value a release printed, in the draft's title too."""
+    loss = parse_metric_name("json.loss")
+    compared = compare_metric(
+        ProcessSamples([[0.0]] * 3, printed=[(a,)] * 3),
+        ProcessSamples([[0.0]] * 3, printed=[(b,)] * 3),
+        Thresholds(),
+        loss,
+    )
+    change = Change(loss, "0.10.1", "0.10.2", significant=True, comparisons={loss: compared})
+    assert title(change, "x", "cpu") == f"`json.loss` {words} since jax 0.10.2 on CPU"
+
+
+def test_a_value_that_ceased_to_be_one_is_titled_so():
+    loss = parse_metric_name("json.loss")
+    compared = compare_metric(
+        ProcessSamples([[0.5]] * 3), ProcessSamples([[0.5], [0.6], [0.7]]), Thresholds(), loss
+    )
+    change = Change(loss, "0.10.1", "0.10.2", significant=True, comparisons={loss: compared})
+    assert "on B: no longer one value since jax 0.10.2" in title(change, "x", "cpu")
