@@ -176,6 +176,8 @@ def confirm_status(
     comparison = compare_endings(was, then, thresholds)
     same = same_way(change_between(was, then, thresholds), step.change)
     how = "the same step" if same else "no such step this time"
+    if not same and comparison.verdict is Verdict.UNDECIDED:
+        how = "undecided this time"
     reason = (
         f"measured again: {how} (jax {step.before} {was.words()}; jax {step.after} {then.words()})"
     )
