@@ -22,7 +22,7 @@ from harness.analysis.spending import CHANGES, MODES
 from harness.catalogue import discovery
 from harness.catalogue.scripts import read_script
 from harness.catalogue.sizes import DEFAULT_SEED
-from harness.errors import UsageError
+from harness.errors import UsageError, cannot_write
 from harness.install.script_envs import AS_OF, POLICIES
 from harness.measure.isolation import check_affinity, parse_cpu_list
 from harness.measure.load import DEFAULT_FLAG_CORES
@@ -629,8 +629,8 @@ def folder_to_write(folder: Path, what: str = "results") -> Path:
 
 def prove_writable(folder: Path, what: str = "results") -> None:
     """Create ``folder`` and write a file there before anything is measured: a read-only or full
-    disk is one line now, not a measured cell lost at storing (``what``: what the folder is for, as
-    the line says it)."""
+    disk is one line now (a full one exits ``WRITE_FAILED``), not a measured cell lost at storing
+    (``what``: what the folder is for, as the line says it)."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"cannot write {what} under {folder}: it is not a folder")
     try:
@@ -644,7 +644,7 @@ def prove_writable(folder: Path, what: str = "results") -> None:
             os.close(fd)
             os.unlink(probe)
     except OSError as exc:
-        raise UsageError(f"cannot write {what} under {folder}: {exc.strerror or exc}") from None
+        raise cannot_write(f"cannot write {what} under {folder}", exc) from None
 
 
 # --- a nox session's pins
