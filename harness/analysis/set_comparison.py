@@ -111,6 +111,8 @@ class SetComparison:
     # more processes dying in B than in A (every one, or counts that decide it), metrics unread
     broken: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)  # result files that could not be read
+    # pairs judged by how their processes ended alone (none of one side ran ok: no metric to read)
+    endings_judged: int = 0
 
     def verdicts(self) -> Counter[str]:
         return Counter(m.comparison.verdict for p in self.pairs for m in p.metrics)
@@ -225,7 +227,7 @@ def pair_up(
             continue
         unread = unread_beside(a, "A", problems[0]) + unread_beside(b, "B", problems[1])
         if not (ran(a) and ran(b)):
-            said = f"{where}: {a.result.status} in A, {b.result.status} in B"
+            said = f"{where}: {_status(a)} in A, {_status(b)} in B"
             comparison.not_compared.append("; ".join([said, *unread]))
             continue
         was, now = summarise(a), summarise(b)
@@ -237,12 +239,19 @@ def pair_up(
         elif not (measured(a) and measured(b)):
             listed = comparison.broken if ending.worse else comparison.not_compared
             listed.append("; ".join([f"{ends} ({ending.said})", *unread]))
+            comparison.endings_judged += 1
         else:
             died = was.ok < was.processes or now.ok < now.processes
             pair = _compare_pair(a, b, where, cross_profile, comparison)
             if pair is not None:
                 pair.ending = ending if died else None
                 pair.notes[:0] = unread
+
+
+def _status(stored: StoredResult) -> str:
+    """A result's status, and that no process ran where none did."""
+    status = stored.result.status
+    return f"{status} (no process ran)" if not stored.result.processes else str(status)
 
 
 def _compare_pair(
@@ -309,7 +318,7 @@ def compare_sets(
     ]
     comparison.left_out = list(dict.fromkeys(said))
     pair_up(loaded["A"], loaded["B"], comparison, (problems["A"], problems["B"]))
-    if not comparison.pairs and not comparison.broken:
+    if not comparison.pairs and not comparison.endings_judged:
         reasons = "; ".join(comparison.not_compared[:3])
         raise UsageError(f"nothing in A and B is comparable: {reasons}")
     return comparison

@@ -28,7 +28,7 @@ from harness.measure.isolation import check_affinity, parse_cpu_list
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.metric_names import JSON, KIND_LABELS, parse_metric_name
 from harness.names import name_problem, path_problem
-from harness.store.schema import Settings
+from harness.store.schema import COUNT_CEILING, COUNT_SECONDS, Settings
 from harness.units import normal_version
 
 DEFAULT_RESULTS = Path("results")
@@ -399,6 +399,9 @@ def add_max_processes(parser: argparse.ArgumentParser) -> None:
             "the most processes per cell and side: sides measured together (a range command's "
             "endpoints, probes and confirmations; a run of several sides) get looks of --processes "
             f"rounds while a comparison is open, up to this many (default {LOOKS} × --processes); "
+            "counts still open then (a new ending, a number gone in some processes) get more, up "
+            f"to {COUNT_CEILING} a side while a side's processes have taken under --time-budget "
+            f"(else {COUNT_SECONDS:g} s); "
             "with --target-ratio, rounds until the target is detectable, up to this many (default "
             f"{DEFAULT_MAX_PROCESSES}, as pyperf's default count of processes)"
         ),
@@ -544,7 +547,8 @@ def add_time_budget(parser: argparse.ArgumentParser, whose: str) -> None:
         metavar="SECONDS",
         help=(
             f"{whose} processes get no further look once they have taken this long (default: no "
-            "limit but --max-processes)"
+            "limit but --max-processes; counts open past it stop at "
+            f"{COUNT_SECONDS:g} s a side)"
         ),
     )
 
@@ -584,6 +588,7 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
         "decide": decide,
         "decide_metrics": _names(args.decide_metric) or None,
         "decide_budget_s": None if decide is None else args.time_budget,
+        "max_count_processes": None if decide is None else COUNT_CEILING,
     }
 
 

@@ -220,3 +220,12 @@ def test_a_result_that_could_not_be_read_is_said_and_the_one_compared_instead_na
     assert "20991231T000000-ffffffff.json" in left and "Left out, unreadable:" in render_text(
         comparison
     )
+
+
+def test_processes_that_run_again_in_b_are_a_comparison_never_bad_input(tmp_path):
+    """Every process of A dead, every one of B ok: judged by how they ended (not worse), where it
+    was 'nothing in A and B is comparable' (exit 2, bad input)."""
+    comparison = _compared(tmp_path, died(_script("0.4.30"), SEGFAULT), _script("0.4.31"))
+    assert not comparison.worse() and comparison.endings_judged == 1
+    [said] = comparison.not_compared
+    assert said.endswith("(SIGSEGV → ok)"), said
