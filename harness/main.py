@@ -8,7 +8,6 @@ harness, not in the input.  The commands themselves live in ``harness.commands``
 from __future__ import annotations
 
 import contextlib
-import errno
 import importlib.util
 import os
 import signal
@@ -17,14 +16,11 @@ import sys
 from harness.cli import routing
 from harness.cli.parser import COMMANDS, parse
 from harness.commands import workflow
-from harness.errors import HarnessError, interrupted_status, terminate
+from harness.errors import WRITE_FAILED, WRITE_REFUSED, HarnessError, interrupted_status, terminate
 from harness.host import installed_jax
 from harness.measure.guardian import follow_parent, guarded
 from harness.pins import PROFILE_BY_NAME
 from harness.render.text import terminal
-
-# What a disk or folder says when it takes no write: read-only, full, over quota, not ours, too big.
-WRITE_REFUSED = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG}
 
 
 def _paths_print_whatever_their_bytes() -> None:
@@ -107,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             ),
             file=sys.stderr,
         )
-        return 1
+        return WRITE_FAILED
     except KeyboardInterrupt as exc:
         print(
             "harness: interrupted; every result stored so far is kept, run the same command to "

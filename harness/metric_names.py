@@ -275,7 +275,7 @@ class Judged(Enum):
 
     METRIC = ("--metric", "", 0, "one metric")
     CLAIM = ("--claim", "claim", -1, "the case's claim")
-    STATUS = ("--status", "status", -2, "how its processes end (ok, or dead alike in every one)")
+    STATUS = ("--status", "status", -2, "how its processes end (ok, or dead in every one)")
     EVERY = ("", "all", 9, "every metric and the claim")
 
     def __init__(self, flag: str, stem: str, rank: int, said: str) -> None:

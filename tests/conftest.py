@@ -320,8 +320,9 @@ class FakeReleases:
     Each release's result is the real async_dispatch result posing as that release,
     with every sample multiplied by its scale; ``None`` is a release that cannot be
     installed, ``"failed"`` one whose run failed, a dict (``SEGFAULT``) one whose every process died
-    so (``died``), or whose first ``"processes"`` did.  ``again`` gives the scale of a
-    second measurement, ``holds`` overrides the claim verdict.  Every call is logged.
+    so (``died``), or whose first ``"processes"`` did (a list of them: each in turn).  ``again``
+    gives the scale of a second measurement, ``holds`` overrides the claim verdict.  Every call is
+    logged.
     """
 
     def __init__(
@@ -349,8 +350,10 @@ class FakeReleases:
             data = derive(
                 base, release=release, status="failed", detail="exit code 1\nRuntimeError: fake"
             )
-        elif isinstance(scale, dict):
-            data = died(derive(base, release=release), scale)
+        elif isinstance(scale, dict | list):
+            data = derive(base, release=release)
+            for end in scale if isinstance(scale, list) else [scale]:
+                died(data, end)
         else:
             data = derive(base, release=release, scale=scale)
             self.adjust(data, scale)

@@ -70,11 +70,14 @@ def open_comparison(
     *,
     name: str = "A → B",
     metrics: Sequence[str] = (),
+    counts_only: bool = False,
 ) -> list[str]:
     """The comparisons between two sides (A, B: processes in the order they ran; those finished ok
     count) that another look could still decide, each described after ``name``; empty when every one
     is decided (or ``settings`` is not sequential).  ``metrics``: the metrics judged (empty:
-    ``settings.decide_metrics``, or every metric)."""
+    ``settings.decide_metrics``, or every metric); ``counts_only``: presences and endings, whose
+    looks go on past the last of the rest (``Settings.max_count_processes``), which are left out
+    there anyway."""
     mode = settings.decide
     if mode is None:
         return []
@@ -91,18 +94,21 @@ def open_comparison(
     if STATUS in wanted:
         # Every process counts for how processes end: the look is theirs, not the ok ones'.
         judged = min(len(a_runs), len(b_runs))
-        ends = _open_ending(a_runs, b_runs, at_level(thresholds, settings, judged))
+        ends = _open_ending(a_runs, b_runs, at_level(thresholds, settings, judged, counts=True))
         found += [f"{name} {ends}"] if ends else []
     for key in a.keys() | b.keys():
         if wanted and key.metric_name not in wanted:
             continue
         if a.of(key).missing or b.of(key).missing:
             counts = (len(a.of(key).processes), common), (len(b.of(key).processes), common)
-            presence = compare_counts(Shape.PRESENCE, *counts, level)
+            at_look = at_level(thresholds, settings, common, counts=True)
+            presence = compare_counts(Shape.PRESENCE, *counts, at_look)
             if presence.verdict is Verdict.UNDECIDED:
                 found.append(f"{name} {key.metric_name} {presence.said}")
             if presence.verdict is Verdict.UNDECIDED or not (a.get(key) and b.get(key)):
                 continue
+        if counts_only or common > settings.most_processes:
+            continue  # past the last look only counts are looked at: the rest was judged there
         sides, printed = (a[key].processes, b[key].processes), (a[key].printed, b[key].printed)
         if shape_of(key, *sides, level, printed) is Shape.VALUE or compare_signs(*sides, key):
             continue  # known exactly, or varying within a side: more processes decide nothing

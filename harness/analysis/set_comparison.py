@@ -4,8 +4,14 @@ A and B are results folders (B defaults to A), narrowed with ``--a-release`` /
 ``--b-release``, ``--a-profile`` / ``--b-profile`` and ``--case``.  Runs pair up by
 case and sizes, and by profile unless the two sides name different profiles on
 purpose.  A pair on different backends, or on different device counts without
-that purpose, is not compared: the output says what differs.  Something got worse
-when a metric is significantly slower in B, or a run that was ok in A failed in B.
+that purpose, is not compared: the output says what differs.  Each pair is judged through the
+one comparison of every shape: a cost's ratio, a value by equality, whether a number was printed
+(a metric only in A is one printed in none of B's processes) and how the processes ended (their
+counts of processes that died).  Something got worse when B is the worse side of any of them
+(``Comparison.worse``): slower, a value changed, a number gone, more processes dying.
+
+Each side's newest result of a cell is taken; a result file that could not be read is said, and a
+pair whose cell holds one says which result it compared instead.
 """
 
 from __future__ import annotations
@@ -17,14 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.analysis.groups import group_key, host_differences, latest_runs, release_key
-from harness.analysis.metrics import MetricComparison, MetricKey, compare_runs, separate_invocations
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.metrics import (
+    MetricComparison,
+    MetricKey,
+    compare_metric,
+    compare_runs,
+    metric_samples,
+    separate_invocations,
+)
+from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
+from harness.analysis.statuses import compare_endings, measured, ran, summarise
 from harness.errors import UsageError
-from harness.store.results import StoredResult, load_results
-from harness.store.schema import RunStatus
+from harness.store.results import LoadProblem, StoredResult, load_results
 from harness.units import format_ratio, short_machine, sizes_text
-
-BROKEN = (RunStatus.FAILED, RunStatus.TIMEOUT, RunStatus.CRASHED)
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,7 @@ class Pair:
     only_a: list[MetricKey]
     only_b: list[MetricKey]
     notes: list[str] = field(default_factory=list)
+    ending: Comparison | None = None  # how the processes ended, where any died on either side
 
     def title(self) -> str:
         ka, kb = group_key(self.a), group_key(self.b)
@@ -98,29 +110,52 @@ class SetComparison:
     thresholds: Thresholds
     pairs: list[Pair] = field(default_factory=list)
     not_compared: list[str] = field(default_factory=list)
-    broken: list[str] = field(default_factory=list)  # ok in A, failed / timed out / crashed in B
+    # more processes dying in B than in A (every one, or counts that decide it), metrics unread
+    broken: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # result files that could not be read
+    # pairs judged by how their processes ended alone (none of one side ran ok: no metric to read)
+    endings_judged: int = 0
 
     def verdicts(self) -> Counter[str]:
         return Counter(m.comparison.verdict for p in self.pairs for m in p.metrics)
 
-    def worse(self) -> list[str]:
-        slower = [
-            f"{p.a.result.case} {sizes_text(p.a.result.sizes)}: {m.key.label()} "
-            f"{format_ratio(m.comparison.ratio)}"
-            for p in self.pairs
-            for m in p.metrics
-            if m.comparison.verdict == Verdict.SLOWER
-        ]
-        return slower + self.broken
+    def worse(self, *, short: bool = False) -> list[str]:
+        """What got worse in B, a line each: a cost's ratio, any other shape in its words
+        (``short``: a metric by its name, not its label)."""
+        found = []
+        for p in self.pairs:
+            judged = [(m.key, m.comparison) for m in p.metrics] + [(None, p.ending)]
+            found += [
+                f"{p.a.result.case} {sizes_text(p.a.result.sizes)}: {worse_words(key, c, short)}"
+                for key, c in judged
+                if c is not None and c.worse
+            ]
+        return found + self.broken
 
     def summary(self) -> str:
         counts = self.verdicts()
         noisy = sum(m.comparison.noisy for p in self.pairs for m in p.metrics)
+        shown = (
+            Verdict.SLOWER,
+            Verdict.FASTER,
+            Verdict.CHANGED,
+            Verdict.UNCHANGED,
+            Verdict.UNDECIDED,
+        )
         parts = ", ".join(
-            f"{counts[v]} {v}"
-            for v in (Verdict.SLOWER, Verdict.FASTER, Verdict.UNCHANGED, Verdict.UNDECIDED)
+            f"{counts[v]} {v}" for v in shown if counts[v] or v is not Verdict.CHANGED
         )
         return f"{len(self.pairs)} run pair(s) compared: {parts} ({noisy} noisy)."
+
+
+def worse_words(key: MetricKey | None, comparison: Comparison, short: bool = False) -> str:
+    """``eager · wall (until ready) ×1.25``; a value, a presence or an ending in its own words."""
+    name = "how its processes ended"
+    if key is not None:
+        name = key.metric_name if short else key.label()
+    if comparison.shape is Shape.COST and not comparison.constant:
+        return f"{name} {format_ratio(comparison.ratio)}"
+    return f"{name} {comparison.said}"
 
 
 def select(
@@ -132,6 +167,17 @@ def select(
         if (side.release is None or r.result.release == side.release)
         and (side.profile is None or r.result.profile == side.profile)
         and (not cases or r.result.case in cases)
+    ]
+
+
+def unread_beside(taken: StoredResult, label: str, problems: Sequence[LoadProblem]) -> list[str]:
+    """A note for each result file in the folder of the one taken that could not be read: it may be
+    the cell's newest, so the comparison says which one it took instead."""
+    return [
+        f"{label}: {problem.path.name} beside it could not be read ({problem.reason}); this "
+        f"compares {taken.path.name}, which may be an older result of the cell"
+        for problem in problems
+        if problem.path.parent == taken.path.parent
     ]
 
 
@@ -165,7 +211,10 @@ def _index(
 
 
 def pair_up(
-    a_runs: Sequence[StoredResult], b_runs: Sequence[StoredResult], comparison: SetComparison
+    a_runs: Sequence[StoredResult],
+    b_runs: Sequence[StoredResult],
+    comparison: SetComparison,
+    problems: Sequence[Sequence[LoadProblem]] = ((), ()),
 ) -> None:
     profiles = (comparison.a.profile, comparison.b.profile)
     cross_profile = profiles[0] != profiles[1] and None not in profiles
@@ -177,31 +226,58 @@ def pair_up(
         where = f"{case} {sizes_text(json.loads(sizes))}" + (f" ({profile})" if profile else "")
         if a is None or b is None:
             comparison.not_compared.append(f"{where}: only in {'B' if a is None else 'A'}")
-        elif a.result.status is not RunStatus.OK or b.result.status is not RunStatus.OK:
-            if a.result.status is RunStatus.OK and b.result.status in BROKEN:
-                comparison.broken.append(f"{where}: ok in A, {b.result.status} in B")
-            else:
-                comparison.not_compared.append(
-                    f"{where}: {a.result.status} in A, {b.result.status} in B"
-                )
+            continue
+        unread = unread_beside(a, "A", problems[0]) + unread_beside(b, "B", problems[1])
+        if not (ran(a) and ran(b)):
+            said = f"{where}: {_status(a)} in A, {_status(b)} in B"
+            comparison.not_compared.append("; ".join([said, *unread]))
+            continue
+        was, now = summarise(a), summarise(b)
+        ending = compare_endings(was, now, comparison.thresholds)
+        faults = [f"{side}: {s.fault()}" for side, s in (("A", was), ("B", now)) if s.fault()]
+        ends = f"{where}: A {was.words()}; B {now.words()}"
+        if faults:  # a fault of the machine: neither a change nor "no change"
+            comparison.not_compared.append("; ".join([ends, *faults, *unread]))
+        elif not (measured(a) and measured(b)):
+            listed = comparison.broken if ending.worse else comparison.not_compared
+            listed.append("; ".join([f"{ends} ({ending.said})", *unread]))
+            comparison.endings_judged += 1
         else:
-            _compare_pair(a, b, where, cross_profile, comparison)
+            died = was.ok < was.processes or now.ok < now.processes
+            pair = _compare_pair(a, b, where, cross_profile, comparison)
+            if pair is not None:
+                pair.ending = ending if died else None
+                pair.notes[:0] = unread
+
+
+def _status(stored: StoredResult) -> str:
+    """A result's status, and that no process ran where none did."""
+    status = stored.result.status
+    return f"{status} (no process ran)" if not stored.result.processes else str(status)
 
 
 def _compare_pair(
     a: StoredResult, b: StoredResult, where: str, cross_profile: bool, comparison: SetComparison
-) -> None:
+) -> Pair | None:
     ka, kb = group_key(a), group_key(b)
     if ka.backend != kb.backend:
         comparison.not_compared.append(f"{where}: backend {ka.backend} in A, {kb.backend} in B")
-        return
+        return None
     if ka.device_count != kb.device_count and not cross_profile:
         comparison.not_compared.append(
             f"{where}: {ka.device_count} device(s) in A, {kb.device_count} in B under the same "
             "profile label"
         )
-        return
+        return None
     metrics, only_a, only_b = compare_runs(a, b, comparison.thresholds)
+    # A metric one side printed in none of its processes: a presence, judged on its counts.
+    in_a, in_b = metric_samples(a), metric_samples(b)
+    metrics += [
+        MetricComparison(
+            key, compare_metric(in_a.of(key), in_b.of(key), comparison.thresholds, key)
+        )
+        for key in (*only_a, *only_b)
+    ]
     notes = [
         f"measured on different machines: {text}" for text in host_differences([("A", a), ("B", b)])
     ]
@@ -212,12 +288,12 @@ def _compare_pair(
             "no verdict; measure both in one run (`--sides`) for finer verdicts"
         )
     notes += script_differences(a, b)
-    notes += [f"only in A: {k.label()}" for k in only_a]
-    notes += [f"only in B: {k.label()}" for k in only_b]
     notes += [
         f"{side}: {note}" for side, run in (("A", a), ("B", b)) for note in run.result.all_notes()
     ]
-    comparison.pairs.append(Pair(a, b, metrics, only_a, only_b, notes))
+    pair = Pair(a, b, metrics, only_a, only_b, notes)
+    comparison.pairs.append(pair)
+    return pair
 
 
 def compare_sets(
@@ -229,17 +305,22 @@ def compare_sets(
             "A and B are the same results: tell them apart with --a-release/--b-release or "
             "--a-profile/--b-profile"
         )
-    loaded = {}
+    loaded, problems = {}, {}
     for side in (a, b):
         if not side.folder.is_dir():
             raise UsageError(f"results folder not found: {side.folder}")
-        results, _ = load_results(side.folder)
+        results, problems[side.label] = load_results(side.folder)
         loaded[side.label] = select(results, side, cases)
         if not loaded[side.label]:
             raise UsageError(f"no results in {side.label}: {side.describe()}")
     comparison = SetComparison(a, b, thresholds)
-    pair_up(loaded["A"], loaded["B"], comparison)
-    if not comparison.pairs and not comparison.broken:
+    # one folder read twice: each file said once
+    said = [
+        str(p) if same_folder else f"{label}: {p}" for label in problems for p in problems[label]
+    ]
+    comparison.left_out = list(dict.fromkeys(said))
+    pair_up(loaded["A"], loaded["B"], comparison, (problems["A"], problems["B"]))
+    if not comparison.pairs and not comparison.endings_judged:
         reasons = "; ".join(comparison.not_compared[:3])
         raise UsageError(f"nothing in A and B is comparable: {reasons}")
     return comparison

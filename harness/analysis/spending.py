@@ -53,10 +53,11 @@ def spent(alpha: float, fraction: float) -> float:
 class Design:
     first: int  # processes a side at the first look (the planned ones)
     most: int  # processes a side at the last look
+    looks: tuple[int, ...] = ()  # where they are, if not on doubling from ``first``
 
     @property
     def points(self) -> tuple[int, ...]:
-        return look_points(self.first, self.most)
+        return self.looks or look_points(self.first, self.most)
 
     def nominal_alpha(self, alpha: float, processes: int) -> float:
         """The level the test takes at the look ``processes`` reached, of ``alpha`` spent."""
@@ -70,11 +71,18 @@ def design_of(settings: Settings) -> Design | None:
     return None if settings.decide is None else Design(settings.processes, settings.most_processes)
 
 
-def at_level(thresholds: Thresholds, settings: Settings, processes: int) -> Thresholds:
-    """``thresholds`` at the level of the look ``processes`` reached, for a sequential run."""
+def at_level(
+    thresholds: Thresholds, settings: Settings, processes: int, *, counts: bool = False
+) -> Thresholds:
+    """``thresholds`` at the level of the look ``processes`` reached, for a sequential run;
+    ``counts``: of a presence's or an ending's counts, whose looks go on to
+    ``max_count_processes`` (their own design: the level spent over all their looks)."""
     design = design_of(settings)
     if design is None:
         return thresholds
+    if counts and settings.count_looks != settings.looks:
+        looks = settings.count_looks
+        design = Design(settings.processes, looks[-1], looks)
     return dataclasses.replace(thresholds, alpha=design.nominal_alpha(thresholds.alpha, processes))
 
 
@@ -86,5 +94,6 @@ def judged_on(settings: Settings, counts: tuple[int, int]) -> int | None:
     A side whose comparisons were all decided stops at that look while its neighbour goes on;
     judging the pair on every process of the longer side would test it at a look it never had, with
     unequal sides, where Welch's test overshoots its level (×3 at 5 against 20 processes).  The
-    first processes of both sides are the ones the look that decided the pair saw."""
-    return None if design_of(settings) is None else min(counts)
+    first processes of both sides are the ones the look that decided the pair saw; never more than
+    the last look's (a side measured on for its counts, ``max_count_processes``)."""
+    return None if design_of(settings) is None else min(*counts, settings.most_processes)

@@ -1,13 +1,14 @@
-"""A release's status over its processes, as a metric: ok in every process, or dead the same way in
-every one.
+"""A release's status over its processes, as a metric: ok in every process, or dead in every one.
 
 A status step is a release whose processes all crash, time out, run out of memory or exit with an
-error, the same way, beside one whose processes all run ok: "crashes since jax 0.10.2: SIGSEGV
-(exit 139) in 5 of 5 processes; 0.10.1 ok in 5 of 5".  A flip in some processes of many is no step
-(a flaky crash, or the machine); a process killed from outside (SIGTERM, SIGINT, SIGHUP: a user's
-kill, a job's end) is a fault to say, never a change of the release, and never "no change"
-either.  SIGKILL in every process of a side is the kernel's OOM killer as far as the harness can
-tell, so it is a step ("killed, out of memory?").
+error, beside one whose processes all run ok: "crashes since jax 0.10.2: SIGSEGV (exit 139) in 5 of
+5 processes; 0.10.1 ok in 5 of 5".  Every way of dying is an ending: processes that all died, each
+its own way (a segfault, an exit, a hang, an error), are a dead side like those that died alike, and
+how they died (the table of endings, ``StatusSummary.words``) is the detail, never a reason for "no
+change".  A flip in some processes of many is judged on its counts (``compare_endings``); a process
+killed from outside (SIGTERM, SIGINT, SIGHUP: a user's kill, a job's end) is a fault to say, never a
+change of the release, and never "no change" either.  SIGKILL in every process of a side is the
+kernel's OOM killer as far as the harness can tell, so it is an ending ("killed, out of memory?").
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ MIN_STATUS_PROCESSES = 2
 # The status step's arrow, between the ok side and the dead one: "ok → SIGSEGV (exit 139)".
 OK = "ok"
 ARROW = " → "
+# What processes that died in several ways do, where their verbs (``end_verb``) differ.
+DIES = "dies"
 
 
 def end_of(process: ProcessRun) -> ProcessEnd | None:
@@ -157,17 +160,28 @@ class StatusSummary:
         return self.processes >= MIN_STATUS_PROCESSES and self.ok == self.processes
 
     @property
-    def all_dead_alike(self) -> str | None:
-        """How every process ended, where each ended the same way, not ok, and not from outside."""
-        if self.processes < MIN_STATUS_PROCESSES or self.ok or self.outside or len(self.ends) != 1:
-            return None
-        return next(iter(self.ends))
+    def all_dead(self) -> bool:
+        """Every process died, whichever way, and none was killed from outside."""
+        return self.processes >= MIN_STATUS_PROCESSES and not self.ok and not self.outside
 
     @property
     def alike(self) -> str | None:
-        """How every process ended where every one ended alike: ``ok``, or how they died; None
-        where they did not (a status step's side is one of these)."""
-        return OK if self.all_ok else self.all_dead_alike
+        """``ok`` where every process ran ok; where every one died, how (the one way, or a mix named
+        by its commonest: ``SIGSEGV (exit 139) and 3 other endings``); None where some did and some
+        did not, or some were killed from outside (a status step's side is one of the first two)."""
+        if self.all_ok:
+            return OK
+        if not self.all_dead:
+            return None
+        others = len(self.ends) - 1
+        more = f" and {others} other ending{'s' * (others > 1)}" if others else ""
+        return self.commonest + more
+
+    @property
+    def verb(self) -> str:
+        """What the processes that died do: their one verb, or ``dies`` where they differ."""
+        verbs = {self.verbs[how] for how in self.ends}
+        return next(iter(verbs)) if len(verbs) == 1 else DIES
 
     @property
     def dead_counts(self) -> tuple[int, int]:
@@ -178,7 +192,7 @@ class StatusSummary:
     @property
     def commonest(self) -> str:
         """The ending most of its dead processes share; "" where none died."""
-        return max(self.ends, key=lambda how: self.ends[how]) if self.ends else ""
+        return max(sorted(self.ends), key=lambda how: self.ends[how]) if self.ends else ""
 
     def words(self) -> str:
         """``SIGSEGV (exit 139) in 5 of 5 processes``, ``ok in 5 of 5``; a mix named by part."""
@@ -251,10 +265,10 @@ def status_change(
     screen: bool = False,
 ) -> Ending | None:
     """``ok → SIGSEGV (exit 139)`` where every process of ``before`` ran ok and every one of
-    ``after`` died alike, ``SIGSEGV (exit 139) → ok`` the other way; None where the two are no
-    status step.  With ``thresholds``, also a new ending in some processes only, where the counts
-    of processes that died differ by Fisher's exact test at its level (``screen``: wherever one
-    side has none, a candidate to measure again); it is named by the commonest ending there."""
+    ``after`` died (alike or not), ``SIGSEGV (exit 139) → ok`` the other way; None where the two
+    are no status step.  With ``thresholds``, also a new ending in some processes only, where the
+    counts of processes that died differ by Fisher's exact test at its level (``screen``: wherever
+    one side has none, a candidate to measure again); it is named by the commonest ending there."""
     return change_between(summarise(before), summarise(after), thresholds, screen=screen)
 
 
@@ -267,8 +281,7 @@ def change_between(
 ) -> Ending | None:
     """``status_change`` of two releases' summaries."""
     if was.alike and now.alike and OK in (was.alike, now.alike) and was.alike != now.alike:
-        dead = now if was.alike == OK else was
-        return Ending(was.alike, now.alike, dead.verbs[dead.commonest])
+        return Ending(was.alike, now.alike, (now if was.alike == OK else was).verb)
     if thresholds is None:
         return None
     counts = (was.dead_counts, now.dead_counts)
@@ -277,8 +290,8 @@ def change_between(
     if compared.verdict is not Verdict.CHANGED and not candidate:
         return None
     if compared.worse or (candidate and counts[1][0]):
-        return Ending(OK, now.commonest, now.verbs[now.commonest]) if now.commonest else None
-    return Ending(was.commonest, OK, was.verbs[was.commonest]) if was.commonest else None
+        return Ending(OK, now.commonest, now.verb) if now.commonest else None
+    return Ending(was.commonest, OK, was.verb) if was.commonest else None
 
 
 def compare_endings(was: StatusSummary, now: StatusSummary, thresholds: Thresholds) -> Comparison:
@@ -289,6 +302,15 @@ def compare_endings(was: StatusSummary, now: StatusSummary, thresholds: Threshol
     if was.alike is None or now.alike is None:
         return compared
     return replace(compared, sides=(was.alike, now.alike))
+
+
+def same_way(change: str | None, first: str) -> bool:
+    """Whether a status step measured again (``change``) goes the way the first one did: ok to dead,
+    or dead to ok; how the processes died (which ending is commonest) is its detail, never a reason
+    to say it did not happen again."""
+    if isinstance(change, Ending) and isinstance(first, Ending):
+        return change.stops_running == first.stops_running
+    return change == first
 
 
 def verb(change: str) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from harness.errors import UsageError
+from harness.errors import WRITE_FAILED_WORDS, UsageError
 
 # The console script's name: the usage lines and hints give the command a user types
 # (`python -m harness` is the same).
@@ -98,7 +98,7 @@ def build_parser(commands: Sequence[AnyCommand], description: str = "") -> argpa
             command.name,
             help=command.summary,
             description=command.description,
-            epilog=f"exit status: {command.exit_codes}",
+            epilog=f"exit status: {command.exit_codes}, {WRITE_FAILED_WORDS}",
             allow_abbrev=False,
             formatter_class=_HelpFormatter,
         )

@@ -79,12 +79,14 @@ COMMAND = Command(
     name="compare",
     summary="compare two result sets; exit 1 when something got significantly worse in B",
     description=(
-        "Compare result set B against A, metric by metric. A and B are results folders (B defaults "
-        "to A), narrowed by release, profile and case."
+        "Compare result set B against A, metric by metric, each by its shape: a cost by its ratio, "
+        "a value by equality, a number printed or not and how the processes ended by their counts. "
+        "A and B are results folders (B defaults to A), narrowed by release, profile and case."
     ),
     exit_codes=(
-        "0 nothing worse, 1 something significantly slower or broken in B, 2 bad input or a "
-        "--markdown or --json that cannot be written (then no verdict is printed)"
+        "0 nothing worse, 1 something worse in B (slower, a value changed, a number gone, more "
+        "processes dying), 2 bad input or a --markdown or --json that cannot be written (then no "
+        "verdict is printed)"
     ),
     add_arguments=add_arguments,
     check=check,

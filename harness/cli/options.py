@@ -22,13 +22,13 @@ from harness.analysis.spending import CHANGES, MODES
 from harness.catalogue import discovery
 from harness.catalogue.scripts import read_script
 from harness.catalogue.sizes import DEFAULT_SEED
-from harness.errors import UsageError
+from harness.errors import UsageError, cannot_write
 from harness.install.script_envs import AS_OF, POLICIES
 from harness.measure.isolation import check_affinity, parse_cpu_list
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.metric_names import JSON, KIND_LABELS, parse_metric_name
 from harness.names import name_problem, path_problem
-from harness.store.schema import Settings
+from harness.store.schema import COUNT_CEILING, COUNT_SECONDS, Settings
 from harness.units import normal_version
 
 DEFAULT_RESULTS = Path("results")
@@ -399,6 +399,9 @@ def add_max_processes(parser: argparse.ArgumentParser) -> None:
             "the most processes per cell and side: sides measured together (a range command's "
             "endpoints, probes and confirmations; a run of several sides) get looks of --processes "
             f"rounds while a comparison is open, up to this many (default {LOOKS} × --processes); "
+            "counts still open then (a new ending, a number gone in some processes) get more, up "
+            f"to {COUNT_CEILING} a side while a side's processes have taken under --time-budget "
+            f"(else {COUNT_SECONDS:g} s); "
             "with --target-ratio, rounds until the target is detectable, up to this many (default "
             f"{DEFAULT_MAX_PROCESSES}, as pyperf's default count of processes)"
         ),
@@ -544,7 +547,8 @@ def add_time_budget(parser: argparse.ArgumentParser, whose: str) -> None:
         metavar="SECONDS",
         help=(
             f"{whose} processes get no further look once they have taken this long (default: no "
-            "limit but --max-processes)"
+            "limit but --max-processes; counts open past it stop at "
+            f"{COUNT_SECONDS:g} s a side)"
         ),
     )
 
@@ -584,6 +588,7 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
         "decide": decide,
         "decide_metrics": _names(args.decide_metric) or None,
         "decide_budget_s": None if decide is None else args.time_budget,
+        "max_count_processes": None if decide is None else COUNT_CEILING,
     }
 
 
@@ -629,8 +634,8 @@ def folder_to_write(folder: Path, what: str = "results") -> Path:
 
 def prove_writable(folder: Path, what: str = "results") -> None:
     """Create ``folder`` and write a file there before anything is measured: a read-only or full
-    disk is one line now, not a measured cell lost at storing (``what``: what the folder is for, as
-    the line says it)."""
+    disk is one line now (a full one exits ``WRITE_FAILED``), not a measured cell lost at storing
+    (``what``: what the folder is for, as the line says it)."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"cannot write {what} under {folder}: it is not a folder")
     try:
@@ -644,7 +649,7 @@ def prove_writable(folder: Path, what: str = "results") -> None:
             os.close(fd)
             os.unlink(probe)
     except OSError as exc:
-        raise UsageError(f"cannot write {what} under {folder}: {exc.strerror or exc}") from None
+        raise cannot_write(f"cannot write {what} under {folder}", exc) from None
 
 
 # --- a nox session's pins

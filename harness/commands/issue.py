@@ -642,7 +642,7 @@ def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) 
         raise HarnessError(
             f"no crash to draft between jax {step.before} and jax {step.after}: "
             f"{sides_words(before, after)}; a crash report needs every process of one release ok "
-            "and every one of the other dead alike"
+            "and every one of the other dead"
         )
     return crash
 

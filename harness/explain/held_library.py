@@ -270,9 +270,9 @@ def by_status(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) ->
 
 
 def status_part(middle: StatusSummary, *, with_crashing_jax: bool) -> str:
-    """Which part a crash comes with, from how the middle side's processes ended: dead alike with
+    """Which part a crash comes with, from how the middle side's processes ended: dead with
     the crashing release's jax (or ok with the other's) is jax's; else the libraries'."""
-    dies, runs = middle.all_dead_alike is not None, middle.all_ok
+    dies, runs = middle.all_dead, middle.all_ok
     if not (dies or runs):
         return APART
     return JAX if dies == with_crashing_jax else LIBRARIES

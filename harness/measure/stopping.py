@@ -16,7 +16,7 @@ from typing import Protocol
 
 from harness.measure.cells import Cell, CellRun, next_look, pair_name
 from harness.metric_names import MetricKey
-from harness.store.schema import ProcessRun, RunStatus, Settings, look_number
+from harness.store.schema import COUNT_SECONDS, ProcessRun, RunStatus, Settings, look_number
 
 # From each side's processes finished ok so far, the ratio a comparison of them could detect, judged
 # on metrics of the given kinds (all when empty); None: no spread to read yet
@@ -43,6 +43,7 @@ class OpenComparison(Protocol):
         *,
         name: str,
         metrics: Sequence[str],
+        counts_only: bool = False,
     ) -> list[str]: ...
 
 
@@ -95,9 +96,10 @@ class StopRules:
         return False
 
     def _open_comparisons(
-        self, pairs: list[tuple[CellRun, CellRun]], settled: set[str]
+        self, pairs: list[tuple[CellRun, CellRun]], settled: set[str], counts_only: bool = False
     ) -> list[list[str]]:
-        """Each pair's open comparisons, on its metrics but those ``settled``."""
+        """Each pair's open comparisons, on its metrics but those ``settled`` (``counts_only``: of
+        presences and endings, past the last look of the rest)."""
         assert self.undecided is not None
         found: list[list[str]] = []
         for a, b in pairs:
@@ -113,6 +115,7 @@ class StopRules:
                     self.settings,
                     name=pair_name(a.side, b.side),
                     metrics=left if settled else a.side.compare_metrics,
+                    **({"counts_only": True} if counts_only else {}),
                 )
             )
         return found
@@ -125,31 +128,51 @@ class StopRules:
         ok = {label: [p for p in ps if p.status is RunStatus.OK] for label, ps in ok.items()}
         return {key.metric_name for key in self.settled(ok)}
 
+    def _counts_ceiling(self, cell: Cell, seconds: float) -> int:
+        """How far counts still open at the last look may go: ``max_count_processes`` a side while
+        a side's processes have taken less than the time budget (``COUNT_SECONDS`` without one);
+        the last look where they may not."""
+        settings, most = self.settings, self.settings.most_processes
+        budget = settings.decide_budget_s or COUNT_SECONDS
+        if settings.count_looks == settings.looks or seconds / len(cell.runs) >= budget:
+            return most
+        return settings.count_looks[-1]
+
     def _until_decided(self, cell: Cell, done: int) -> bool:
         """Up to the next look, then another while a comparison is open, within ``max_processes``
-        and the time budget; the results say how far it went and why it stopped."""
+        and the time budget, and past them while counts are open (``_counts_ceiling``); the
+        results say how far it went and why it stopped."""
         settings, most = self.settings, self.settings.most_processes
         # its own processes: cells take turns in rounds
         seconds = sum(run.duration_s for run in cell.runs)
         spent = settings.decide_budget_s is not None and seconds >= settings.decide_budget_s
-        looks = settings.looks
-        if done not in looks and done < most and not spent:
+        ceiling = self._counts_ceiling(cell, seconds)
+        looks = settings.count_looks if ceiling > most else settings.looks
+        if done not in looks and done < max(most, ceiling) and not spent:
             return True  # between looks: the look's rounds are measured whole
         # A pair with a side settled at an earlier look keeps what that look decided.
         pairs = [(a, b) for a, b in cell.pairs() if not (a.settled or b.settled)]
         settled = self._settled(cell)
         open_by_pair = self._open_comparisons(pairs, settled)
         still = [line for lines in open_by_pair for line in lines]
+        counting: list[str] = []
+        if still and most <= done < ceiling and not spent:
+            # past the last look of the rest, only open counts go on
+            open_by_pair = self._open_comparisons(pairs, settled, counts_only=True)
+            counting = [line for lines in open_by_pair for line in lines]
         look = f"look {look_number(looks, done)} of {len(looks)}"
         going = [run for run in cell.runs if not run.settled]
         shared = f"; {len(settled)} settled by the caller" if settled else ""
         decided = f"decided at {done} processes a side ({look}, {seconds:.0f} s{shared})"
         if not still:
             extent = decided
-        elif done >= most or spent:
+        elif (done >= most and not counting) or spent:
             why = "the most allowed"
             if done < most:
                 why = f"the time budget of {settings.decide_budget_s:g} s spent"
+            elif ceiling < settings.count_looks[-1]:
+                budget = settings.decide_budget_s or COUNT_SECONDS
+                why = f"the most allowed, and the counts' time budget of {budget:g} s a side spent"
             shown = "; ".join(still[:3]) + (f"; {len(still) - 3} more" if len(still) > 3 else "")
             took = f"({why}, {look}, {seconds:.0f} s)"
             extent = f"undecided after {done} processes a side {took}: {shown}"
@@ -162,6 +185,7 @@ class StopRules:
                     run.settled = run.extent = decided
             left = sum(not run.settled for run in cell.runs)
             sides = f" for {left} of {len(cell.runs)} sides" if left < len(cell.runs) else ""
+            most = max(most, ceiling)
             rounds = f"{next_look(looks, done) - done} more rounds{sides} (at most {most} a side)"
             opened = f"{len(still)} comparison(s) open ({still[0]})"
             self.progress(f"{cell.head} · {look}: {opened}: {rounds}")

@@ -109,6 +109,7 @@ def set_comparison_json(model: SetComparison) -> dict[str, Any]:
                 {"metric": m.key.metric_name, **(comparison_json(m.comparison) or {})}
                 for m in pair.metrics
             ],
+            "ending": comparison_json(pair.ending) if pair.ending is not None else None,
             "only_a": [key.metric_name for key in pair.only_a],
             "only_b": [key.metric_name for key in pair.only_b],
             "notes": list(pair.notes),
@@ -126,6 +127,7 @@ def set_comparison_json(model: SetComparison) -> dict[str, Any]:
             "pairs": pairs,
             "not_compared": list(model.not_compared),
             "broken": list(model.broken),
+            "left_out": list(model.left_out),
         },
     )
 

@@ -12,7 +12,7 @@ from collections import Counter
 
 from harness.analysis.metrics import MetricComparison
 from harness.analysis.set_comparison import Pair, SetComparison
-from harness.analysis.significance import MOVED, Verdict
+from harness.analysis.significance import MOVED, Comparison, Verdict
 from harness.metric_names import reading_rank
 from harness.render import screen
 from harness.render.tables import (
@@ -30,8 +30,15 @@ from harness.render.text import code_span, inline, terminal
 from harness.units import format_ratio, sizes_text
 
 SHORT_HEADERS = ["metric", "A", "B", "B/A", "verdict", "caveats"]
-# Changed first (the worse way first), then what more measurement could decide, then no change.
-_VERDICT_ORDER = {Verdict.SLOWER: 0, Verdict.FASTER: 1, Verdict.UNDECIDED: 2, Verdict.UNCHANGED: 3}
+# Changed first, then what more measurement could decide, then no change.
+_VERDICT_ORDER = {
+    Verdict.SLOWER: 0,
+    Verdict.CHANGED: 0,
+    Verdict.FASTER: 1,
+    Verdict.UNDECIDED: 2,
+    Verdict.UNCHANGED: 3,
+}
+NOTHING_WORSE = "Nothing got significantly worse in B"
 # A screen's lines beside the pairs: summary, A and B, the legend, the rule, verdict, report.
 _FRAME_LINES = 12
 
@@ -40,9 +47,16 @@ def _ordered(pair: Pair) -> list[MetricComparison]:
     return sorted(pair.metrics, key=lambda m: reading_rank(m.key))
 
 
+def _rank(comparison: Comparison) -> int:
+    """Worse in B first, then the other changes, then what more processes could decide."""
+    return -1 if comparison.worse else _VERDICT_ORDER[comparison.verdict]
+
+
 def _short_row(m: MetricComparison, comparison: SetComparison) -> list[str]:
     found = m.comparison
     a, b = (found.format(side.median) for side in (found.baseline, found.candidate))
+    if found.counts is not None:  # a presence: printed in k of n processes
+        a, b = (f"{k} of {n}" for k, n in found.counts)
     marks = marks_text(found, comparison.thresholds)
     return [m.key.metric_name, a, b, format_ratio(found.ratio), found.said, marks]
 
@@ -67,13 +81,13 @@ def _pair_lines(pair: Pair, comparison: SetComparison, folded: bool) -> list[str
         for n in pair.notes
         for line in screen.wrap(f"note: {n}", screen.WIDTH - 2, indent="  ", lines=2)
     ]
+    if pair.ending is not None:
+        notes.insert(0, f"  how the processes ended: {pair.ending.said}")
     kept = 1 if folded else 4
     lines += notes[:kept]
     if len(notes) > kept:
         lines.append(f"  and {len(notes) - kept} more lines of notes: the markdown has them")
-    shown = (
-        sorted(changed, key=lambda m: _VERDICT_ORDER[m.comparison.verdict]) if folded else metrics
-    )
+    shown = sorted(changed, key=lambda m: _rank(m.comparison)) if folded else metrics
     lines += screen.table([_short_row(m, comparison) for m in shown], SHORT_HEADERS, indent="  ")
     rest = [m for m in metrics if m not in shown]
     if rest:
@@ -82,25 +96,19 @@ def _pair_lines(pair: Pair, comparison: SetComparison, folded: bool) -> list[str
 
 
 def _worse_first(pair: Pair) -> int:
-    verdicts = {m.comparison.verdict for m in pair.metrics}
-    return 0 if Verdict.SLOWER in verdicts else 1 if Verdict.FASTER in verdicts else 2
+    return min((_rank(m.comparison) for m in pair.metrics), default=3)
 
 
-def _worse_line(comparison: SetComparison) -> str:
-    """The verdict of the whole comparison, shortened to a line (``--markdown`` lists every one)."""
-    slower = []
-    for p in comparison.pairs:
-        metrics = [
-            f"{m.key.metric_name} {format_ratio(m.comparison.ratio)}"
-            for m in _ordered(p)
-            if m.comparison.verdict == Verdict.SLOWER
-        ]
-        if metrics:
-            slower.append(f"{p.a.result.case} {sizes_text(p.a.result.sizes)}: {', '.join(metrics)}")
-    worse = slower + comparison.broken
-    if not worse:
-        return "Nothing got significantly worse in B."
-    return screen.shorten("Worse in B: " + terminal("; ".join(worse)))
+def verdict_line(comparison: SetComparison) -> str:
+    """The verdict of the whole comparison (the exit status says the same): what got worse in B, in
+    every shape; else nothing, and how much stayed undecided."""
+    worse = comparison.worse(short=True)
+    if worse:
+        return "Worse in B: " + "; ".join(worse)
+    undecided = comparison.verdicts()[Verdict.UNDECIDED]
+    if not undecided:
+        return f"{NOTHING_WORSE}."
+    return f"{NOTHING_WORSE}; {undecided} comparison(s) undecided, not unchanged."
 
 
 def render_text(comparison: SetComparison, report: str | None = None) -> str:
@@ -112,8 +120,16 @@ def render_text(comparison: SetComparison, report: str | None = None) -> str:
         pairs = sorted(comparison.pairs, key=_worse_first)
         blocks = [_pair_lines(p, comparison, folded=True) for p in pairs]
     body = [line for block in blocks for line in [*block, *([""] if len(block) > 1 else [])]]
+    if comparison.broken:
+        body += [
+            "Worse in B, nothing to compare:",
+            *(f"  - {terminal(n)}" for n in comparison.broken),
+        ]
+        body.append("")
     if comparison.not_compared:
         body += ["Not compared:", *(f"  - {terminal(n)}" for n in comparison.not_compared), ""]
+    if comparison.left_out:
+        body += ["Left out, unreadable:", *(f"  - {terminal(n)}" for n in comparison.left_out), ""]
     body = screen.budgeted(body, budget, "… and {n} more lines: the markdown lists every pair")
     thresholds = comparison.thresholds
     lines = [
@@ -131,7 +147,7 @@ def render_text(comparison: SetComparison, report: str | None = None) -> str:
         f"slower/faster: B/A beyond ×{thresholds.factor:g} at p < {thresholds.alpha:g}, at least "
         f"{thresholds.min_processes} processes a side"
     )
-    lines.append(_worse_line(comparison))
+    lines.append(screen.shorten(terminal(verdict_line(comparison))))
     lines.append(
         f"Report: {terminal(report)}"
         if report
@@ -162,18 +178,18 @@ def render_markdown(comparison: SetComparison) -> str:
         lines += [markdown_table(rows, ["metric", *STATISTICS_HEADERS]), ""]
         marks = legend((m.comparison for m in pair.metrics), comparison.thresholds)
         lines += [inline(marks), ""] if marks else []
+        if pair.ending is not None:
+            lines += [f"How the processes ended: {inline(pair.ending.said)}", ""]
     if comparison.broken or comparison.not_compared:
         lines += ["## Not compared", ""]
-        lines += [f"- **broken in B**: {inline(n)}" for n in comparison.broken]
+        lines += [f"- **worse in B**: {inline(n)}" for n in comparison.broken]
         lines += [f"- {inline(n)}" for n in comparison.not_compared]
         lines.append("")
+    if comparison.left_out:
+        lines += ["## Left out, unreadable", ""]
+        lines += [f"- {inline(n)}" for n in comparison.left_out] + [""]
     worse = comparison.worse()
-    lines += [comparison.summary(), ""]
-    lines += [
-        f"**Worse in B**: {inline('; '.join(worse))}"
-        if worse
-        else "Nothing got significantly worse in B.",
-        "",
-    ]
+    said = f"**Worse in B**: {inline('; '.join(worse))}" if worse else verdict_line(comparison)
+    lines += [comparison.summary(), "", said, ""]
     lines += [f"## {METHOD_HEADING}", "", rule_text(comparison.thresholds), ""]
     return "\n".join(lines)

@@ -187,7 +187,7 @@ class ReleaseStep:
     """A significant change of one metric (or the claim's outcome) between consecutive releases."""
 
     # The metric that moved, the claim, or how the processes ended (``analysis.statuses``: every
-    # process ok on one side, every one dead alike on the other).
+    # process ok on one side, every one dead on the other, or a new ending in some).
     criterion: Criterion
     before: str
     after: str

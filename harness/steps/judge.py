@@ -20,9 +20,10 @@ those endpoint figures, taken under the same load, rather than the first ones.
 
 With ``--claim`` the case's own verdict decides: the endpoints' claim outcomes must
 differ, and a release is good or bad by which one it shares.  With ``--status`` how its processes
-end decides (``analysis.statuses``): ok in every one, or dead alike in every one (crashed, timed
-out, failed); the endpoints must be one each, and a release is good or bad by which it is like; a
-mix (a flaky crash, a process killed from outside) is inconclusive.
+end decides (``analysis.statuses``), on the counts of processes that died, whichever way each did:
+the endpoints' counts must differ, and a release is good or bad by which endpoint its counts are
+like; counts that decide neither way are inconclusive, and a process killed from outside is a fault
+(inconclusive, said).
 """
 
 from __future__ import annotations
@@ -282,36 +283,47 @@ class Judge:
 
 def by_status(judge: Judge, release: str) -> Judgement:
     """``judge``'s verdict on ``release`` with ``--status``: good or bad by how its processes ended,
-    like the good endpoint (ok in each process, or dead alike in each) or the bad (one of each)."""
+    judged on their counts of processes that died (``statuses.compare_endings``), as every ending
+    is: like the good endpoint where it differs from the bad one and not from the good, and the
+    other way round.  Every process ok against every one dead (however each died) is exact; a mix
+    of some dead and some ok is judged by Fisher's exact test; a process killed from outside is a
+    fault, set aside."""
     measurement = judge.measure(release, False)
     result = measurement.result
     if result is None or not ran(result):
         return _skipped(measurement, _usable(measurement) or measurement.note)
     summary = summarise(result)
-    kind = summary.alike
     words = summary.words()
-    if kind is None:
-        fault = summary.fault()
-        why = f"{words}: neither ok in every process nor dead alike in every one"
-        why += f"; {fault}" if fault else ""
+    if summary.outside:
+        why = f"{words}; {summary.fault()}"
         return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
     if release == judge.good:
-        judge.good_result, judge.good_status = result, kind
+        judge.good_result, judge.good_status = result, summary.alike or words
         why = f"the {judge.terms.old} endpoint: {words}"
         return Judgement(release, ReleaseVerdict.GOOD, why, measurement.note, result)
-    if judge.good_status is None or judge.good_result is None:
+    if judge.good_result is None:
         raise ValueError("the good endpoint must be judged before any other release")
-    like_good = kind == judge.good_status
     vs_good = compare_endings(summarise(judge.good_result), summary, judge.thresholds)
     if release == judge.bad:
         judge.bad_result = result
-        if like_good:
-            why = f"{words}, as on the {judge.terms.old} endpoint: no change of status to find"
+        if vs_good.verdict is not Verdict.CHANGED:
+            found = "no change of status to find"
+            if vs_good.verdict is not Verdict.UNCHANGED:
+                found = f"{vs_good.said}, undecided"
+            why = f"{words}, against {judge.good_status} on the {judge.terms.old} endpoint: {found}"
             return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
         return Judgement(release, ReleaseVerdict.BAD, words, measurement.note, result, vs_good)
-    verdict = ReleaseVerdict.GOOD if like_good else ReleaseVerdict.BAD
+    assert judge.bad_result is not None, "the bad endpoint is judged before any other release"
+    vs_bad = compare_endings(summarise(judge.bad_result), summary, judge.thresholds)
+    like_bad, like_good = (c.verdict is not Verdict.CHANGED for c in (vs_bad, vs_good))
+    if like_bad == like_good:
+        neither = "tell it from neither endpoint" if like_bad else "differ from both endpoints"
+        why = f"{words}: its counts {neither} (against the {judge.terms.old} one "
+        why += f"{vs_good.said}; against the {judge.terms.new} one {vs_bad.said})"
+        return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
+    verdict = ReleaseVerdict.BAD if like_bad else ReleaseVerdict.GOOD
     why = f"{words}, as on the {judge.terms.word(verdict)} endpoint"
-    return Judgement(release, verdict, why, measurement.note, result, vs_good)
+    return Judgement(release, verdict, why, measurement.note, result, vs_good, vs_bad)
 
 
 def between(

@@ -29,7 +29,7 @@ from harness.measure.stopping import SettledCell
 from harness.metric_names import Criterion, MetricKey
 from harness.pins import HOST
 from harness.store.results import StoredResult
-from harness.store.schema import Settings
+from harness.store.schema import COUNT_CEILING, Settings
 
 # The measurement itself (``harness.measure.runner.measure``), as a test may stand in for it.
 Measure = Callable[..., list[runner.Measured]]
@@ -73,6 +73,7 @@ class SideMeasurement:
             max_processes=max(processes, self.max_processes or 0) if deciding else None,
             decide_metrics=(names or None) if deciding else None,
             decide_budget_s=self.time_budget if deciding else None,
+            max_count_processes=COUNT_CEILING if deciding else None,
         )
 
     def plan(self, settings: Settings) -> list[PlannedRun]:

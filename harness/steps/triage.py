@@ -24,6 +24,7 @@ from harness.analysis.statuses import (
     compare_endings,
     measured,
     ran,
+    same_way,
     summarise,
 )
 from harness.metric_names import Criterion
@@ -164,17 +165,19 @@ def confirm(
 def confirm_status(
     step: ReleaseStep, before: Probe, after: Probe, thresholds: Thresholds
 ) -> Confirmation:
-    """A status step stands when the two releases, measured again, show the same step: every process
-    of one ok, every one of the other dead the same way, or a new ending in some processes whose
-    counts decide it (undecided where they do not)."""
+    """A status step stands when the two releases, measured again, show a step the same way: every
+    process of one ok, every one of the other dead (however each died), or a new ending in some
+    processes whose counts decide it (undecided where they do not)."""
     if before.result is None or after.result is None:
         missing = before if before.result is None else after
         why = f"not measured again: jax {missing.release}: {missing.note}"
         return Confirmation(step, before, after, None, False, why)
     was, then = summarise(before.result), summarise(after.result)
     comparison = compare_endings(was, then, thresholds)
-    same = change_between(was, then, thresholds) == step.change
+    same = same_way(change_between(was, then, thresholds), step.change)
     how = "the same step" if same else "no such step this time"
+    if not same and comparison.verdict is Verdict.UNDECIDED:
+        how = "undecided this time"
     reason = (
         f"measured again: {how} (jax {step.before} {was.words()}; jax {step.after} {then.words()})"
     )

@@ -386,7 +386,7 @@ def findings(
     said += first_round_undecided(found, again)
     for confirmation in found.confirmations:
         step = confirmation.step
-        ratio = confirmation.comparison.ratio if confirmation.comparison else None
+        ratio = _ratio_of(confirmation.comparison)
         if confirmation.confirmed:
             # Load slows a process; it neither makes processes die nor changes what they print.
             exact = (
@@ -399,18 +399,27 @@ def findings(
                 text += f"; not called a change: measured under load on {', '.join(loaded)}"
             kind = UNDER_LOAD if loaded else REGRESSION if confirmation.regression else IMPROVEMENT
             said.append(Finding(kind, step.criterion, text, ratio))
-        elif confirmation.undecided:
-            # A new ending, or a number gone, in some processes is red until its counts say it is
-            # no change (``Comparison.leans_worse``).
-            compared = confirmation.comparison
-            leans_worse = compared is not None and compared.leans_worse
-            kind = BROKEN if leans_worse else UNDECIDED
-            text = (
-                f"{step.criterion.name} {step.before} → {step.after}: undecided "
-                f"({confirmation.reason})"
-            )
-            said.append(Finding(kind, step.criterion, text, ratio))
+        else:
+            said += _left_open(confirmation)
     return said
+
+
+def _left_open(confirmation: Confirmation) -> list[Finding]:
+    """A candidate measured again and not confirmed, where it stays open: undecided, or a new ending
+    the first round saw (a crash in 1 of 5 processes) and the second did not, which together are
+    undecided counts.  A new ending, or a number gone, in some processes is red until its counts
+    say it is no change (``Comparison.leans_worse``)."""
+    step, compared = confirmation.step, confirmation.comparison
+    first = step.comparison if step.criterion.is_status else None
+    seen_once = not confirmation.undecided and first is not None and first.leans_worse
+    if not (confirmation.undecided or seen_once):
+        return []
+    leans_worse = seen_once or (compared is not None and compared.leans_worse)
+    said = f"{step.change} in the first round ({first.said}); " if seen_once and first else ""
+    text = f"{step.criterion.name} {step.before} → {step.after}: {said}undecided"
+    text += f" ({confirmation.reason})"
+    kind = BROKEN if leans_worse else UNDECIDED
+    return [Finding(kind, step.criterion, text, _ratio_of(compared))]
 
 
 def first_round_open(found: TriageOutcome) -> list[MetricKey]:
@@ -490,8 +499,16 @@ def first_round_undecided(
             f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
             f"in the first round; {how}: undecided (the next watch measures it again)"
         )
-        said.append(Finding(UNDECIDED, Criterion.of(key), text, (later or comparison).ratio))
+        said.append(Finding(UNDECIDED, Criterion.of(key), text, _ratio_of(later or comparison)))
     return said
+
+
+def _ratio_of(comparison: Comparison | None) -> float | None:
+    """A finding's ratio: a cost's; None for a value, a presence or an ending, which have none (a
+    NaN would be refused when the memory is recalled, and the finding measured and drafted
+    again)."""
+    ratio = comparison.ratio if comparison is not None else None
+    return None if _ratio_problem(ratio) else ratio
 
 
 def benchmark_medians(found: TriageOutcome) -> dict[MetricKey, tuple[float, float]]:

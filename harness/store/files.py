@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
+from harness.errors import UsageError, cannot_write
 from harness.store.bounds import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_INTEGER_DIGITS, number_problem
 
 # Outside strings, an integer of more digits than any number below MAX_MAGNITUDE; the digits of a
@@ -212,7 +212,7 @@ def write_text(path: Path, text: str) -> None:
         else:
             replace_file(path, text)
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise cannot_write(f"cannot write {path}", exc) from None
 
 
 def _umask() -> int:

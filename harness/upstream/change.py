@@ -1,6 +1,6 @@
 """The step an issue draft is about, of either shape it drafts: a metric's change (which metric,
 from which release to which, by how much) or an ending's (``Crash``: every process of one release
-ok, every one of the other dead alike).  Pure.
+ok, every one of the other dead, however each died).  Pure.
 
 A metric's step comes from a stored bisect answer or a triage answer's confirmed step
 (``read_steps``, with ``_read_answers`` the one place that knows their file names), from
@@ -517,7 +517,7 @@ class StatusAnswer:
 
 @dataclass(frozen=True)
 class Crash:
-    """A status step as the draft says it: ``runs`` ok in each process, ``crashes`` dead alike."""
+    """A status step as the draft says it: ``runs`` ok in each process, ``crashes`` dead in each."""
 
     runs: str
     crashes: str
@@ -543,7 +543,7 @@ class Crash:
 
 def crash_between(before: StoredResult | None, after: StoredResult | None) -> Crash | None:
     """The status step between two releases' stored results (``before`` the older), or None where
-    there is none: every process of one ok, every one of the other dead alike."""
+    there is none: every process of one ok, every one of the other dead (alike or not)."""
     if before is None or after is None or not (ran(before) and ran(after)):
         return None
     change = status_change(before, after)
@@ -557,7 +557,7 @@ def crash_between(before: StoredResult | None, after: StoredResult | None) -> Cr
         crashes=dead.result.release,
         ok_words=summarise(ok).words(),
         dead_words=dead_summary.words(),
-        how=str(dead_summary.all_dead_alike),
+        how=str(dead_summary.alike),
         end=dead_summary.first,
         cpu_model=(host.cpu_model or "") if host is not None else "",
         platform=(host.platform or "") if host is not None else "",

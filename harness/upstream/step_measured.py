@@ -213,7 +213,7 @@ def newest_status_line(
             "",
         )
     side = summarise(probe.result)
-    if side.all_dead_alike == crash.how:
+    if side.all_dead:
         return f"still {crash.verb} on {newest} ({side.words()})", ""
     if side.all_ok and crash.regression:
         words = ["--status", "--broken", crash.crashes, "--fixed", newest]

@@ -143,3 +143,73 @@ def test_a_time_fallen_to_zero_in_every_process_is_decided_not_measured_more():
     assert open_comparison(ran(1.0, 1.2, 0.9), ran(0, 0, 0), mode) == []
     assert open_comparison(ran(1.0, 1.2, 0.9), ran(-1.0, -3.0, -2.0), mode) == []
     assert open_comparison(ran(1.0, 1.2, 0.9), ran(0.5, 0, 0.4), mode) != [], "not every process"
+
+
+COUNTED = Settings(
+    processes=5,
+    decide="changes",
+    max_processes=20,
+    decide_metrics=("status",),
+    max_count_processes=200,
+)
+
+
+def _counts_procedure(rates: tuple[float, float], seed: int) -> tuple[bool, int]:
+    """One run of the counts' looks as the runner takes them (``Settings.count_looks``), each
+    process of side A dying with chance ``rates[0]``, of B ``rates[1]``; then the stored pair as
+    every page judges it (its counts at the full level): whether it reads a change, and where it
+    stopped."""
+    import random
+
+    from harness.analysis.shapes import compare_counts
+    from harness.analysis.significance import Shape
+    from harness.analysis.spending import at_level
+
+    draw = random.Random(seed)
+    most = COUNTED.count_looks[-1]
+    died = [[draw.random() < rate for _ in range(most)] for rate in rates]
+    for n in COUNTED.count_looks:
+        counts = (sum(died[0][:n]), n), (sum(died[1][:n]), n)
+        if not (counts[0][0] or counts[1][0]):
+            break  # nothing died: nothing to decide (``_open_ending``)
+        level = at_level(Thresholds(), COUNTED, n, counts=True)
+        if compare_counts(Shape.ENDING, *counts, level).verdict is not Verdict.UNDECIDED:
+            break
+    return compare_counts(Shape.ENDING, *counts, Thresholds()).verdict is Verdict.CHANGED, n
+
+
+def test_counts_looked_at_up_to_200_processes_hold_the_level_where_nothing_changed():
+    """#73.5: the A/A of endings, with looks on to 200 processes a side: 0 of n against 0 of n and
+    1 of 40 against 0 of 40 are never a change; sides that crash alike, rarely or in every other
+    process, flag a change within the level's binomial bound (seeded: the same every push)."""
+    from harness.analysis.shapes import compare_counts
+    from harness.analysis.significance import Shape
+    from harness.analysis.spending import at_level
+
+    for n in COUNTED.count_looks:
+        for level in (Thresholds(), at_level(Thresholds(), COUNTED, n, counts=True)):
+            assert compare_counts(Shape.ENDING, (0, n), (0, n), level).verdict is Verdict.UNCHANGED
+    once = compare_counts(Shape.ENDING, (1, 40), (0, 40), Thresholds())
+    assert once.verdict is Verdict.UNDECIDED and once.p_value == 1.0
+    flagged = sum(
+        _counts_procedure((rate, rate), seed)[0] for rate in (0.05, 0.5) for seed in range(300)
+    )
+    assert flagged <= 3, f"{flagged} of 600 A/A runs (α = 0.002: 1.2 expected, 3 its 97 % bound)"
+
+
+def test_a_crash_in_half_of_a_cheap_script_s_processes_is_decided_past_the_last_look():
+    """0 of 20 against 7 of 20 (Fisher p = 0.0083) was undecided at 20 processes a side; the counts'
+    looks go on, and it is decided, by 80 processes a side in nine runs of ten."""
+    runs = [_counts_procedure((0.0, 0.5), seed) for seed in range(100)]
+    missed = [n for changed, n in runs if not changed]
+    assert len(missed) <= 5 and set(missed) <= {5}, "only where none of the first 5 died (1 in 32)"
+    assert sorted(n for _, n in runs)[89] <= 80, sorted(n for _, n in runs)
+    still = open_comparison(
+        _processes(count=20),
+        [
+            replace(p, status=RunStatus.CRASHED) if i < 7 else p
+            for i, p in enumerate(_processes(count=20))
+        ],
+        COUNTED,
+    )
+    assert still and "died in 0 of 20 processes on A, 7 of 20 on B" in still[0], still

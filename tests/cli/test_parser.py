@@ -21,6 +21,8 @@ def test_every_command_renders_its_help_with_defaults_and_exit_codes(command, ca
     out = " ".join(capsys.readouterr().out.split())
     assert out.startswith(f"usage: jax-repro {command}")
     assert "exit status: " in out and "2 bad input" in out
+    full = "5 a write failed (a disk full, or one that stopped taking writes): what was stored so "
+    assert out.endswith(f"{full}far is kept"), "a full disk's own status: never 1 (triage's 'none')"
     if "--results" in out:
         assert "(default: results)" in out
 

@@ -137,3 +137,18 @@ def test_a_number_missing_in_a_few_processes_stays_undecided_never_unchanged(
     [again] = [c for c in data["confirmations"] if c["metric"] == "json.loop_ms"]
     assert (again["outcome"], again["again"]["shape"]) == ("undecided", "presence"), again
     assert "No change found" not in out
+
+
+def test_processes_that_all_die_each_their_own_way_are_a_change_on_their_counts(
+    tmp_path, capsys, monkeypatch
+):
+    """On 0.4.31 every process dies, five ways in turn (SIGSEGV, exit 3, SIGABRT, a ValueError,
+    SIGKILL), against none on 0.4.30: a change judged on its counts, how they died its detail."""
+    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, "mixed")
+    assert code == 0, err[-3000:]
+    assert "No confirmed change" not in out and "No change found" not in out
+    [status] = [c for c in data["confirmations"] if c["metric"] == "status"]
+    assert status["outcome"] == "confirmed", status
+    [said] = [a for a in data["answers"] if a.startswith("status:")]
+    assert said.startswith("status: dies since 0.4.31: "), said
+    assert "SIGSEGV (exit 139) in " in said and "ValueError" in said and "0.4.30 ok in " in said

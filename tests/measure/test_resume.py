@@ -239,7 +239,7 @@ def test_a_full_disk_stops_the_sweep_with_one_line_and_keeps_what_was_stored(
         return real_fsync(fd)
 
     monkeypatch.setattr(store.os, "fsync", fsync_until_full)
-    assert cli.main(harness_args(results, "steady", "raises")) == 1
+    assert cli.main(harness_args(results, "steady", "raises")) == 5, "a full disk's own status"
     err = capsys.readouterr().err.strip().splitlines()
     assert (
         err[-1].startswith("harness: error: cannot store results in")

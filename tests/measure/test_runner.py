@@ -488,9 +488,9 @@ def deciding_recorder(
     monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
     asked: list[tuple[int, int]] = []
 
-    def undecided(a, b, settings, *, name, metrics):
+    def undecided(a, b, settings, *, name, metrics, counts_only=False):
         assert " → " in name and isinstance(metrics, tuple)
-        asked.append((len(a), len(b)))
+        asked.append((len(a), len(b)) + (("counts",) if counts_only else ()))
         if metrics_seen is not None:
             metrics_seen.append(metrics)
         if callable(open_by_processes):
@@ -890,3 +890,27 @@ def test_a_tpu_held_by_another_program_stops_the_run_in_one_line_and_stores_noth
     assert lines[-1].startswith("harness: error: the TPU is held by another program"), lines
     assert "Traceback" not in done.stderr
     assert not list((tmp_path / "r").rglob("*.json")), "nothing of the process is kept"
+
+
+def test_counts_open_at_the_last_look_get_more_looks_up_to_their_ceiling_and_time(
+    tmp_path, monkeypatch
+):
+    """#73.5: a new ending in some processes, undecided at the last look (12 a side), is looked at
+    again on doubling (24, 48) while a side's processes are within the time budget: a cheap script's
+    crash decided; the rest (costs) judged at their last look only."""
+    import harness.measure.stopping as stopping
+
+    def crashes(name, processes):
+        return [f"{name} died in 0 of {processes} processes on A, 7 of 20 on B"] * (processes < 24)
+
+    runs, asked, lines = deciding_recorder(tmp_path, monkeypatch, crashes, max_count_processes=48)
+    assert [len(run.processes) for run in runs] == [24, 24], runs[0].detail
+    assert asked == [(3, 3), (6, 6), (12, 12), (12, 12, "counts"), (24, 24)]
+    assert "decided at 24 processes a side (look 4 of 5" in runs[0].detail
+    assert any("12 more rounds (at most 48 a side)" in line for line in lines), lines
+    monkeypatch.setattr(stopping, "COUNT_SECONDS", 1.5)  # 0.1 s a fake process: 15 a side
+    runs, _, _ = deciding_recorder(tmp_path, monkeypatch, crashes, max_count_processes=48)
+    assert [len(run.processes) for run in runs] == [15, 15], runs[0].detail
+    assert "the counts' time budget of 1.5 s a side spent" in runs[0].detail
+    runs, _, _ = deciding_recorder(tmp_path, monkeypatch, crashes)
+    assert [len(run.processes) for run in runs] == [12, 12], "no ceiling recorded: as before"

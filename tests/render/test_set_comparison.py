@@ -73,3 +73,24 @@ def test_many_pairs_fold_the_unchanged_metrics_to_stay_on_one_screen(tmp_path):
     text = render_text(compare_sets(a, b, [], DEFAULT_THRESHOLDS))
     assert fits(text), text
     assert "Worse in B: async_dispatch N=3: " in text
+
+
+def test_a_value_that_changed_is_listed_when_the_screen_folds_never_a_traceback(tmp_path):
+    """Pairs too many for one screen keep only what changed: a value's change among them (its
+    verdict 'changed', once missing from the order, raised KeyError)."""
+    from harness.analysis.set_comparison import ResultSet, compare_sets
+    from harness.analysis.significance import DEFAULT_THRESHOLDS
+    from tests.analysis.test_set_comparison import _script
+    from tests.conftest import write_results
+
+    records = []
+    for number in range(6):
+        for release, flag in (("0.4.30", 1.0), ("0.4.31", 0.0)):
+            data = _script(release, {"json.ok_flag": flag})
+            data["case"], data["id"] = f"script-s{number}", f"{data['id']}-s{number}"
+            records.append(data)
+    folder = write_results(tmp_path / "r", records)
+    sides = ResultSet("A", folder, "0.4.30"), ResultSet("B", folder, "0.4.31")
+    text = render_text(compare_sets(*sides, [], DEFAULT_THRESHOLDS))
+    assert "ok_flag" in text and "changed from 1 to 0 in every process" in text
+    assert text.splitlines()[-2].startswith("Worse in B: script-s0 –: json.ok_flag changed")

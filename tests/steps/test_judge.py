@@ -257,4 +257,24 @@ def test_by_status_a_fix_and_endpoints_alike_and_a_mix():
     mixed, _, _ = status_bisect({"a": 1, "b": {**SEGFAULT, "processes": 3}, "c": SEGFAULT})
     assert (mixed.last_good, mixed.first_bad) == ("a", "c")
     [aside] = mixed.set_aside()
-    assert aside.release == "b" and "neither ok in every process nor dead alike" in aside.reason
+    assert aside.release == "b" and "its counts tell it from neither endpoint" in aside.reason
+    assert "against the good one died in 0 of 10 processes on A, 3 of 10 on B" in aside.reason
+
+
+# Every process dead, four ways (SIGSEGV, a ValueError, a time-out, SIGKILL).
+MIXED = [
+    SEGFAULT,
+    {"status": "failed", "how": "raised", "last_lines": "ValueError: no", "processes": 7},
+    {"status": "timeout", "how": "timeout", "processes": 4},
+    {"status": "crashed", "how": "signal", "signal": "SIGKILL", "exit_status": 137, "processes": 2},
+]
+
+
+def test_by_status_processes_dead_each_their_own_way_are_bad_and_a_mix_is_judged_on_its_counts():
+    found, _, _ = status_bisect({"a": 1, "b": 1, "c": MIXED, "d": MIXED})
+    assert (found.last_good, found.first_bad) == ("b", "c"), found.stopped
+    assert "as on the bad endpoint" in next(p.reason for p in found.probes if p.release == "c")
+    mostly = {**SEGFAULT, "processes": 9}  # 9 of 10 dead: like the bad endpoint, by its counts
+    counted, _, _ = status_bisect({"a": 1, "b": 1, "c": mostly, "d": SEGFAULT})
+    assert (counted.last_good, counted.first_bad) == ("b", "c"), counted.stopped
+    assert not counted.set_aside()

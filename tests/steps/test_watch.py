@@ -450,3 +450,34 @@ def test_a_tampered_memory_s_finding_is_recalled_redacted_and_a_token_s_metric_n
     document["watch"]["findings"][0]["metric"] = f"json.{token}"
     path.write_text(json.dumps(document))
     assert memory.recall("script-x", key) is None, "a metric named like a token: measured again"
+
+
+@pytest.mark.parametrize("new", [SEGFAULT, {**SEGFAULT, "processes": 9}])
+def test_an_ending_found_is_remembered_without_a_ratio_and_recalled(tmp_path, new):
+    """R8-8: a step of how processes end has no ratio; the memory keeps it as null (never NaN, which
+    recall refuses: every watch would measure it and draft it again)."""
+    found = watched({"old": 1, "new": new})
+    said = [f for f in findings(found, answered(found)) if f.metric == "status"]
+    assert said and all(f.ratio is None for f in said), said
+    watch = TargetWatch("script-x", "script", tuple(said), page="triage-x.md")
+    memory, key = Memory(tmp_path), memory_key({"pair": ["old", "new"]})
+    memory.remember(key, {}, watch, "2026-12-02 10:00 UTC")
+    assert "NaN" not in next(tmp_path.iterdir()).read_text()
+    back = memory.recall("script-x", key)
+    assert back is not None and back.findings == watch.findings
+
+
+def test_a_crash_in_one_process_of_the_first_round_not_seen_again_is_red_in_watch_md():
+    """R8-12: SIGSEGV in 1 of 10 processes of the release in the first round, none when measured
+    again: undecided counts of a new ending, said (red), never left out of the summary."""
+    from harness.render.watch_summary import WatchSummary, watch_markdown
+
+    found = watched({"old": 1, "new": {**SEGFAULT, "processes": 1}}, {"old": 1, "new": 1})
+    [crash] = [f for f in findings(found, answered(found)) if f.metric == "status"]
+    assert crash.kind == "broken" and crash.ratio is None, crash
+    assert crash.text.startswith("status old → new: ok → SIGSEGV (exit 139) in the first round ")
+    assert "1 of 10 on B" in crash.text and "undecided" in crash.text
+    watch = TargetWatch("script-x", "script", (crash,), page="triage-x.md")
+    summary = WatchSummary("old", "new", {}, "cpu", 5, 20, Thresholds(), [watch], 1.0, 1.5)
+    page = watch_markdown(summary)
+    assert "## Regressions" in page and "SIGSEGV (exit 139) in the first round" in page

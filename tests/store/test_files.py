@@ -213,11 +213,12 @@ def test_a_pipe_named_by_its_descriptor_gets_the_output(two_sets):
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="Linux's /dev/full")
-def test_a_full_device_is_one_line_exit_2_and_no_verdict(two_sets, capsys):
-    assert main(["compare", *two_sets, "--json", "/dev/full"]) == 2
+def test_a_full_device_is_one_line_exit_5_and_no_verdict(two_sets, capsys):
+    """R8-20: a full disk has an exit status of its own: not 1 (a verdict), not 2 (bad input)."""
+    assert main(["compare", *two_sets, "--json", "/dev/full"]) == 5
     out, err = capsys.readouterr()
     assert err.strip() == "harness: error: cannot write /dev/full: No space left on device"
-    assert "worse" not in out, "a verdict printed with exit 2 would contradict the help"
+    assert "worse" not in out, "a verdict printed with exit 5 would contradict the help"
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 

@@ -205,6 +205,7 @@ FULL = Result(
         decide="changes",
         decide_metrics=("wall_ns",),
         decide_budget_s=600.0,
+        max_count_processes=200,
     ),
     claim_statement="it is steady",
     source="https://github.com/jax-ml/jax/issues/1",
