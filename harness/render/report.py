@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from harness.analysis.report_model import (
-    ClaimLine,
     ClaimTable,
     ReportModel,
     RunView,
@@ -109,13 +108,8 @@ def where(
     case: str, profile: str, sizes: str, pages: Mapping[str, str], machine: str | None = None
 ) -> Markdown:
     """A case and the conditions that tell its rows apart, as the change list names them."""
-    at = ", ".join(
-        filter(
-            None,
-            [f"profile {inline(profile)}", inline(sizes), machine and f"machine {inline(machine)}"],
-        )
-    )
-    return Markdown(f"{case_link(case, pages)} ({at})")
+    at = [f"profile {inline(profile)}", inline(sizes), machine and f"machine {inline(machine)}"]
+    return Markdown(f"{case_link(case, pages)} ({', '.join(filter(None, at))})")
 
 
 def change_item(change: TimingChange, pages: Mapping[str, str], machines: bool) -> str:
@@ -128,12 +122,6 @@ def change_item(change: TimingChange, pages: Mapping[str, str], machines: bool) 
     return (
         f"- {named}: {metric} {verdict_text(c)} {format_ratio(c.ratio)} [{format_interval(c)}], "
         f"jax {inline(change.baseline)} → {inline(change.release)}"
-    )
-
-
-def claim_item(line: ClaimLine, pages: Mapping[str, str]) -> str:
-    return (
-        f"- {where(line.case, line.profile, line.sizes, pages)}: the claim {inline(line.in_words)}"
     )
 
 
@@ -151,8 +139,11 @@ def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
     """The changes by name, before any count: each claim holding on some releases only first, then
     each cell's largest timing change (slowdowns first), the rest counted (case pages list them)."""
     lines = ["## What changed", ""]
-    flipped = [line for line in model.claims.lines if {"✓", "✗"} <= set(line.marks)]
-    lines += [claim_item(line, pages) for line in flipped]
+    lines += [
+        f"- {where(line.case, line.profile, line.sizes, pages)}: the claim {inline(line.in_words)}"
+        for line in model.claims.lines
+        if {"✓", "✗"} <= set(line.marks)
+    ]
     shown = headline_changes(model.changes)[:MOST_CHANGES_LISTED]
     machines = len(model.machines) > 1
     lines += [change_item(change, pages, machines) for change in shown]
