@@ -34,7 +34,6 @@ from harness.units import format_p, format_ratio
 @dataclass(frozen=True)
 class Answer:
     """A range command's answer, rendered: for the terminal, for the reports folder, and as data.
-
     Its text, markdown and every string of its data are redacted (``redact``): they quote stored
     results, and a result merged from another machine or edited by hand is input too."""
 

@@ -171,10 +171,8 @@ def newest_runs(
     results: Iterable[StoredResult], key: Callable[[StoredResult], K]
 ) -> dict[K, Newest]:
     """The newest result per ``key`` (e.g. ``cell_of``: per cell and machine), with the count of
-    older ones.
-
-    The one place that decides which run of several counts: every reader selects through it.
-    """
+    older ones. The one place that decides which run of several counts: every reader selects through
+    it."""
     found: dict[K, Newest] = {}
     for result in results:
         seen = found.get(key(result))
@@ -208,13 +206,11 @@ def newest_result(
     machine: str,
     accept: Callable[[StoredResult], bool] | None = None,
 ) -> StoredResult | None:
-    """The newest stored result of one cell (case, sizes, release, profile) on ``machine``.
-
-    A point refused by the budget was never measured: raising the budget must run it.
-    Results merged in from other machines do not count; results from before machine
-    ids do, since they were most likely stored here.  ``accept`` narrows which results
-    count at all (a triage tells its first round from its confirmations so).
-    """
+    """The newest stored result of one cell (case, sizes, release, profile) on ``machine``. A point
+    refused by the budget was never measured: raising the budget must run it. Results merged in from
+    other machines do not count; results from before machine ids do, since they were most likely
+    stored here.  ``accept`` narrows which results count at all (a triage tells its first round from
+    its confirmations so)."""
     if any(name_problem(name) for name in (case, release, profile)):
         return None  # such a cell cannot have been stored
     folder = inside(root, case, f"jax-{release}", profile)
