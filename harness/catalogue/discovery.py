@@ -311,15 +311,13 @@ def read_case(path: Path) -> CaseInfo:
     problem = _problem(constants)
     if problem:
         raise UsageError(f"case file {path.name}: {problem}")
-    ranges = constants["SIZE_SPACE"]
-    anchors = constants["ANCHORS"]
     return CaseInfo(
         name=path.stem,
         path=path,
         claim=constants["CLAIM"],
         source=constants["SOURCE"],
-        space=SizeSpace(dict(ranges), dict(constants.get("COST", {}))),
-        anchors=list(anchors),
+        space=SizeSpace(dict(constants["SIZE_SPACE"]), dict(constants.get("COST", {}))),
+        anchors=list(constants["ANCHORS"]),
         gpu_anchors=None if "GPU_ANCHORS" not in constants else list(constants["GPU_ANCHORS"]),
         source_runs=tuple(SourceRun(**run) for run in constants.get("SOURCE_RUNS", [])),
         min_devices=int(constants.get("MIN_DEVICES", 1)),
