@@ -60,9 +60,7 @@ def invocation_spread(pairs: Sequence[tuple[StoredResult, StoredResult]]) -> flo
                 found.append(difference**2 - expected)
         if found:
             excesses.append(statistics.fmean(found))
-    if not excesses:
-        return None
-    return math.sqrt(max(0.0, statistics.fmean(excesses)) / 2)
+    return math.sqrt(max(0.0, statistics.fmean(excesses)) / 2) if excesses else None
 
 
 def summarize_calibration(

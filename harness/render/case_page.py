@@ -178,9 +178,7 @@ def structure_section(structure: StructureGroup) -> str:
 def source_text(source: str) -> str:
     """Where a case comes from, as markdown: a link for a plain https URL, else the text in a code
     span (it comes from a result file, which may hold anything)."""
-    if re.fullmatch(r"https://[^\s<>`]+", source):
-        return f"<{source}>"
-    return code_span(source)
+    return f"<{source}>" if re.fullmatch(r"https://[^\s<>`]+", source) else code_span(source)
 
 
 def render_case(
