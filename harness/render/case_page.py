@@ -128,14 +128,6 @@ def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
 PLOT_ALTS = {WALL: "median wall time by release", SCALING: "time per call by device count"}
 
 
-def plot_lines(timing: TimingGroup, plots: DrawnPlots) -> list[str]:
-    lines = []
-    for kind, alt in PLOT_ALTS.items():
-        link = plots.link(timing.key, kind)
-        lines += [f"![{inline(timing.key.case)}: {alt}]({link})", ""] if link else []
-    return lines
-
-
 def group_section(
     timing: TimingGroup, plots: DrawnPlots, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> str:
@@ -153,7 +145,9 @@ def group_section(
         lines += [f"> - {inline(text)}" for text in timing.hosts]
         lines.append("")
     lines += [timing_table(timing), ""]
-    lines += plot_lines(timing, plots)
+    for kind, alt in PLOT_ALTS.items():
+        link = plots.link(timing.key, kind)
+        lines += [f"![{inline(timing.key.case)}: {alt}]({link})", ""] if link else []
     if comparison.comparisons:
         lines += [folded("Statistics in full", statistics_table(timing, thresholds)), ""]
     return "\n".join(lines)
