@@ -149,13 +149,11 @@ def run_section(run: RunView, level: str = "###") -> str:
         lines += ["", several]
     # What was left out of what the script printed, so the file reads back: said where figures show.
     notes = result.result.all_notes()
-    if notes:
-        lines += [
-            "",
-            "Left out of what was measured:",
-            "",
-            *(f"- {inline(note)}" for note in notes),
-        ]
+    lines += (
+        ["", "Left out of what was measured:", "", *(f"- {inline(note)}" for note in notes)]
+        if notes
+        else []
+    )
     claim = run.claim
     if claim is not None and claim.settled:
         # A settled claim leans the way it settled: only "does not hold" is emphasised.
