@@ -133,9 +133,8 @@ def create_file(final: Path, text: str) -> None:
 
 def content_hash(data: Any) -> str:
     """Hash of a result's content, not its bytes: a re-indented copy counts as the same."""
-    return hashlib.sha256(
-        json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
-    ).hexdigest()
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 REFUSED = "refused before allocation"
@@ -178,10 +177,9 @@ def newest_runs(
         seen = found.get(key(result))
         if seen is None:
             found[key(result)] = Newest(result, 0)
-        elif result.result.order > seen.result.result.order:
-            found[key(result)] = Newest(result, seen.older + 1)
         else:
-            found[key(result)] = Newest(seen.result, seen.older + 1)
+            newer = result if result.result.order > seen.result.result.order else seen.result
+            found[key(result)] = Newest(newer, seen.older + 1)
     return found
 
 
