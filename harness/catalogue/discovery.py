@@ -189,7 +189,7 @@ def _is_source(value: Any) -> bool:
 
 def _problem(constants: dict[str, Any]) -> str | None:
     """Which constant has the wrong form, or None."""
-    ranges, anchors, cost = constants["SIZE_SPACE"], constants["ANCHORS"], constants.get("COST", {})
+    ranges, anchors = constants["SIZE_SPACE"], constants["ANCHORS"]
     checks = {
         "CLAIM": isinstance(constants["CLAIM"], str),
         "SOURCE": _is_source(constants["SOURCE"]),
@@ -206,8 +206,10 @@ def _problem(constants: dict[str, Any]) -> str | None:
         "ANCHORS": _is_points(anchors),
         "GPU_ANCHORS": _is_points(constants.get("GPU_ANCHORS", [])),
         "SOURCE_RUNS": _is_source_runs(constants.get("SOURCE_RUNS", [])),
-        "COST": isinstance(cost, dict)
-        and all(isinstance(k, str) and isinstance(v, str) for k, v in cost.items()),
+        "COST": isinstance(constants.get("COST", {}), dict)
+        and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in constants.get("COST", {}).items()
+        ),
         "MIN_DEVICES": _is_count(constants.get("MIN_DEVICES", 1)),
         "DEVICES_USED": _is_count(constants.get("DEVICES_USED", 1)),
         "CLAIM_DEVICES": _is_count(constants.get("CLAIM_DEVICES", 1)),
@@ -224,7 +226,7 @@ def _problem(constants: dict[str, Any]) -> str | None:
         problem = _points_problem(constant, entries, ranges)
         if problem:
             return problem
-    return _cost_problem(cost, ranges, [p for e in points.values() for p in e])
+    return _cost_problem(constants.get("COST", {}), ranges, [p for e in points.values() for p in e])
 
 
 def _is_points(value: Any) -> bool:
@@ -309,13 +311,15 @@ def read_case(path: Path) -> CaseInfo:
     problem = _problem(constants)
     if problem:
         raise UsageError(f"case file {path.name}: {problem}")
+    ranges = constants["SIZE_SPACE"]
+    anchors = constants["ANCHORS"]
     return CaseInfo(
         name=path.stem,
         path=path,
         claim=constants["CLAIM"],
         source=constants["SOURCE"],
-        space=SizeSpace(dict(constants["SIZE_SPACE"]), dict(constants.get("COST", {}))),
-        anchors=list(constants["ANCHORS"]),
+        space=SizeSpace(dict(ranges), dict(constants.get("COST", {}))),
+        anchors=list(anchors),
         gpu_anchors=None if "GPU_ANCHORS" not in constants else list(constants["GPU_ANCHORS"]),
         source_runs=tuple(SourceRun(**run) for run in constants.get("SOURCE_RUNS", [])),
         min_devices=int(constants.get("MIN_DEVICES", 1)),
