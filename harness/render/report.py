@@ -125,16 +125,6 @@ def change_item(change: TimingChange, pages: Mapping[str, str], machines: bool) 
     )
 
 
-def headline_changes(changes: Sequence[TimingChange]) -> list[TimingChange]:
-    """The first change of each cell (case, profile, sizes, machine), in the changes' order
-    (slowdowns first, the largest first): what a first page leads with, every case before a second
-    change of any."""
-    first: dict[object, TimingChange] = {}
-    for change in changes:
-        first.setdefault(change.key, change)
-    return list(first.values())
-
-
 def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
     """The changes by name, before any count: each claim holding on some releases only first, then
     each cell's largest timing change (slowdowns first), the rest counted (case pages list them)."""
@@ -144,7 +134,12 @@ def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
         for line in model.claims.lines
         if {"✓", "✗"} <= set(line.marks)
     ]
-    shown = headline_changes(model.changes)[:MOST_CHANGES_LISTED]
+    # The first change of each cell (case, profile, sizes, machine), in the changes' order
+    # (slowdowns first, the largest first): every case before a second change of any.
+    first: dict[object, TimingChange] = {}
+    for change in model.changes:
+        first.setdefault(change.key, change)
+    shown = list(first.values())[:MOST_CHANGES_LISTED]
     machines = len(model.machines) > 1
     lines += [change_item(change, pages, machines) for change in shown]
     if len(model.changes) > len(shown):
