@@ -156,20 +156,6 @@ def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
     return [*lines, ""]
 
 
-def method_section(model: ReportModel) -> list[str]:
-    """The statistics in full, once: case pages link here (``METHOD_ANCHOR``)."""
-    return [
-        f"## {METHOD_HEADING}",
-        "",
-        "Each cell is measured in several case processes; a time is the median of their medians of "
-        "raw `perf_counter_ns` samples taken after warm-up. *Dispatch* is when Python regained "
-        "control, *wall* is when `block_until_ready` returned.",
-        "",
-        rule_text(model.thresholds),
-        "",
-    ]
-
-
 def run_row(run: RunView) -> list[object]:
     r = run.stored.result
     cell = [r.case, r.release, r.profile, r.backend, sizes_text(r.sizes), short_machine(r.machine)]
@@ -248,7 +234,19 @@ def render_index(
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
         lines += [changes_overview(model.timings, pages), ""]
-    lines += [folded("Every run shown", runs_overview(model.runs)), "", *method_section(model)]
+    # The statistics in full, once: case pages link here (``METHOD_ANCHOR``).
+    lines += [
+        folded("Every run shown", runs_overview(model.runs)),
+        "",
+        f"## {METHOD_HEADING}",
+        "",
+        "Each cell is measured in several case processes; a time is the median of their medians of "
+        "raw `perf_counter_ns` samples taken after warm-up. *Dispatch* is when Python regained "
+        "control, *wall* is when `block_until_ready` returned.",
+        "",
+        rule_text(model.thresholds),
+        "",
+    ]
     return "\n".join(lines)
 
 
