@@ -95,11 +95,9 @@ def claim_evidence(result: StoredResult) -> str:
 
 
 def claim_rows(results: Iterable[StoredResult]) -> dict[ClaimRow, dict[str, str]]:
-    """Outcome by release for each (case, profile, backend, sizes).
-
-    Runs of one release on several machines give one outcome when they agree and
-    ``differs by machine`` when they do not; the runs in detail say which is which.
-    """
+    """Outcome by release for each (case, profile, backend, sizes). Runs of one release on several
+    machines give one outcome when they agree and ``differs by machine`` when they do not; the runs
+    in detail say which is which."""
     found: dict[ClaimRow, dict[str, set[str]]] = {}
     for result in results:
         r = result.result

@@ -126,12 +126,9 @@ def comparison_groups(
     latest: Iterable[Newest], *, across_machines: bool = False
 ) -> list[ComparisonGroup]:
     """The newest runs (``latest_runs``) that finished ok, one per release, grouped by what must be
-    equal for a comparison.
-
-    Timings need one machine per group.  ``across_machines`` groups without the machine,
-    for facts that do not depend on its speed; a release measured on several machines
-    is then represented by its newest run.
-    """
+    equal for a comparison. Timings need one machine per group.  ``across_machines`` groups without
+    the machine, for facts that do not depend on its speed; a release measured on several machines
+    is then represented by its newest run."""
     ok = [item.result for item in latest if item.result.result.status is RunStatus.OK]
     chosen = newest_runs(
         ok, lambda r: (group_key(r, with_machine=not across_machines), r.result.release)

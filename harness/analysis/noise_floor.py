@@ -43,13 +43,11 @@ def _described(found: MetricComparison) -> str:
 
 def invocation_spread(pairs: Sequence[tuple[StoredResult, StoredResult]]) -> float | None:
     """The log standard deviation of a whole invocation's level, from A/A pairs of separate
-    invocations.
-
-    Per metric of a pair, the squared difference of the sides' mean log process medians exceeds what
-    their processes' spread predicts (s²/K a side) by twice the invocation variance, on average; the
-    metrics of one pair share its two levels, so each pair's excess is averaged over its metrics
-    first, then over pairs.  Negative estimates (the levels agreed better than chance) count as
-    none.  None without any metric measured in two or more processes on both sides."""
+    invocations. Per metric of a pair, the squared difference of the sides' mean log process medians
+    exceeds what their processes' spread predicts (s²/K a side) by twice the invocation variance, on
+    average; the metrics of one pair share its two levels, so each pair's excess is averaged over
+    its metrics first, then over pairs.  Negative estimates (the levels agreed better than chance)
+    count as none.  None without any metric measured in two or more processes on both sides."""
     excesses = []
     for a, b in pairs:
         first, second = metric_samples(a), metric_samples(b)
@@ -62,9 +60,7 @@ def invocation_spread(pairs: Sequence[tuple[StoredResult, StoredResult]]) -> flo
                 found.append(difference**2 - expected)
         if found:
             excesses.append(statistics.fmean(found))
-    if not excesses:
-        return None
-    return math.sqrt(max(0.0, statistics.fmean(excesses)) / 2)
+    return math.sqrt(max(0.0, statistics.fmean(excesses)) / 2) if excesses else None
 
 
 def summarize_calibration(

@@ -30,13 +30,11 @@ def detectable_ratio(
     """The smallest ratio flagged in ``power`` of comparisons of two sides of ``processes``
     processes each, whose log process medians scatter with standard deviation ``spread``: Welch's
     test at ``thresholds.alpha`` needs the log ratio to exceed (t for alpha + t for power) standard
-    errors; never below the rule's factor.
-
-    The t quantiles take ``processes`` degrees of freedom, not the 2K - 2 of a pooled test: Welch's
-    are estimated from the samples and fall below that, and with 2K - 2 a simulated change of this
-    ratio was flagged in only 73 % of comparisons (5 processes a side), with K in 93 % (5) and 92 %
-    (10).  Too few processes for the rank guard (``rank_test.smallest_p`` not below the level) see
-    no change at all: inf."""
+    errors; never below the rule's factor. The t quantiles take ``processes`` degrees of freedom,
+    not the 2K - 2 of a pooled test: Welch's are estimated from the samples and fall below that, and
+    with 2K - 2 a simulated change of this ratio was flagged in only 73 % of comparisons (5
+    processes a side), with K in 93 % (5) and 92 % (10).  Too few processes for the rank guard
+    (``rank_test.smallest_p`` not below the level) see no change at all: inf."""
     if thresholds.rank_guard and smallest_p(processes, processes) >= thresholds.alpha:
         # sides measured together pass the rank guard from 7 processes a side at 0.002
         return math.inf
@@ -74,10 +72,8 @@ def detectable_in_records(
     """The ratio a comparison of the processes a cell in progress has finished ok on each side (the
     runner's view) would flag reliably, median over the metrics (of ``kinds``, e.g. only wall times,
     or all); a cell of one side will be compared with another run's, where the rank guard does not
-    apply.
-
-    None while any side has fewer than two finished processes (no spread to read yet), or no metric
-    is of ``kinds``."""
+    apply. None while any side has fewer than two finished processes (no spread to read yet), or no
+    metric is of ``kinds``."""
     thresholds = dataclasses.replace(DEFAULT_THRESHOLDS, rank_guard=len(sides) > 1)
     fewest = min((len(processes) for processes in sides), default=0)
     spreads = pooled_spreads((process_samples(processes) for processes in sides), kinds)

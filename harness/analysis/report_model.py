@@ -351,9 +351,8 @@ def build_model(
     calibrations: Mapping[str, CalibrationRun] | None = None,
 ) -> ReportModel:
     """The report's content; ``calibrations``: machine id → its latest (``store.calibrations``).
-
-    Measurements taken by ``harness search`` are left out (and counted): each sits at a
-    size of the search's choosing and would crowd the sweep's comparisons."""
+    Measurements taken by ``harness search`` are left out (and counted): each sits at a size of the
+    search's choosing and would crowd the sweep's comparisons."""
     swept = [r for r in results if r.result.size_source != SEARCHED]
     latest = latest_runs(swept)
     runs = [run_view(item) for item in latest]

@@ -108,16 +108,12 @@ def welch_t_test(
     first: Sequence[float], second: Sequence[float], *, known_variance: float = 0.0
 ) -> WelchTest:
     """Welch's unequal-variance t-test of ``second`` against ``first`` (as scipy's
-    ``ttest_ind(second, first, equal_var=False)``).
-
-    ``known_variance`` is added to the variance of the difference of the means: a source
-    of spread the samples cannot show (e.g. each side's whole run sitting at a level of
-    its own), taken as known, so it adds no uncertainty of its own to the degrees of
-    freedom, which stay Welch–Satterthwaite's over the estimated shares.
-
-    Two samples without any spread are told apart exactly: p is 0 when their means
-    differ and 1 when they agree (scipy gives nan there).
-    """
+    ``ttest_ind(second, first, equal_var=False)``). ``known_variance`` is added to the variance of
+    the difference of the means: a source of spread the samples cannot show (e.g. each side's whole
+    run sitting at a level of its own), taken as known, so it adds no uncertainty of its own to the
+    degrees of freedom, which stay Welch–Satterthwaite's over the estimated shares. Two samples
+    without any spread are told apart exactly: p is 0 when their means differ and 1 when they agree
+    (scipy gives nan there)."""
     n1, n2 = len(first), len(second)
     if n1 < 2 or n2 < 2:
         raise ValueError(f"Welch's t-test needs at least two values a side, not {n1} and {n2}")

@@ -70,10 +70,8 @@ class Declared:
 
     def key(self) -> str:
         """SHA-256 of the canonical requirement list: the same needs give the same key, whatever
-        their source.
-
-        ``requires-python`` is left out: it is checked against the interpreter, never resolved.
-        """
+        their source. ``requires-python`` is left out: it is checked against the interpreter, never
+        resolved."""
         return hashlib.sha256(json.dumps(list(self.requirements)).encode()).hexdigest()
 
 
@@ -83,11 +81,8 @@ def is_jax_package(name: str) -> bool:
 
 def canonical(text: str, where: str) -> str:
     """``text`` as one canonical PEP 508 requirement (normalized name, sorted extras and
-    specifiers).
-
-    UsageError naming ``where`` when it is not one, is a direct reference (a URL or path), or
-    asks for JAX itself.
-    """
+    specifiers). UsageError naming ``where`` when it is not one, is a direct reference (a URL or
+    path), or asks for JAX itself."""
     if len(text) > MAX_LINE_CHARS:
         raise UsageError(
             f"{where}: a requirement of {len(text)} characters is not one (at most "
@@ -130,10 +125,8 @@ def _looks_like_location(text: str) -> bool:
 
 def read_inline(text: str, script: str) -> tuple[list[str], str | None, list[str]]:
     """The ``dependencies`` and ``requires-python`` of a script's ``# /// script`` block (none:
-    ``[]``, None), and notes on what it holds that is not applied.
-
-    ``script`` names the script in the one-line UsageError a malformed block gets.
-    """
+    ``[]``, None), and notes on what it holds that is not applied. ``script`` names the script in
+    the one-line UsageError a malformed block gets."""
     # As Python reads the file (universal newlines): a block in a CRLF or CR-only file is a block.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     blocks = [match for match in BLOCK.finditer(text) if match.group("type") == BLOCK_TYPE]
@@ -206,12 +199,9 @@ def _requires_python(value: object, where: str) -> str | None:
 
 def check_requires_python(declared: Declared, python_version: str) -> None:
     """Refuse an interpreter outside the script's ``requires-python`` (UsageError), before anything
-    is installed.
-
-    ``python_version`` is the interpreter's version, "3.12.4", or only its minor release,
-    "3.12": then any of its patch releases that would do is enough (the exact one is checked
-    again once the interpreter is known).
-    """
+    is installed. ``python_version`` is the interpreter's version, "3.12.4", or only its minor
+    release, "3.12": then any of its patch releases that would do is enough (the exact one is
+    checked again once the interpreter is known)."""
     if declared.requires_python is None:
         return
     try:
@@ -239,11 +229,9 @@ def parse_with(values: Iterable[str]) -> list[str]:
 
 
 def read_requirements(path: Path) -> list[tuple[str, str]]:
-    """(requirement, "FILE:LINE") per requirement line of a requirements file.
-
-    Blank lines and ``#`` comments are skipped; options (``-r``, ``-e``, ``--index-url``),
-    line continuations, URLs and paths are refused, naming the file and line.
-    """
+    """(requirement, "FILE:LINE") per requirement line of a requirements file. Blank lines and ``#``
+    comments are skipped; options (``-r``, ``-e``, ``--index-url``), line continuations, URLs and
+    paths are refused, naming the file and line."""
     shown = str(path)[:200]
     problem = path_problem(str(path))
     if problem:
@@ -282,10 +270,7 @@ def collect(
     requirements_file: Path | None = None,
 ) -> Declared:
     """Everything a script run needs besides JAX: its block, then ``--with``, then
-    ``--requirements``.
-
-    A requirement given twice is kept once, where it first appeared.
-    """
+    ``--requirements``. A requirement given twice is kept once, where it first appeared."""
     requires_python = None
     notes: list[str] = []
     pairs: list[tuple[str, str]] = []

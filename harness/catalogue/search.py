@@ -126,31 +126,30 @@ def search(
 
 def render(outcome: SearchOutcome, *, release: str, profile: str) -> str:
     """Markdown summary of a search: the answer, how to replay it, every measurement."""
-
-    lines = [f"# Search: smallest size where `{outcome.case}`'s claim {outcome.looking_for}", ""]
-    lines.append(
+    lines = [
+        f"# Search: smallest size where `{outcome.case}`'s claim {outcome.looking_for}",
+        "",
         f"jax {release} · profile {profile} · seed {outcome.seed} · "
-        f"{len(outcome.measurements)} measurements in {outcome.wall_s:.0f} s"
-    )
-    lines.append("")
+        f"{len(outcome.measurements)} measurements in {outcome.wall_s:.0f} s",
+        "",
+    ]
     if outcome.found is None:
         lines += [f"**No such size found**: {outcome.note}.", ""]
     else:
+        confirming = outcome.for_point(outcome.found)
+        flags = " ".join(f"--size {k}={v}" for k, v in sorted(outcome.found.items()))
+        blob = outcome.replay_blob
         lines += [
             f"**Smallest size found: {sizes_text(outcome.found)}** (confirmed by "
-            f"{len(outcome.for_point(outcome.found))} agreeing measurements).",
+            f"{len(confirming)} agreeing measurements).",
+            "",
+            *(f"- {m.evidence}" for m in confirming),
+            "",
+            "To replay: run the same search again (the example database under `.hypothesis/` holds "
+            f"it), or measure the size directly with `run {flags}`.",
+            *(["", f"Hypothesis replay blob: `{blob}`"] if blob else []),
             "",
         ]
-        lines += [f"- {m.evidence}" for m in outcome.for_point(outcome.found)]
-        lines.append("")
-        flags = " ".join(f"--size {k}={v}" for k, v in sorted(outcome.found.items()))
-        lines += [
-            "To replay: run the same search again (the example database under `.hypothesis/` holds "
-            f"it), or measure the size directly with `run {flags}`."
-        ]
-        if outcome.replay_blob:
-            lines += ["", f"Hypothesis replay blob: `{outcome.replay_blob}`"]
-        lines.append("")
     lines += [
         "<details><summary>Every measurement, in order</summary>",
         "",

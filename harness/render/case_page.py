@@ -131,14 +131,6 @@ def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
 PLOT_ALTS = {WALL: "median wall time by release", SCALING: "time per call by device count"}
 
 
-def plot_lines(timing: TimingGroup, plots: DrawnPlots) -> list[str]:
-    lines = []
-    for kind, alt in PLOT_ALTS.items():
-        link = plots.link(timing.key, kind)
-        lines += [f"![{inline(timing.key.case)}: {alt}]({link})", ""] if link else []
-    return lines
-
-
 def group_section(
     timing: TimingGroup, plots: DrawnPlots, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> str:
@@ -156,7 +148,9 @@ def group_section(
         lines += [f"> - {inline(text)}" for text in timing.hosts]
         lines.append("")
     lines += [timing_table(timing), ""]
-    lines += plot_lines(timing, plots)
+    for kind, alt in PLOT_ALTS.items():
+        link = plots.link(timing.key, kind)
+        lines += [f"![{inline(timing.key.case)}: {alt}]({link})", ""] if link else []
     if comparison.comparisons:
         lines += [folded("Statistics in full", statistics_table(timing, thresholds)), ""]
     return "\n".join(lines)
@@ -181,9 +175,7 @@ def structure_section(structure: StructureGroup) -> str:
 def source_text(source: str) -> str:
     """Where a case comes from, as markdown: a link for a plain https URL, else the text in a code
     span (it comes from a result file, which may hold anything)."""
-    if re.fullmatch(r"https://[^\s<>`]+", source):
-        return f"<{source}>"
-    return code_span(source)
+    return f"<{source}>" if re.fullmatch(r"https://[^\s<>`]+", source) else code_span(source)
 
 
 def render_case(

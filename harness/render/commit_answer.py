@@ -56,16 +56,6 @@ def _what(probe: CommitProbe) -> str:
     return f"release {probe.name}" if commit is None else f"{commit.short} {commit.title[:60]}"
 
 
-def _rows(found: CommitBisect, setting: Setting) -> tuple[list[str], list[list[str]]]:
-    headers = [h.format(old=found.terms.old, new=found.terms.new) for h in HEADERS]
-    terms, metric = found.terms, setting.metric
-    rows = [
-        [str(i), p.stage, _what(p), p.jaxlib, *judged_cells(p.judgement, terms, metric)]
-        for i, p in enumerate(found.probes, 1)
-    ]
-    return headers, rows
-
-
 def _count_line(found: CommitBisect, setting: Setting) -> str:
     n = len(found.commits)
     installs = len({(p.name, p.jaxlib) for p in found.probes if p.commit is not None}) + len(
@@ -147,8 +137,11 @@ def commit_why(found: CommitBisect, setting: Setting) -> list[Finding]:
 
 
 def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
-    headers, rows = _rows(found, setting)
-    bad = found.first_bad_commit
+    terms, bad = found.terms, found.first_bad_commit
+    rows = [
+        [str(i), p.stage, _what(p), p.jaxlib, *judged_cells(p.judgement, terms, setting.metric)]
+        for i, p in enumerate(found.probes, 1)
+    ]
     lines = [
         f"# Bisect over jax commits: {inline(setting.case)}, jax {found.first} → {found.last}",
         "",
@@ -164,7 +157,7 @@ def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
         "",
         "## Every probe, in the order probed",
         "",
-        markdown_table(rows, headers),
+        markdown_table(rows, [h.format(old=terms.old, new=terms.new) for h in HEADERS]),
         "",
         "Each commit is measured interleaved with both releases and judged against them. "
         + rule_text(setting.thresholds)

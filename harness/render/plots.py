@@ -157,11 +157,9 @@ def save_figure(figure: Figure, path: Path) -> None:
 
 def plot_name(key: GroupKey, kind: str, taken: set[str]) -> str:
     """The group's plot file name, unique in ``taken`` (compared case-folded) and short enough for
-    any file system.
-
-    The readable slug is kept where it says the key as it is; where it had to change it (backends
-    ``a/b`` and ``a_b`` slug alike), is long or is taken already, a digest of the key tells it
-    apart."""
+    any file system. The readable slug is kept where it says the key as it is; where it had to
+    change it (backends ``a/b`` and ``a_b`` slug alike), is long or is taken already, a digest of
+    the key tells it apart."""
     slug = key.slug()
     name = f"{key.case}--{slug}--{kind}.png"
     if slug != key.raw_slug() or len(name) > MAX_PLOT_NAME or name.casefold() in taken:

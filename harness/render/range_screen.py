@@ -49,12 +49,6 @@ def head_line(command: str, setting: Setting, first: str, last: str) -> str:
     )
 
 
-def ordered_steps(steps: list[ReleaseStep], releases: list[str]) -> list[ReleaseStep]:
-    """Steps in range order, and within one step in reading order (the script's own first)."""
-    where = {release: i for i, release in enumerate(releases)}
-    return sorted(steps, key=lambda s: (where.get(s.after, 0), s.criterion.rank()))
-
-
 def step_row(step: ReleaseStep, comparison: Comparison | None, setting: Setting) -> list[str]:
     if step.criterion.metric is None or comparison is None:  # the claim's flip, the processes' ends
         return [step.criterion.name, f"{step.before} → {step.after}", "", step.change, ""]
@@ -97,7 +91,9 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
         ]
     )
     lines.append("")
-    steps = ordered_steps(found.steps, releases)
+    # in range order, and within one step in reading order (the script's own first)
+    where = {release: i for i, release in enumerate(releases)}
+    steps = sorted(found.steps, key=lambda s: (where.get(s.after, 0), s.criterion.rank()))
     if steps:
         lines.append(f"{len(steps)} step(s), each release against the previous one that ran ok:")
         rows = [step_row(s, s.comparison, setting) for s in steps]

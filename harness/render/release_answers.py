@@ -34,7 +34,6 @@ from harness.units import format_p, format_ratio
 @dataclass(frozen=True)
 class Answer:
     """A range command's answer, rendered: for the terminal, for the reports folder, and as data.
-
     Its text, markdown and every string of its data are redacted (``redact``): they quote stored
     results, and a result merged from another machine or edited by hand is input too."""
 
@@ -325,12 +324,6 @@ def died_json(probe: Probe) -> list[dict[str, Any]]:
     ]
 
 
-def _claim(probe: Probe) -> str:
-    # A run that finished ok without a verdict (a plain script prints none) has no claim to show.
-    claim = outcome(probe.result) if probe.result is not None else "–"
-    return "–" if claim == RunStatus.OK else claim
-
-
 def with_claims(found: SweepOutcome) -> bool:
     """Whether any release has a claim verdict to show: a column without one is left out."""
     return any(m.result is not None and claim_verdict(m.result) for m in found.measurements)
@@ -342,7 +335,9 @@ def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
     for m in found.measurements:
         status = status_cell(m)
         libraries = [library_cell(setting, m.release)] if setting.libraries.versions else []
-        claims = [_claim(m)] if shown else []
+        # A run that finished ok without a verdict (a plain script prints none): no claim to show.
+        claim = outcome(m.result) if m.result is not None else "–"
+        claims = ["–" if claim == RunStatus.OK else claim] if shown else []
         rows.append(
             [m.release, setting.jaxlib.get(m.release, "?"), status, *libraries, *claims, m.note]
         )

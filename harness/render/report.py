@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from harness.analysis.report_model import (
-    ClaimLine,
     ClaimTable,
     ReportModel,
     RunView,
@@ -109,13 +108,8 @@ def where(
     case: str, profile: str, sizes: str, pages: Mapping[str, str], machine: str | None = None
 ) -> Markdown:
     """A case and the conditions that tell its rows apart, as the change list names them."""
-    at = ", ".join(
-        filter(
-            None,
-            [f"profile {inline(profile)}", inline(sizes), machine and f"machine {inline(machine)}"],
-        )
-    )
-    return Markdown(f"{case_link(case, pages)} ({at})")
+    at = [f"profile {inline(profile)}", inline(sizes), machine and f"machine {inline(machine)}"]
+    return Markdown(f"{case_link(case, pages)} ({', '.join(filter(None, at))})")
 
 
 def change_item(change: TimingChange, pages: Mapping[str, str], machines: bool) -> str:
@@ -131,29 +125,21 @@ def change_item(change: TimingChange, pages: Mapping[str, str], machines: bool) 
     )
 
 
-def claim_item(line: ClaimLine, pages: Mapping[str, str]) -> str:
-    return (
-        f"- {where(line.case, line.profile, line.sizes, pages)}: the claim {inline(line.in_words)}"
-    )
-
-
-def headline_changes(changes: Sequence[TimingChange]) -> list[TimingChange]:
-    """The first change of each cell (case, profile, sizes, machine), in the changes' order
-    (slowdowns first, the largest first): what a first page leads with, every case before a second
-    change of any."""
-    first: dict[object, TimingChange] = {}
-    for change in changes:
-        first.setdefault(change.key, change)
-    return list(first.values())
-
-
 def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
     """The changes by name, before any count: each claim holding on some releases only first, then
     each cell's largest timing change (slowdowns first), the rest counted (case pages list them)."""
     lines = ["## What changed", ""]
-    flipped = [line for line in model.claims.lines if {"✓", "✗"} <= set(line.marks)]
-    lines += [claim_item(line, pages) for line in flipped]
-    shown = headline_changes(model.changes)[:MOST_CHANGES_LISTED]
+    lines += [
+        f"- {where(line.case, line.profile, line.sizes, pages)}: the claim {inline(line.in_words)}"
+        for line in model.claims.lines
+        if {"✓", "✗"} <= set(line.marks)
+    ]
+    # The first change of each cell (case, profile, sizes, machine), in the changes' order
+    # (slowdowns first, the largest first): every case before a second change of any.
+    first: dict[object, TimingChange] = {}
+    for change in model.changes:
+        first.setdefault(change.key, change)
+    shown = list(first.values())[:MOST_CHANGES_LISTED]
     machines = len(model.machines) > 1
     lines += [change_item(change, pages, machines) for change in shown]
     if len(model.changes) > len(shown):
@@ -168,20 +154,6 @@ def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
             "- nothing: no timing changed significantly and no claim changed between releases"
         )
     return [*lines, ""]
-
-
-def method_section(model: ReportModel) -> list[str]:
-    """The statistics in full, once: case pages link here (``METHOD_ANCHOR``)."""
-    return [
-        f"## {METHOD_HEADING}",
-        "",
-        "Each cell is measured in several case processes; a time is the median of their medians of "
-        "raw `perf_counter_ns` samples taken after warm-up. *Dispatch* is when Python regained "
-        "control, *wall* is when `block_until_ready` returned.",
-        "",
-        rule_text(model.thresholds),
-        "",
-    ]
 
 
 def run_row(run: RunView) -> list[object]:
@@ -272,7 +244,19 @@ def render_index(
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
         lines += [changes_overview(model.timings, pages), ""]
-    lines += [folded("Every run shown", runs_overview(model.runs)), "", *method_section(model)]
+    # The statistics in full, once: case pages link here (``METHOD_ANCHOR``).
+    lines += [
+        folded("Every run shown", runs_overview(model.runs)),
+        "",
+        f"## {METHOD_HEADING}",
+        "",
+        "Each cell is measured in several case processes; a time is the median of their medians of "
+        "raw `perf_counter_ns` samples taken after warm-up. *Dispatch* is when Python regained "
+        "control, *wall* is when `block_until_ready` returned.",
+        "",
+        rule_text(model.thresholds),
+        "",
+    ]
     return "\n".join(lines)
 
 

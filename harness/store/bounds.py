@@ -72,9 +72,8 @@ def repaired(text: str) -> str:
 
 def document_problem(document: Any) -> str | None:
     """The first thing in ``document`` a reader would refuse, named by its path; None if there is
-    none.
-
-    Walked without recursion, so a document nested thousands deep is named, not a RecursionError."""
+    none. Walked without recursion, so a document nested thousands deep is named, not a
+    RecursionError."""
     stack: list[tuple[Any, str, int]] = [(document, "", 1)]
     while stack:
         value, where, depth = stack.pop()

@@ -197,9 +197,7 @@ def _runs(data: Any) -> list[CalibrationRun]:
 
 def append_calibration(results_root: Path, run: CalibrationRun) -> Path:
     """Add ``run`` to its machine's file, atomically (written beside it, then renamed over it).
-
-    Earlier entries are kept; a file that cannot be read is refused rather than replaced.
-    """
+    Earlier entries are kept; a file that cannot be read is refused rather than replaced."""
     path = calibration_path(results_root, run.machine)
     earlier: list[Any] = []
     if path.exists() or path.is_symlink():

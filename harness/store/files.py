@@ -49,10 +49,8 @@ def read_bounded(
     path: Path, *, limit: int = MAX_DOCUMENT_BYTES, follow_links: bool = True
 ) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes; DocumentProblem otherwise (OSError if
-    unreadable).
-
-    Opened without blocking, so a FIFO is refused rather than waited on; with ``follow_links`` false
-    a link is refused too."""
+    unreadable). Opened without blocking, so a FIFO is refused rather than waited on; with
+    ``follow_links`` false a link is refused too."""
     flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_links else os.O_NOFOLLOW)
     if not follow_links and path.is_symlink():
         raise DocumentProblem("a link, not a regular file")
@@ -139,7 +137,6 @@ def _lone_surrogate(document: Any) -> bool:
 
 def output_folder(root: Path, *parts: str) -> Path:
     """``root / parts``, each level made if missing; UsageError where one is a link or not a folder.
-
     ``root`` itself is the user's choice (it may be a link); what lies below it may have been
     planted."""
     root.mkdir(parents=True, exist_ok=True)
@@ -157,7 +154,6 @@ def output_folder(root: Path, *parts: str) -> Path:
 
 def child(folder: Path, name: str) -> Path:
     """``folder / name`` for a plain file name; UsageError for one that is a path (``a/b``, ``..``).
-
     Unlike ``names.inside`` it does not follow a link planted at ``name``: ``replace_file`` replaces
     one."""
     if name in ("", ".", "..") or "/" in name or "\0" in name:

@@ -133,9 +133,8 @@ def create_file(final: Path, text: str) -> None:
 
 def content_hash(data: Any) -> str:
     """Hash of a result's content, not its bytes: a re-indented copy counts as the same."""
-    return hashlib.sha256(
-        json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
-    ).hexdigest()
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 REFUSED = "refused before allocation"
@@ -171,19 +170,16 @@ def newest_runs(
     results: Iterable[StoredResult], key: Callable[[StoredResult], K]
 ) -> dict[K, Newest]:
     """The newest result per ``key`` (e.g. ``cell_of``: per cell and machine), with the count of
-    older ones.
-
-    The one place that decides which run of several counts: every reader selects through it.
-    """
+    older ones. The one place that decides which run of several counts: every reader selects through
+    it."""
     found: dict[K, Newest] = {}
     for result in results:
         seen = found.get(key(result))
         if seen is None:
             found[key(result)] = Newest(result, 0)
-        elif result.result.order > seen.result.result.order:
-            found[key(result)] = Newest(result, seen.older + 1)
         else:
-            found[key(result)] = Newest(seen.result, seen.older + 1)
+            newer = result if result.result.order > seen.result.result.order else seen.result
+            found[key(result)] = Newest(newer, seen.older + 1)
     return found
 
 
@@ -208,13 +204,11 @@ def newest_result(
     machine: str,
     accept: Callable[[StoredResult], bool] | None = None,
 ) -> StoredResult | None:
-    """The newest stored result of one cell (case, sizes, release, profile) on ``machine``.
-
-    A point refused by the budget was never measured: raising the budget must run it.
-    Results merged in from other machines do not count; results from before machine
-    ids do, since they were most likely stored here.  ``accept`` narrows which results
-    count at all (a triage tells its first round from its confirmations so).
-    """
+    """The newest stored result of one cell (case, sizes, release, profile) on ``machine``. A point
+    refused by the budget was never measured: raising the budget must run it. Results merged in from
+    other machines do not count; results from before machine ids do, since they were most likely
+    stored here.  ``accept`` narrows which results count at all (a triage tells its first round from
+    its confirmations so)."""
     if any(name_problem(name) for name in (case, release, profile)):
         return None  # such a cell cannot have been stored
     folder = inside(root, case, f"jax-{release}", profile)

@@ -97,10 +97,8 @@ def _default(spec: Field[Any]) -> Any:
 
 class _Record:
     """A record that writes itself as the parser below reads it: every field by its name.
-
-    ``_sparse`` fields are left out at their default, as the writers before this class
-    left them out (a failed process has no ``programs``), so stored files keep their shape.
-    """
+    ``_sparse`` fields are left out at their default, as the writers before this class left them out
+    (a failed process has no ``programs``), so stored files keep their shape."""
 
     _sparse: ClassVar[frozenset[str]] = frozenset()
 
@@ -372,10 +370,8 @@ COUNT_SECONDS = 60.0
 @dataclass(frozen=True)
 class Settings(_Record):
     """How a cell is measured: what the runner is given, and what a result stores of it.
-
-    ``unrecorded`` names the settings a stored result does not record (it predates them):
-    they read as their defaults here, but are neither shown nor written back.
-    """
+    ``unrecorded`` names the settings a stored result does not record (it predates them): they read
+    as their defaults here, but are neither shown nor written back."""
 
     warmup: int = 2
     repeats: int = 30
