@@ -352,7 +352,7 @@ def test_a_malformed_command_line_is_one_line_and_exit_2(argv, tmp_path, capsys)
 
 NOX_POSARGS = [
     ("search", ["scan_sync", "--jax", "9.9"]),
-    ("search", ["scan_sync", "--profile", "tpu"]),
+    ("search", ["scan_sync", "--profile", "tpu9"]),
     ("search", ["scan_sync", "--size", f"N={HUGE}"]),
     ("issue", ["scan_sync", "--jax", "0.4.26", "--profile", "cpu-classic"]),
     ("issue", ["scan_sync", "--size", "N=x"]),
@@ -393,7 +393,7 @@ BAD_ONE_OFF_RUNS = [
     ["scan_sync", "--jax=", "--size", "N=100"],
     ["scan_sync", "--jax", "0.4.31", "--jax", "0.4.33"],
     ["scan_sync", "--jax", "0.4.26", "--profile", "cpu-classic"],
-    ["scan_sync", "--profile", "tpu"],
+    ["scan_sync", "--profile", "tpu9"],
     ["scan_sync", "--sides", "plan.json"],
     ["nope", "--jax", "0.4.31"],
     ["scan_sync", "--size", "N=0"],

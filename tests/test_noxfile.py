@@ -168,7 +168,7 @@ def test_repro_posargs_are_checked_before_anything_is_installed(posargs, message
     ("posargs", "message"),
     [
         (["scan_sync", "--jax", "9.9"], "unknown release 9.9"),
-        (["scan_sync", "--profile", "tpu"], "unknown profile tpu"),
+        (["scan_sync", "--profile", "tpu9"], "unknown profile tpu9"),
         (["scan_sync", "--jax", "0.4.26", "--profile", "cpu-classic"], "does not apply"),
         (["nope"], "unknown case nope"),
     ],
@@ -344,7 +344,7 @@ def test_install_once_compiles_the_venv_where_asked_and_a_venv_installed_uncompi
         ),
         (
             "bisect",
-            ["scan_sync", "--claim", "--good", "1", "--bad", "2", "--profile", "tpu"],
+            ["scan_sync", "--claim", "--good", "1", "--bad", "2", "--profile", "tpu9"],
             "unknown profile",
         ),
         (
@@ -576,7 +576,7 @@ def test_the_watch_s_exit_status_is_nox_s(status, tmp_path):
     [
         (["--scripts", "no-such-folder"], "--scripts no-such-folder: no such folder"),
         (["--baseline", "0.4.33", "--release", "0.4.31"], "must be older than --release"),
-        (["--profile", "tpu"], "unknown profile tpu"),
+        (["--profile", "tpu9"], "unknown profile tpu9"),
         (["--case", "nope"], "unknown case nope"),
     ],
 )

@@ -44,7 +44,9 @@ from harness.store.files import parse_document, read_bounded, replace_file
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLED = ".harness-install.json"  # what the venv holds, written after a successful install
-USED = ".harness-used"  # touched each time a run takes the venv as it is: when `prune` sees it used
+# Its time set each time a run takes the venv as it is: when `prune` sees it used. A file every venv
+# has, so that marking it never changes the venv's folder (a new file would: a venv made anew).
+USED = "pyvenv.cfg"
 INSTALL_TIMEOUT_S = 900
 ERROR_LINES = 6
 EXPORT_PACKAGES = ("flatbuffers", "absl-py")
@@ -208,10 +210,10 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
 
 
 def mark_used(venv: Path) -> None:
-    """Say that a run takes ``venv`` now (its ``USED`` file touched): ``jax-repro prune`` keeps a
-    venv used lately. A stamp that cannot be written costs the venv nothing but that."""
+    """Say that a run takes ``venv`` now (its ``USED`` file's time set): ``jax-repro prune`` keeps
+    a venv used lately. A stamp that cannot be written costs the venv nothing but that."""
     with contextlib.suppress(OSError):
-        (venv / USED).touch()
+        os.utime(venv / USED)
 
 
 def missing_files(venv: Path) -> list[str]:

@@ -99,7 +99,12 @@ class Ahead:
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         while True:
-            release, future = self._queue.get()
+            with self._lock:  # a worker with nothing left ends: none waits on for a later ask
+                try:
+                    release, future = self._queue.get_nowait()
+                except queue.Empty:
+                    self._workers -= 1
+                    return
             if future.set_running_or_notify_cancel():
                 try:
                     future.set_result(self._prepare(release))

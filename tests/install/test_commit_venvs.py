@@ -2,6 +2,7 @@
 importing it."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -37,13 +38,15 @@ def test_a_commit_venv_is_named_for_the_commit_and_its_jaxlib_beside_the_release
 def test_an_earlier_outcome_is_reused_without_installing(tmp_path, monkeypatch):
     commit = CommitEnv("a" * 40, "0.4.32", base(tmp_path), tmp_path)
     commit.env.venv.mkdir()
+    (commit.env.venv / venvs.USED).write_text("home = /usr/bin\n")
+    os.utime(commit.env.venv / venvs.USED, (0, 0))
     record = install_record(commit.env)
     (commit.env.venv / OUTCOME).write_text(
         json.dumps({"record": record, "problem": "does not import: X"})
     )
     monkeypatch.setattr(commit_venvs, "_install", lambda *args: pytest.fail("installed again"))
     assert commit_venvs.ensure(commit, {}) == "does not import: X"
-    assert (commit.env.venv / venvs.USED).is_file(), "stamped used, for prune"
+    assert (commit.env.venv / venvs.USED).stat().st_mtime > 0, "stamped used, for prune"
 
 
 @pytest.mark.venv

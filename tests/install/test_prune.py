@@ -16,8 +16,9 @@ def fake_venv(folder, name, days_ago, size=4096):
     (venv / "lib").mkdir(parents=True)
     (venv / "lib" / "module.so").write_bytes(b"x" * size)
     (venv / INSTALLED).write_text("{}")
+    (venv / USED).write_text("home = /usr/bin\n")
     then = time.time() - days_ago * DAY
-    for path in (venv / INSTALLED, venv):
+    for path in (venv / INSTALLED, venv / USED, venv):
         os.utime(path, (then, then))
     return venv
 
@@ -62,8 +63,11 @@ def test_only_the_harness_s_own_venvs_are_looked_at(tmp_path):
 def test_a_venv_used_within_the_days_is_kept_by_its_stamp_though_made_long_ago(tmp_path):
     old = fake_venv(tmp_path, "release-jax-0.4.30", 40)
     used = fake_venv(tmp_path, "script-env-1", 40)
+    made = used.stat().st_mtime_ns
     mark_used(used)
-    assert (used / USED).is_file()
+    assert time.time() - (used / USED).stat().st_mtime < 60
+    assert used.stat().st_mtime_ns == made, "marked, the venv's folder is as it was"
+
     found = prune.harness_venvs(tmp_path)
     assert [venv.path for venv in found] == [old, used]  # oldest use first
     done = prune.prune(found, days=14, now=time.time(), dry_run=False)

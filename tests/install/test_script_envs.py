@@ -267,13 +267,14 @@ def test_a_second_ensure_reuses_the_resolution_and_the_venv_without_uv_or_the_in
     first = ensure(
         request(), tmp_path, times(tmp_path), runner=FakeUv(), uv=["uv"], clock=lambda: NOW
     )
+    os.utime(first.venv / USED, (0, 0))
     uv = FakeUv()
     later = NOW + 30 * DAY  # the index listing is stale by then; the release's upload time is not
     again = ensure(
         request(), tmp_path, times(tmp_path, no_network), runner=uv, uv=["uv"], clock=lambda: later
     )
     assert again == first
-    assert (again.venv / USED).is_file(), "a venv taken as it is is stamped used, for prune"
+    assert (again.venv / USED).stat().st_mtime > 0, "a venv taken as it is is stamped used"
     assert uv.calls == [["/usr/bin/python3.12", "-c", PYTHON_VERSION_PROBE]], (
         "only the interpreter's version"
     )

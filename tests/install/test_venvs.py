@@ -84,9 +84,12 @@ def test_a_venv_holding_its_install_is_used_as_it_is(tmp_path, monkeypatch):
     env.interpreter.touch()
     (env.venv / "lib" / "python3.12" / "site-packages").mkdir(parents=True)
     (env.venv / INSTALLED).write_text(json.dumps(install_record(env)))
+    (env.venv / venvs.USED).write_text("home = /usr/bin\n")
+    os.utime(env.venv / venvs.USED, (0, 0))
     monkeypatch.setattr(venvs, "uv_command", lambda: None)  # any install attempt would now fail
     assert ensure(env) is None
-    assert (env.venv / venvs.USED).is_file(), "a venv taken as it is is stamped used, for prune"
+    used = (env.venv / venvs.USED).stat().st_mtime
+    assert used > 0, "a venv taken as it is is stamped used, for prune"
     (env.venv / INSTALLED).write_text(
         json.dumps({**install_record(env), "pyproject": "an older pyproject.toml"})
     )
