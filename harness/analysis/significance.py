@@ -196,6 +196,12 @@ class Comparison:
             if self.verdict is Verdict.UNCHANGED:
                 return f"unchanged ({within})" if within else str(self.verdict)
             return within or str(self.verdict)
+        return self.direction
+
+    @property
+    def direction(self) -> str:
+        """Which way a cost moved, in its metric's words, constant or not: slower or faster for a
+        duration, higher or lower else."""
         if self.metric is None or self.metric.is_duration:
             return str(self.verdict)
         return "higher" if self.ratio >= 1 else "lower"

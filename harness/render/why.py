@@ -193,8 +193,8 @@ def _against(comparison: Comparison, release: str) -> str:
     the statistics could not settle is neither: more processes could tell)."""
     if comparison.verdict is Verdict.CHANGED:
         return f"not what {release} gives ({comparison.said})"
-    if comparison.verdict in MOVED:
-        return f"{comparison.said} than {release}"
+    if comparison.verdict in MOVED:  # a constant cost says its figures: its direction is the word
+        return f"{comparison.direction} than {release}"
     if comparison.verdict == Verdict.UNCHANGED:
         return f"the same as {release}"
     return f"undecided against {release}"

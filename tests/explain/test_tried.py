@@ -415,3 +415,26 @@ def test_a_value_is_screened_at_two_processes_a_side_and_a_trial_it_decides_is_a
     assert asked == [tried.SCREEN_PROCESSES] and dropped == [THUNK.name, ASYNC.name], (
         "a cost: the sequential test, for the trials that move it toward the other release"
     )
+
+
+def test_a_trial_against_a_constant_cost_says_which_way_it_moved_not_its_figures_than_a_release():
+    """A cost constant in every process (a compiled buffer, ``json.temp_mb``) says its figures as
+    its verdict; against a release the trial is *higher* or *lower* than it."""
+    summary = summarize([12.58])
+    slower = Comparison(
+        summary,
+        summarize([6.292]),
+        0.5,
+        0.5,
+        0.5,
+        0.0,
+        Verdict.FASTER,
+        (),
+        metric=parse_metric_name("json.temp_mb"),
+        constant=True,
+    )
+    back = Trial(THUNK, "0.4.33", "false")
+    answer = answer_of("0.4.31", "0.4.33", [THUNK], [back])
+    unchanged = dataclasses.replace(slower, ratio=1.0, verdict=Verdict.UNCHANGED)
+    line = tried_text(Tried(back, unchanged, slower), answer)
+    assert line.endswith("(the same as 0.4.31, lower than 0.4.33)"), line
