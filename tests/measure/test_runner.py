@@ -765,6 +765,17 @@ def test_a_cell_the_caller_would_reuse_is_asked_under_the_folder_lock_and_not_me
     assert any("stored by another run meanwhile" in line for line in lines)
 
 
+def venv_gone_line(tmp_path, python):
+    """One process of a side run by ``python``, which must raise VenvGone: its line, and the run."""
+    side = dataclasses.replace(this_side("t"), interpreter=str(python))
+    recorder = Recorder(tmp_path / "r", [side], QUICK, seed=1, budget=Budget(), progress=print)
+    run = CellRun(recorder.sides[0], 1)
+    with pytest.raises(VenvGone) as gone:
+        recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "")
+    recorder.close()
+    return str(gone.value), run
+
+
 @pytest.mark.parametrize(
     ("interpreter", "detail", "why"),
     [
@@ -788,13 +799,7 @@ def test_a_process_whose_venv_changed_under_it_is_a_fault_of_the_machine_not_kep
         python.parent.mkdir(parents=True)
         python.symlink_to(sys.executable)
         (python.parents[1] / "pyvenv.cfg").write_text("home = /usr\n")
-    side = dataclasses.replace(this_side("t"), interpreter=str(python))
-    recorder = Recorder(tmp_path / "r", [side], QUICK, seed=1, budget=Budget(), progress=print)
-    run = CellRun(recorder.sides[0], 1)
-    with pytest.raises(VenvGone) as gone:
-        recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "")
-    recorder.close()
-    line = str(gone.value)
+    line, run = venv_gone_line(tmp_path, python)
     assert "\n" not in line and why in line and "a fault of the machine, not of the script" in line
     assert "declare" not in line and run.processes == []
 
@@ -821,13 +826,7 @@ def test_a_process_that_died_on_a_truncated_module_is_a_fault_of_the_machine_not
 
     monkeypatch.setattr(attempts_module, "run_process", run_process)
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
-    side = dataclasses.replace(this_side("t"), interpreter=str(python))
-    recorder = Recorder(tmp_path / "r", [side], QUICK, seed=1, budget=Budget(), progress=print)
-    run = CellRun(recorder.sides[0], 1)
-    with pytest.raises(VenvGone) as gone:
-        recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "")
-    recorder.close()
-    line = str(gone.value)
+    line, run = venv_gone_line(tmp_path, python)
     assert "site-packages/pkg/mod.py no longer what its install recorded" in line, line
     assert "a fault of the machine, not of the script or of JAX" in line and run.processes == []
     from harness.measure import venv_files

@@ -215,20 +215,25 @@ PLANTED = [
 ]
 
 
-@pytest.mark.parametrize(("field", "planted"), PLANTED)
-def test_a_memory_file_whose_fields_no_watch_writes_is_measured_again(tmp_path, field, planted):
-    """Issue 57 #7: each field of a remembered watch reaches watch.md, stdout or watch.json (its
-    schema)."""
-    memory = Memory(tmp_path)
-    watch = TargetWatch(
+def slower_watch(**extra):
+    """A script's watch that found ``json.t`` slower ×3 on 0.4.31, as a memory keeps it."""
+    return TargetWatch(
         "script-x",
         "script",
         (Finding("regression", Criterion.named("json.t"), "json.t: slower ×3", 3.0),),
         (SideLoad("0.4.31", 0, 8),),
         {parse_metric_name("json.t"): 1.2},
         "triage-x.md",
-        libraries={"0.4.31": {"numpy": "2.0.1"}},
+        **extra,
     )
+
+
+@pytest.mark.parametrize(("field", "planted"), PLANTED)
+def test_a_memory_file_whose_fields_no_watch_writes_is_measured_again(tmp_path, field, planted):
+    """Issue 57 #7: each field of a remembered watch reaches watch.md, stdout or watch.json (its
+    schema)."""
+    memory = Memory(tmp_path)
+    watch = slower_watch(libraries={"0.4.31": {"numpy": "2.0.1"}})
     key = memory_key({"pair": ["0.4.31", "0.4.33"]})
     memory.remember(key, {}, watch, "2026-12-02 10:00 UTC")
     assert memory.recall("script-x", key) is not None
@@ -427,15 +432,7 @@ def test_a_tampered_memory_s_finding_is_recalled_redacted_and_a_token_s_metric_n
 ):
     token = "ghp_0123456789abcdefghijklmnopqrstuvwxyz"
     memory = Memory(tmp_path)
-    watch = TargetWatch(
-        "script-x",
-        "script",
-        (Finding("regression", Criterion.named("json.t"), "json.t: slower ×3", 3.0),),
-        (SideLoad("0.4.31", 0, 8),),
-        {parse_metric_name("json.t"): 1.2},
-        "triage-x.md",
-        why=("comes with jax",),
-    )
+    watch = slower_watch(why=("comes with jax",))
     key = memory_key({"pair": ["0.4.31", "0.4.33"]})
     memory.remember(key, {}, watch, "2026-12-02 10:00 UTC")
     [path] = tmp_path.iterdir()
