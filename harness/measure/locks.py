@@ -206,6 +206,6 @@ def venv_lock(venv: Path, progress: Progress = stderr_line, wait: bool = True) -
     wait is said on standard error unless ``progress`` says it).  Held, it is an install: counted
     ``ASIDE``, as the wait is.  ``wait=False``: LockHeld at once where a run holds it (``prune``
     leaves that venv alone)."""
-    waiting = f"waiting for another run making {venv}"
+    waiting = f"waiting while another install (this run's or another's) makes {venv}"
     with ASIDE.span(), _path_lock("venv", venv, waiting, progress, wait) as waited:
         yield waited
