@@ -59,5 +59,9 @@ KINDS: tuple[Evidence, ...] = tuple(
 
 
 def kinds_for(step: Step) -> tuple[Evidence, ...]:
-    """The kinds in the order ``step``'s shape asks them."""
-    return ORDER[step.shape]
+    """The kinds in the order ``step``'s shape asks them; where some of its metrics are exact (a
+    value, a presence, a cost constant in every process: two processes a side settle a trial), a
+    value's order first, since its first kind settles them cheapest."""
+    if not step.exact:
+        return ORDER[step.shape]
+    return tuple(dict.fromkeys((*ORDER[Shape.VALUE], *ORDER[step.shape])))

@@ -252,6 +252,11 @@ class DefaultsAnswer:
                 return True
         return False
 
+    def answered(self) -> tuple[MetricKey, ...]:
+        """The metrics a workaround brings back: the default that turned is their answer, the kinds
+        after this one are not asked of them."""
+        return tuple(key for key in self.metrics if self.brings_back(key))
+
     def data(self) -> dict[str, Any]:
         """The step's changed defaults, and each metric's trials judged."""
         return {
@@ -433,13 +438,18 @@ def measure_trials(
     by ("before", "after", "trial")."""
     by_label = {side.release: side for side in ends}
     trial_sides = [side_of(trial, by_label[trial.release]) for trial in planned]
-    every = [*ends, *trial_sides]
+    # An exact step's screen (no varying cost) compares its trials with the releases' own stored
+    # results: equality needs no interleaving, so only the trials run.
+    stored = processes is not None and not step.varying
+    every = trial_sides if stored else [*ends, *trial_sides]
     first = "its screen" if processes is not None else "its trials' first round"
     sides.afford(step, len(every) * (processes or sides.processes), first)
     if processes is None:
         measured = sides.together(every, step.metrics)
     else:
         measured = sides.screened(every, processes)
+    if stored:
+        measured.update({end.label: sides.stored(end.release) for end in ends})
     return {
         trial: {
             "before": measured.get(ends[0].label),
@@ -455,9 +465,10 @@ Measured = dict[Trial, dict[str, StoredResult | None]]
 
 def screen_processes(step: Step) -> int:
     """The processes a side the step's shape needs in a screen: ``MIN_ALIKE`` where its metrics are
-    values or presences (equality, counts alike in every process), ``SCREEN_PROCESSES`` with a cost
-    among them (enough to see a setting move its number)."""
-    return SCREEN_PROCESSES if step.costs else MIN_ALIKE
+    exact (values, presences, costs constant in every process: equality, counts alike in every
+    process), ``SCREEN_PROCESSES`` with a varying cost among them (enough to see a setting move
+    its number)."""
+    return SCREEN_PROCESSES if step.varying else MIN_ALIKE
 
 
 def screen(
@@ -470,14 +481,14 @@ def screen(
     again)."""
     screened = measure_trials(step, sides, ends, planned, screen_processes(step))
     kept, dropped, answered = [], [], {}
-    exact = [key for key in step.metrics if key not in step.costs]
+    exact = step.exact
     for trial in planned:
         results = screened[trial]
         judgements = {key: judged(trial, results, key, step.thresholds) for key in step.metrics}
         open_values = any(undecided(judgements[key]) for key in exact)
         if any(each.note or each.void for each in judgements.values()):
             answered[trial] = results
-        elif any(toward(trial, results, key, step.thresholds) for key in step.costs) or open_values:
+        elif open_values or any(toward(trial, results, k, step.thresholds) for k in step.varying):
             kept.append(trial)
         elif exact:
             answered[trial] = results

@@ -46,6 +46,7 @@ from harness.store.results import StoredResult
 
 Pair = tuple[str, str]  # the two sides of a step, older first
 HELD_LABEL = 64  # the longest label of a side with pins held, spelled out
+DEFAULT_SHARE = 0.5  # the why's default budget, as a share of the command's own measuring
 T = TypeVar("T")
 
 
@@ -76,6 +77,9 @@ class Step:
     # Each metric's shape, as its two sides' stored results judge it (``StepSides.shaped``); one
     # not known is a cost.
     shapes: Mapping[MetricKey, Shape] = field(default_factory=dict)
+    # The costs constant in every process of both sides (a compiled buffer's bytes, an op count):
+    # exact as a value is, so two processes a side settle a trial of them; they keep their ratio.
+    constant: frozenset[MetricKey] = frozenset()
 
     @property
     def metrics(self) -> tuple[MetricKey, ...]:
@@ -95,6 +99,16 @@ class Step:
     def costs(self) -> tuple[MetricKey, ...]:
         """The step's metrics that are costs (a time, a size): not a value, nor a presence."""
         return tuple(m for m in self.metrics if self.shapes.get(m, Shape.COST) is Shape.COST)
+
+    @property
+    def exact(self) -> tuple[MetricKey, ...]:
+        """The step's metrics equality settles: values, presences and the constant costs."""
+        return tuple(m for m in self.metrics if m not in self.costs or m in self.constant)
+
+    @property
+    def varying(self) -> tuple[MetricKey, ...]:
+        """The step's costs that vary between processes: a sequential test decides them."""
+        return tuple(m for m in self.costs if m not in self.constant)
 
     def narrowed(self, metrics: Collection[MetricKey]) -> Step:
         """The step asked of ``metrics`` alone among its metrics (its other criteria kept)."""
@@ -226,14 +240,16 @@ class StepSides:
         one side printed in no process is a presence)."""
         before, after = (self.stored(release) for release in step.pair)
         printed = [metric_samples(end) if end is not None else {} for end in (before, after)]
-        shapes = {}
+        shapes, constant = {}, set()
         for metric in step.metrics:
             compared = compare_results(before, after, metric, step.thresholds)
             if compared is not None:
                 shapes[metric] = compared.shape
+                if compared.constant and compared.shape is Shape.COST:
+                    constant.add(metric)
             elif (metric in printed[0]) != (metric in printed[1]):
                 shapes[metric] = Shape.PRESENCE
-        return dataclasses.replace(step, shapes=shapes)
+        return dataclasses.replace(step, shapes=shapes, constant=frozenset(constant))
 
     def bounded(self, seconds: float | None) -> float | None:
         """A measurement's time bound ``seconds`` (None: none), or less: the budget's rest."""
@@ -359,6 +375,8 @@ class Spent:
     seconds: Mapping[str, float]
     settles: bool = False
     kind: str = "spent"
+    # The kinds left unasked because the one before them answered every metric of the step.
+    unasked: tuple[str, ...] = ()
 
     def data(self) -> dict[str, Any]:
         rounded = {name: round(spent, 1) for name, spent in self.seconds.items()}
@@ -368,6 +386,7 @@ class Spent:
             "after": self.after,
             "asked": list(self.seconds),  # the kinds asked, in order
             "seconds": rounded,
+            "unasked": list(self.unasked),
         }
 
 
@@ -381,15 +400,17 @@ class WhyBudget:
     again: str = ""
     # The command with a budget of so many seconds (``again``'s, fitted to what was left out).
     again_with: Callable[[float], str] | None = None
-    by_default: bool = False  # ``seconds`` is the default: what the command's own measuring took
+    by_default: bool = False  # ``seconds`` is the default: a share of the command's own measuring
     # what counts as the why's time: its own, from its first question (``left``)
     aside: Aside = field(default_factory=lambda: ASIDE)
     started: tuple[float, float] | None = None  # ``Aside.mark`` at the first question
 
     def at_most(self, seconds: float) -> None:
-        """With no budget set: ``seconds`` (what the triage's or bisect's measuring took)."""
+        """With no budget set: a share of ``seconds`` (what the triage's or bisect's measuring
+        took), so that asking why adds at most half again to the command's time (the kind that
+        settles the step's shape asked however little is left)."""
         if self.seconds is None:
-            self.seconds, self.by_default = max(seconds, 1.0), True
+            self.seconds, self.by_default = max(seconds * DEFAULT_SHARE, 1.0), True
 
     def used(self) -> float:
         """The why's own seconds so far (0 before its first question)."""
@@ -399,7 +420,7 @@ class WhyBudget:
         """Why a kind was not asked, the budget named as the budget, and the command that asks the
         ``left_out`` kinds, with a budget that would cover them at the pace of the ``asked``."""
         used = self.used()
-        default = ", by default as long as the command's own measuring" if self.by_default else ""
+        default = ", by default half the command's own measuring" if self.by_default else ""
         reason = f"the why's time budget ({self.seconds or 0:.0f} s{default}) ran out"
         wanted = used + (used / max(asked, 1)) * left_out
         return reason, self.again_with(wanted) if self.again_with else self.again
@@ -477,9 +498,12 @@ def gather(
             asked = asked.narrowed([m for m in asked.metrics if m not in answered])
         kept((*found, Spent(step.before, step.after, seconds)))
         if answer.settles or (step.metrics and not asked.metrics):
+            unasked = tuple(each.name for each in kinds[number + 1 :] if each.wanted(step, ()))
             break
+    else:
+        unasked = ()
     if seconds:
-        found.append(Spent(step.before, step.after, seconds))
+        found.append(Spent(step.before, step.after, seconds, unasked=unasked))
     return tuple(found)
 
 

@@ -42,6 +42,21 @@ def test_a_cost_asks_as_before_and_a_mix_of_shapes_as_a_cost():
     assert step({}).shape is Shape.COST, "a metric whose shape is not known is a cost"
 
 
+def test_a_step_with_an_exact_metric_asks_what_settles_it_cheapest_first():
+    """A cost constant in every process (a compiled buffer's bytes) is exact as a value is: two
+    processes a side settle an old default's trial, so the changed defaults come first; it stays a
+    cost (its ratio kept), and a mix with a value asks the value's order, then the cost's rest."""
+    constant = dataclasses.replace(step({TEMP: Shape.COST}), constant=frozenset({TEMP}))
+    assert constant.shape is Shape.COST and constant.exact == (TEMP,) and not constant.varying
+    assert names(constant)[:3] == ["defaults", "compiled", "flags"]
+    mixed = step({RUN: Shape.COST, DRAW: Shape.VALUE})
+    assert mixed.exact == (DRAW,) and mixed.varying == (RUN,)
+    assert names(mixed) == [
+        "defaults", "compiled", "flags", "library", "reproducer", "profile", "host",
+    ]  # fmt: skip
+    assert names(step({TEMP: Shape.COST}))[0] == "library", "a varying cost: as before"
+
+
 def test_the_op_profile_is_asked_only_for_a_time():
     profile = OpProfile()
     assert profile.wanted(step({RUN: Shape.COST}))

@@ -438,3 +438,59 @@ def test_a_trial_against_a_constant_cost_says_which_way_it_moved_not_its_figures
     unchanged = dataclasses.replace(slower, ratio=1.0, verdict=Verdict.UNCHANGED)
     line = tried_text(Tried(back, unchanged, slower), answer)
     assert line.endswith("(the same as 0.4.31, lower than 0.4.33)"), line
+
+
+def test_an_exact_step_s_screen_runs_only_its_trials_two_processes_each_against_stored_releases():
+    """A cost constant in every process (a compiled buffer's bytes) is exact: its trials need no
+    interleaving with the releases, whose stored results they are compared with, and two processes a
+    side settle them; a varying cost's screen measures both releases beside its trials."""
+    from harness.analysis.significance import Shape
+
+    class Sides:
+        def __init__(self):
+            self.run, self.afforded = [], []
+
+        def afford(self, step, processes, what):
+            self.afforded.append(processes)
+
+        def screened(self, every, processes):
+            self.run.append(([side.label for side in every], processes))
+            return {side.label: f"measured {side.label}" for side in every}
+
+        def stored(self, release):
+            return f"stored {release}"
+
+    ends = (Side("0.4.31", "cpu"), Side("0.4.33", "cpu"))
+    back = Trial(THUNK, "0.4.33", "false")
+    temp = parse_metric_name("json.temp_mb")
+    exact = Step(
+        "0.4.31", "0.4.33", (Criterion.of(temp),), "cpu", Thresholds(), None, "s",  # type: ignore[arg-type]
+        shapes={temp: Shape.COST}, constant=frozenset({temp}),
+    )  # fmt: skip
+    sides = Sides()
+    screened = tried.measure_trials(exact, sides, ends, [back], tried.screen_processes(exact))  # type: ignore[arg-type]
+    trial_label = side_of(back, ends[1]).label
+    assert sides.run == [([trial_label], tried.MIN_ALIKE)] and sides.afforded == [2]
+    assert screened[back] == {
+        "before": "stored 0.4.31", "after": "stored 0.4.33", "trial": f"measured {trial_label}",
+    }  # fmt: skip
+    varying = dataclasses.replace(exact, constant=frozenset())
+    sides = Sides()
+    tried.measure_trials(varying, sides, ends, [back], tried.screen_processes(varying))  # type: ignore[arg-type]
+    assert sides.run == [
+        (["jax 0.4.31 · cpu", "jax 0.4.33 · cpu", trial_label], tried.SCREEN_PROCESSES)
+    ]
+
+
+def test_a_workaround_answers_the_metrics_it_brings_back_so_the_kinds_after_it_are_not_asked():
+    back = Trial(THUNK, "0.4.33", "false")
+    brings = answer_of(
+        "0.4.31", "0.4.33", [THUNK], [back],
+        {back: results({"before": 1.0, "after": 3.0, "trial": 1.0})},
+    )  # fmt: skip
+    assert brings.answered() == (EAGER,)
+    keeps = answer_of(
+        "0.4.31", "0.4.33", [THUNK], [back],
+        {back: results({"before": 1.0, "after": 3.0, "trial": 3.0})},
+    )  # fmt: skip
+    assert keeps.answered() == ()
