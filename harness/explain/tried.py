@@ -465,10 +465,10 @@ Measured = dict[Trial, dict[str, StoredResult | None]]
 
 def screen_processes(step: Step) -> int:
     """The processes a side the step's shape needs in a screen: ``MIN_ALIKE`` where its metrics are
-    exact (values, presences, costs constant in every process: equality, counts alike in every
-    process), ``SCREEN_PROCESSES`` with a varying cost among them (enough to see a setting move
-    its number)."""
-    return SCREEN_PROCESSES if step.varying else MIN_ALIKE
+    values or presences (equality, counts alike in every process), ``SCREEN_PROCESSES`` with a cost
+    among them (enough to see a setting move its number; as many as a cost constant in every
+    process needs to be told so, ``Thresholds.min_processes``)."""
+    return SCREEN_PROCESSES if step.costs else MIN_ALIKE
 
 
 def screen(

@@ -440,10 +440,10 @@ def test_a_trial_against_a_constant_cost_says_which_way_it_moved_not_its_figures
     assert line.endswith("(the same as 0.4.31, lower than 0.4.33)"), line
 
 
-def test_an_exact_step_s_screen_runs_only_its_trials_two_processes_each_against_stored_releases():
+def test_an_exact_step_s_screen_runs_only_its_trials_against_the_releases_stored_results():
     """A cost constant in every process (a compiled buffer's bytes) is exact: its trials need no
-    interleaving with the releases, whose stored results they are compared with, and two processes a
-    side settle them; a varying cost's screen measures both releases beside its trials."""
+    interleaving with the releases, whose stored results they are compared with, and the screen's
+    processes settle them; a varying cost's screen measures both releases beside its trials."""
     from harness.analysis.significance import Shape
 
     class Sides:
@@ -470,7 +470,7 @@ def test_an_exact_step_s_screen_runs_only_its_trials_two_processes_each_against_
     sides = Sides()
     screened = tried.measure_trials(exact, sides, ends, [back], tried.screen_processes(exact))  # type: ignore[arg-type]
     trial_label = side_of(back, ends[1]).label
-    assert sides.run == [([trial_label], tried.MIN_ALIKE)] and sides.afforded == [2]
+    assert sides.run == [([trial_label], tried.SCREEN_PROCESSES)] and sides.afforded == [3]
     assert screened[back] == {
         "before": "stored 0.4.31", "after": "stored 0.4.33", "trial": f"measured {trial_label}",
     }  # fmt: skip
