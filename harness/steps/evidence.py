@@ -47,6 +47,7 @@ from harness.store.results import StoredResult
 Pair = tuple[str, str]  # the two sides of a step, older first
 HELD_LABEL = 64  # the longest label of a side with pins held, spelled out
 DEFAULT_SHARE = 0.5  # the why's default budget, as a share of the command's own measuring
+KEPT_FOR_SETTLING = 0.5  # the share of it the kinds before the settling one leave for it
 T = TypeVar("T")
 
 
@@ -404,6 +405,9 @@ class WhyBudget:
     # what counts as the why's time: its own, from its first question (``left``)
     aside: Aside = field(default_factory=lambda: ASIDE)
     started: tuple[float, float] | None = None  # ``Aside.mark`` at the first question
+    # What the kinds asked before the one that settles the step's shape leave for it (``gather``):
+    # so that a cost's library and reproducer never spend what its changed defaults need.
+    kept_for_settling: float = 0.0
 
     def at_most(self, seconds: float) -> None:
         """With no budget set: a share of ``seconds`` (what the triage's or bisect's measuring
@@ -421,7 +425,12 @@ class WhyBudget:
         ``left_out`` kinds, with a budget that would cover them at the pace of the ``asked``."""
         used = self.used()
         default = ", by default half the command's own measuring" if self.by_default else ""
-        reason = f"the why's time budget ({self.seconds or 0:.0f} s{default}) ran out"
+        kept = (
+            f", {self.kept_for_settling:.0f} s of it kept for the kind that settles the step"
+            if self.kept_for_settling
+            else ""
+        )
+        reason = f"the why's time budget ({self.seconds or 0:.0f} s{default}{kept}) ran out"
         wanted = used + (used / max(asked, 1)) * left_out
         return reason, self.again_with(wanted) if self.again_with else self.again
 
@@ -430,7 +439,7 @@ class WhyBudget:
             return None
         if self.started is None:
             self.started = self.aside.mark()
-        return self.seconds - self.used()
+        return self.seconds - self.used() - self.kept_for_settling
 
 
 INTERRUPTED = "the why was stopped while this kind was asked"
@@ -460,6 +469,9 @@ def gather(
             continue
         left_out = sum(each.wanted(asked, tuple(found)) for each in kinds[number:])
         settling = kind.name == settles
+        if budget is not None:
+            ahead = any(each.name == settles for each in kinds[number + 1 :])
+            budget.kept_for_settling = (budget.seconds or 0) * KEPT_FOR_SETTLING if ahead else 0.0
         if (
             not settling
             and budget is not None

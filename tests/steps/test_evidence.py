@@ -421,3 +421,25 @@ def test_a_step_is_shaped_by_its_two_sides_stored_results():
     shaped = sides.shaped(asked)
     assert shaped.shapes == {wall: Shape.COST}, "a metric neither side printed: no shape said"
     assert shaped.shape is Shape.COST and shaped.criteria == asked.criteria
+
+
+def test_the_kinds_before_the_settling_one_leave_it_half_the_budget():
+    """A cost asks library or JAX and the reproducer before its changed defaults: they may spend
+    half the budget, never what the settling kind needs, so the why stays within about half again
+    the command's own time however long they would take."""
+    budget, clock = clocked(100.0)
+    seen = []
+
+    class Settling(Kind):
+        def gather(self, step, sides, found):
+            seen.append(budget.left())
+            return super().gather(step, sides, found)
+
+    kinds = [Slow("library", clock), Slow("reproducer", clock), Kind("flags"), Settling("defaults")]
+    found = gather(kinds, step(), Sides(), budget, settles="defaults")  # type: ignore[arg-type, list-item]
+    assert [each.kind for each in found] == ["library", "reproducer", "flags", "defaults", "spent"]
+    skipped = found[2]
+    assert isinstance(skipped, Skipped) and skipped.reason == (
+        "the why's time budget (100 s, 50 s of it kept for the kind that settles the step) ran out"
+    ), "92 s spent: past the 50 the kinds before the settling one may spend"
+    assert seen == [8.0], "the settling kind has the rest, none of it kept"
