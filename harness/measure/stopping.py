@@ -169,7 +169,7 @@ class StopRules:
         elif (done >= most and not counting) or spent:
             why = "the most allowed"
             if done < most:
-                why = f"the time budget of {settings.decide_budget_s:g} s spent"
+                why = f"the time budget of {settings.decide_budget_s:.3g} s spent"
             elif ceiling < settings.count_looks[-1]:
                 budget = settings.decide_budget_s or COUNT_SECONDS
                 why = f"the most allowed, and the counts' time budget of {budget:g} s a side spent"
