@@ -3,6 +3,7 @@ changes, the why of its first metric, the bisect below the releases), the undeci
 
 from __future__ import annotations
 
+from harness.analysis.metrics import hlo_facts
 from harness.analysis.significance import Shape
 from harness.analysis.statuses import verb
 from harness.findings import FollowUp, leading
@@ -101,11 +102,18 @@ def grid_caveat(found: TriageOutcome) -> str:
     left = len(first.releases) - len(first.measurements)
     if not left:
         return ""
+    # A plain script's processes record no compiled program's facts: nothing of the kind to see.
+    facts = any(hlo_facts(m.result) for m in first.ok() if m.result is not None)
+    alike = (
+        ", the claim and the compiled programs' facts"
+        if facts
+        else " and the claim (no compiled program's facts were recorded)"
+    )
     return (
         f"{left} releases were not measured: the ends and a grid first, then only between "
         "neighbours that differ. A change undone before the next measured release, where both are "
-        "alike in every metric, ending, the claim and the compiled programs' facts, would not be "
-        "seen; --every-release measures every one."
+        f"alike in every metric, ending{alike}, would not be seen; --every-release measures every "
+        "one."
     )
 
 

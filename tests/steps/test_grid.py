@@ -7,7 +7,7 @@ from harness.analysis.significance import Thresholds
 from harness.metric_names import parse_metric_name
 from harness.steps.grid import grid
 from harness.steps.triage import triage
-from tests.conftest import FakeReleases
+from tests.conftest import FakeReleases, FakeScriptReleases
 from tests.steps.test_triage import FakeConfirmer
 
 WALL = parse_metric_name("eager.wall_ns")
@@ -83,7 +83,12 @@ def test_the_same_step_and_fix_with_the_program_unchanged_is_not_seen_and_the_an
     found, measured = screened(scales)
     assert steps(found) == [] and len(measured) == 7
     assert grid_caveat(found).startswith("23 releases were not measured")
+    assert "the claim and the compiled programs' facts, would not be seen" in grid_caveat(found)
     assert "--every-release measures every one" in grid_caveat(found)
+    script, _ = screened(scales, FakeScriptReleases(scales))
+    assert "and the claim (no compiled program's facts were recorded)" in grid_caveat(script), (
+        "a plain script's processes record none: the answer does not lean on them"
+    )
 
 
 def test_where_the_range_begins_to_install_is_found_by_halving_towards_it():
