@@ -1,19 +1,13 @@
-"""A triage's first round that spends where the changes are: the range's ends and a grid measured
-first, then only between measured neighbours that differ, halved down to consecutive releases.
+"""A triage's first round that spends where the changes are: the range's ends and every k-th
+release (k = ⌊√n⌋: about √n where nothing changed, about log₂ k more a change), then, round by
+round, only between measured neighbours that differ, halved down to consecutive releases; a range
+with fewer than ``MIN_GRID`` releases between grid points is measured whole.
 
-Of n releases the grid holds every k-th, k = ⌊√n⌋, and the newest: about √n releases where nothing
-changed, and each step between two grid points bisected in about log₂ k more (a release is measured
-once at most, so never more than n).  With fewer than ``MIN_GRID`` releases between grid points the
-grid would save little and split one interleaved run into rounds: every release is measured.
-
-Two measured neighbours differ where the screen lists a step between them (a cost, a value, a
-presence, an ending or the claim: ``bisection.judged``), where a comparison is undecided past the
-factor (they cannot yet be told apart), or where their compiled programs' exact facts differ
-(``metrics.hlo_facts``: a step and its later fix between two grid points leaves them changed where
-the program did); the releases that ran are also bounded by halving towards the nearest that did
-not.  A step and its fix between two neighbours alike in all of that would not be seen: the answer
-says so, and ``--every-release`` measures every release.  Each round's releases are measured
-together, in one interleaved run.
+Neighbours differ where the screen lists a step between them (``bisection.judged``), where a
+comparison is undecided past the factor, or where their compiled programs' exact facts differ
+(``metrics.hlo_facts``: where a step and its later fix between two grid points left the program
+changed); the edges of what runs are halved towards too.  A step and its fix between neighbours
+alike in all of that is not seen: the answer says so (docs/releases.md has why √n).
 """
 
 from __future__ import annotations
