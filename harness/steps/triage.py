@@ -198,8 +198,9 @@ def triage(
     progress: Callable[[str], None] = lambda line: None,
     every_release: bool = True,
 ) -> TriageOutcome:
-    """Screen ``releases`` with ``measure`` (every one, or a grid refined where neighbours differ),
-    then confirm every step at once (``confirm_pairs``)."""
+    """Screen ``releases`` with ``measure``, then confirm every step at once (``confirm_pairs``).
+    ``every_release``: each measured (a watch's few; ``--every-release``), else a grid refined where
+    neighbours differ (``grid.grid_sweep``)."""
     screen = dataclasses.replace(
         thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
     )
