@@ -109,3 +109,25 @@ def test_where_the_range_begins_to_install_is_found_by_halving_towards_it():
 )
 def test_the_grid_is_every_kth_release_k_the_root_of_the_count(count, expected):
     assert grid(count) == expected
+
+
+class TogetherReleases(FakeReleases):
+    """Fake releases that, as the real prober, measure each round's releases in one run."""
+
+    def __init__(self, scales):
+        super().__init__(scales)
+        self.rounds = []
+
+    def measure_together(self, releases, decide):
+        self.rounds.append((list(releases), decide))
+
+
+def test_each_round_is_one_interleaved_run_of_its_new_releases_only():
+    scales = {release: 1 if i < 17 else 3 for i, release in enumerate(THIRTY)}
+    first = TogetherReleases(scales)
+    screened(scales, first)
+    assert first.rounds == [
+        (["r0", "r5", "r10", "r15", "r20", "r25", "r29"], "off"),
+        (["r17"], "off"),
+        (["r16"], "off"),
+    ]
