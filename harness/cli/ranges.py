@@ -121,6 +121,8 @@ class RangeOptions:
     explain: bool = True
     # ``--why-budget``: how long asking why may take (None: what the measuring took)
     why_budget_s: float | None = None
+    # a triage's ``--every-release``: its first round measures every release, not a refined grid
+    every_release: bool = False
 
     @property
     def metric(self) -> MetricKey | None:  # the one metric judged (``--metric``), if one is
@@ -149,6 +151,15 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_case(parser, script=True)
     _add_ends(parser, command)
     _add_library_range(parser, command)
+    if command == "triage":
+        parser.add_argument(
+            "--every-release",
+            action="store_true",
+            help=(
+                "measure every release of the range in the first round (default: the ends and a "
+                "grid of about √n releases, refined only between neighbours that differ)"
+            ),
+        )
     if command != "sweep":
         options.add_why(
             parser,
@@ -343,6 +354,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         libraries=libraries,
         explain=getattr(args, "explain", False),
         why_budget_s=getattr(args, "why_budget", None),
+        every_release=getattr(args, "every_release", False),
     )
 
 
@@ -441,12 +453,14 @@ COMMANDS = (
     ),
     _command(
         "triage",
-        "measure every release in a range, confirm each step by measuring again, answer per change "
+        "screen the releases of a range, confirm each step by measuring again, answer per change "
         "(run through nox -s triage)",
-        "Measure a case on every jax release from --from to --to (default: the release table's "
-        "oldest to newest) in one interleaved run, screen every step between consecutive releases "
-        "(regressions and fixes), measure the two releases around each candidate again together "
-        "until decided, and answer once per step that holds.",
+        "Measure a case on the jax releases from --from to --to (default: the release table's "
+        "oldest to newest): the ends and a grid first, then between neighbours that differ down to "
+        "consecutive releases (--every-release: every release, in one interleaved run); screen "
+        "every step between consecutive measured releases (regressions and fixes), measure the two "
+        "releases around each candidate again together until decided, and answer once per step "
+        "that holds.",
         "0 a change was confirmed, 1 none, 2 bad input, 3 none confirmed but a candidate stayed "
         "undecided (more processes would decide), 4 nothing could be measured (fewer than two "
         "releases ran ok)",

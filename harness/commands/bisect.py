@@ -103,7 +103,7 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
         ]
         if open_:
             said.append(undecided_hint(options, open_))
-        follow_up = FollowUp("", triage_command(options))
+        follow_up = FollowUp("", triage_command(options, every_release=True))
         said.append(Finding("Every release between them is measured by", (follow_up,)))
         print(nothing_to_bisect_screen(run.setting(), options.first, options.last, said), end="")
         run.write_json("bisect", {"answers": [], "moved": [], "undecided": open_})

@@ -179,8 +179,9 @@ def prober_for(
     )
 
 
-def triage_command(options: RangeOptions) -> str:
-    """The ``nox -s triage`` command over ``options``' range and setting."""
+def triage_command(options: RangeOptions, every_release: bool = False) -> str:
+    """The ``nox -s triage`` command over ``options``' range and setting (``every_release``: one
+    that measures each release, where the ends agree and a grid would see no more than they do)."""
     target = target_words(options.case, options.libraries)
     choice = options.libraries
     span = ["--from", options.first, "--to", options.last]
@@ -189,6 +190,7 @@ def triage_command(options: RangeOptions) -> str:
         span = ["--vary", choice.vary, "--jax", str(choice.jax), "--from", low, "--to", high]
     words = [*span, *options.criterion.words()]
     words += ["--processes", str(options.measuring.processes)]
+    words += ["--every-release"] if every_release else []
     return nox_command("triage", target, words, options.sizes, options.profile)
 
 
@@ -197,7 +199,7 @@ def rerun_command(options: RangeOptions, why_budget_s: float) -> str:
     one that asks the kinds a spent budget left out."""
     budget = ["--why-budget", f"{max(60, 60 * math.ceil(why_budget_s / 60))}"]
     if options.command == "triage":
-        return f"{triage_command(options)} {' '.join(budget)}"
+        return f"{triage_command(options, options.every_release)} {' '.join(budget)}"
     ends = ["--broken", "--fixed"] if options.fix else ["--good", "--bad"]
     criterion = options.criterion.words()
     words = [*(["--commits"] if options.commits else []), ends[0], options.first, ends[1]]
@@ -210,7 +212,7 @@ def no_change_hint(options: RangeOptions) -> Finding:
     return Finding(
         f"The endpoints agree, but a change introduced and undone between {options.first} and "
         f"{options.last} hides from a bisect; every release between them is measured by",
-        (FollowUp("", triage_command(options)),),
+        (FollowUp("", triage_command(options, every_release=True)),),
     )
 
 

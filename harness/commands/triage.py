@@ -1,5 +1,6 @@
-"""``triage``: every release of a range measured in one interleaved run, each candidate step
-confirmed by measuring its two releases again together, one answer per change."""
+"""``triage``: a range's releases screened (a grid refined where neighbours differ, or every one),
+each candidate step confirmed by measuring its two releases again together, one answer per
+change."""
 
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ def execute(options: RangeOptions) -> int:
         with_claim=options.criterion.by in (Judged.CLAIM, Judged.EVERY),
         thresholds=options.thresholds,
         progress=progress,
+        every_release=options.every_release,
     )
     refuse_unknown_metric(found.first_round, options)
     stem = run.stem()

@@ -33,10 +33,12 @@ _FRAME_LINES = 12
 
 def unmeasured_line(found: SweepOutcome) -> str:
     """A sweep's or a triage's answer where fewer than two releases ran ok: nothing compared."""
+    measured = len(found.measurements)
+    of = f" measured (of {len(found.releases)})" if measured < len(found.releases) else ""
     return (
-        f"Nothing could be measured: {len(found.ok())} of the {len(found.releases)} releases ran "
-        "ok, and a step needs two; each release's status in the table says why. This is no "
-        "evidence of no change."
+        f"Nothing could be measured: {len(found.ok())} of the {measured} releases{of} ran ok, and "
+        "a step needs two; each release's status in the table says why. This is no evidence of no "
+        "change."
     )
 
 

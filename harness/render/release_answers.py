@@ -401,6 +401,7 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
         "metric": setting.metric.metric_name if setting.metric else None,
         "thresholds": thresholds_json(setting.thresholds),
         "wall_s": round(setting.wall_s, 1),
+        "in_range": len(found.releases),  # ``releases``: those measured (a triage's grid: some)
         "releases": [
             {
                 "release": m.release,

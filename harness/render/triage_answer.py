@@ -19,7 +19,14 @@ from harness.render.plots import draw_series
 from harness.render.release_answers import Answer, against_cell, releases_markdown, sweep_json
 from harness.render.tables import markdown_table
 from harness.render.text import fenced, inline
-from harness.render.triage_screen import follow_ups, no_answer, processes_again, triage_screen
+from harness.render.triage_screen import (
+    follow_ups,
+    grid_caveat,
+    measured_words,
+    no_answer,
+    processes_again,
+    triage_screen,
+)
 from harness.render.triage_words import answered, answers, death_line, family_error
 from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
@@ -27,9 +34,12 @@ from harness.steps.triage import Confirmation, TriageOutcome
 
 PLOTS = "plots"
 RULE = (
-    "The first round measures every release in one interleaved run and screens each step between a "
-    "release and the previous one that ran ok: a *candidate* is a ratio past the factor that the "
-    "test flags at the screening level, or that results of separate runs leave undecided. Each "
+    "The first round measures the range's ends and every ⌊√n⌋-th of its n releases, then only "
+    "between measured neighbours that differ, down to consecutive releases (a range of fewer than "
+    "9, or --every-release: every release, in one interleaved run), and screens each step between "
+    "a measured release and the previous one that ran ok: a *candidate* is a ratio past the factor "
+    "that the test flags at the screening level, or that results of separate runs leave "
+    "undecided. Each "
     "candidate's two releases are then measured again, together, with looks of more processes "
     "while the step's comparison is open, and the step stands only when that second measurement "
     "shows the same change on its own at the strict level (or the same claim flip). A candidate "
@@ -45,7 +55,7 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
     measured = f", {again}" if again else ""
     undecided = f", {len(found.undecided())} undecided" if found.undecided() else ""
     return (
-        f"{len(first.releases)} releases on the index in the range, {len(first.ok())} ran ok "
+        f"{measured_words(found)} on the index in the range, {len(first.ok())} ran ok "
         f"({processes} processes each, measured together); {len(first.steps)} candidate step(s) in "
         f"the first round, {len(found.changes())} confirmed on measuring again until "
         f"decided{measured}{undecided}; wall time {setting.wall_s:.0f} s, installs included"
@@ -208,6 +218,7 @@ def triage_markdown(
         "",
         f"- {inline(setting.header())}",
         f"- {_count_line(found, setting, processes)}",
+        *([f"- {grid_caveat(found)}"] if grid_caveat(found) else []),
         "",
         f"![the metric over releases]({link})" if link else f"Plot not drawn: {why}.",
         "",

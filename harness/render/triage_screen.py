@@ -3,6 +3,7 @@ changes, the why of its first metric, the bisect below the releases), the undeci
 
 from __future__ import annotations
 
+from harness.analysis.metrics import hlo_facts
 from harness.analysis.significance import Shape
 from harness.analysis.statuses import verb
 from harness.findings import FollowUp, leading
@@ -88,6 +89,34 @@ def processes_again(found: TriageOutcome) -> str:
     return f"{fewest}{f'–{most}' if most > fewest else ''} processes a side"
 
 
+def measured_words(found: TriageOutcome) -> str:
+    """``35 releases`` where the first round measured each, else ``12 of 35 releases measured``."""
+    first = found.first_round
+    count, every = len(first.measurements), len(first.releases)
+    return f"{every} releases" if count == every else f"{count} of {every} releases measured"
+
+
+def grid_caveat(found: TriageOutcome) -> str:
+    """What a grid's first round could not see (``steps.grid``); "" where all were measured."""
+    first = found.first_round
+    left = len(first.releases) - len(first.measurements)
+    if not left:
+        return ""
+    # A plain script's processes record no compiled program's facts: nothing of the kind to see.
+    facts = any(hlo_facts(m.result) for m in first.ok() if m.result is not None)
+    alike = (
+        ", the claim and the compiled programs' facts"
+        if facts
+        else " and the claim (no compiled program's facts were recorded)"
+    )
+    return (
+        f"{left} releases were not measured: the ends and a grid first, then only between "
+        "neighbours that differ. A change undone before the next measured release, where both are "
+        f"alike in every metric, ending{alike}, would not be seen; --every-release measures every "
+        "one."
+    )
+
+
 def no_answer(found: TriageOutcome, compared: str) -> str:
     """Why a triage confirmed no change; ``compared``: where the first round's comparisons are."""
     if found.first_round.unmeasured():
@@ -111,7 +140,7 @@ def _triage_counts(found: TriageOutcome, processes: int, wall_s: float) -> list[
     parts += [f"{undecided} undecided"] if undecided else []
     parts += [f"{dropped} did not hold"] if dropped else []
     return [
-        f"{len(first.releases)} releases, {len(first.ok())} ran ok ({processes} processes each, "
+        f"{measured_words(found)}, {len(first.ok())} ran ok ({processes} processes each, "
         f"measured together); wall time {wall_s:.0f} s, installs included",
         f"{len(first.steps)} candidate step(s) in the first round: {', '.join(parts)}",
     ]
@@ -158,7 +187,7 @@ def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report
         *[line for line in [not_ok_line(found.first_round)] if line],
     ]
     blocks = triage_blocks(found, setting)
-    tail = _undecided_lines(found)
+    tail = _undecided_lines(found) + (screen.wrap(grid_caveat(found)) if grid_caveat(found) else [])
     for release, fault in found.faults():
         tail += screen.wrap(f"jax {release}: {fault}.", lines=2)
     if not blocks:

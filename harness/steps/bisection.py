@@ -274,6 +274,15 @@ def sweep(
     that results of separate runs (stored before) leave undecided, a candidate to measure again,
     never a "no".
     """
+    measurements = measured_together(releases, measure, progress, name)
+    return judged(releases, measurements, metrics, with_claim, thresholds, screen=screen)
+
+
+def measured_together(
+    releases: Sequence[str], measure: ProbeRelease, progress: Callable[[str], None], name: str
+) -> list[Probe]:
+    """Each of ``releases`` measured, in one interleaved run where the prober can
+    (``measure_together``: the planned processes, no looks), then read release by release."""
     together = getattr(measure, "measure_together", None)
     if together is not None:
         together(releases, decide="off")
@@ -283,7 +292,21 @@ def sweep(
             f"[{name}] ({number}/{len(releases)}) jax {release}, {len(releases) - number} left"
         )
         measurements.append(measure(release, False))
-    found = SweepOutcome(list(releases), measurements, [], with_claim)
+    return measurements
+
+
+def judged(
+    releases: Sequence[str],
+    measurements: Sequence[Probe],
+    metrics: Sequence[MetricKey] | None,
+    with_claim: bool,
+    thresholds: Thresholds,
+    *,
+    screen: bool = False,
+) -> SweepOutcome:
+    """The steps between consecutive ``measurements`` (of ``releases``, in their order: every one,
+    or those a grid measured, ``harness.steps.grid``)."""
+    found = SweepOutcome(list(releases), list(measurements), [], with_claim)
     ok = found.ok()
     series = [metric_samples(m.result) for m in ok if m.result is not None]
     found.metrics = list(metrics) if metrics is not None else union_keys(series)

@@ -1,13 +1,14 @@
-"""Triage: every release of a range measured, every step found, each step confirmed, one answer per
+"""Triage: a range's releases screened, every step found, each step confirmed, one answer per
 change.
 
-A first round is a sweep (``bisection.sweep``): every release measured in one interleaved run, each
-step between consecutive releases that ran ok listed, regressions and fixes alike.  A step can be
-the noise of one run, so each is measured again: the two releases around it, interleaved, with looks
-of more processes until the step's metrics are decided (``ConfirmPairs``), and a step stands only
-when the second measurement shows the same change on its own.  Each confirmed step is one answer
-(its sentence: ``harness.render.triage_words``).  The measuring comes through callables, so the
-logic is tested with fake ones.
+A first round screens the range: its ends and a grid first, then only between neighbours that differ
+(``grid.grid_sweep``), or every release in one interleaved run (``bisection.sweep``,
+``--every-release``); each step between consecutive measured releases that ran ok is listed,
+regressions and fixes alike. A step can be the noise of one run, so each is measured again: the two
+releases around it, interleaved, with looks of more processes until the step's metrics are decided
+(``ConfirmPairs``), and a step stands only when the second measurement shows the same change on its
+own. Each confirmed step is one answer (its sentence: ``harness.render.triage_words``). The
+measuring comes through callables, so the logic is tested with fake ones.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from harness.analysis.statuses import (
 from harness.metric_names import Criterion
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
+from harness.steps.grid import grid_sweep
 from harness.steps.probes import Pair, ProbeRelease
 from harness.steps.ready import Probe
 
@@ -193,13 +195,17 @@ def triage(
     with_claim: bool,
     thresholds: Thresholds,
     progress: Callable[[str], None] = lambda line: None,
+    every_release: bool = True,
 ) -> TriageOutcome:
-    """Sweep ``releases`` with ``measure``, then confirm every step at once (``confirm_pairs``)."""
-    progress(f"[triage] first round: {len(releases)} releases, measured together")
+    """Screen ``releases`` with ``measure``, then confirm every step at once (``confirm_pairs``).
+    ``every_release``: each measured (a watch's few; ``--every-release``), else a grid refined where
+    neighbours differ (``grid.grid_sweep``)."""
     screen = dataclasses.replace(
         thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
     )
-    first = sweep(
+    if every_release:
+        progress(f"[triage] first round: {len(releases)} releases, measured together")
+    first = (sweep if every_release else grid_sweep)(
         releases,
         measure,
         metrics=metrics,

@@ -210,3 +210,28 @@ def test_a_range_under_an_accelerator_profile_measures_the_discussions_sizes(tmp
     assert check(parse([*argv, "--profile", "cuda12"])).sizes == {"N": 10000}
     assert check(parse([*argv, "--profile", "cpu"])).sizes == {"N": 1000}
     assert check(parse([*argv, "--profile", "tpu", "--size", "N=64"])).sizes == {"N": 64}
+
+
+def test_a_triage_screens_on_a_grid_unless_told_to_measure_every_release(tmp_path):
+    from harness.commands.ranges import no_change_hint, rerun_command, triage_command
+
+    assert not range_options(tmp_path).every_release
+    every = range_options(tmp_path, "--every-release")
+    assert every.every_release and "--every-release" in rerun_command(every, 60)
+    assert "--every-release" not in rerun_command(range_options(tmp_path), 60)
+    assert "--every-release" in triage_command(every, every_release=True)
+    [offered] = no_change_hint(range_options(tmp_path)).follow_ups
+    assert "--every-release" in offered.command, "where the ends agree, a grid sees no more"
+    with pytest.raises(UsageError, match="unrecognized arguments: --every-release"):
+        parse(
+            [
+                "sweep",
+                "--case",
+                "scan_sync",
+                "--from",
+                "0.4.26",
+                "--to",
+                "0.4.30",
+                "--every-release",
+            ]
+        )

@@ -151,3 +151,10 @@ def test_the_flags_session_runs_both_flag_sets_on_one_release_of_the_index(tmp_p
     script.write_text("# /// script\n# dependencies = ['equinox']\n# ///\nimport equinox\n")
     with pytest.raises(UsageError, match="installs jax alone"):
         release_run_view(["--script", str(script), "--b", "jax_enable_x64=true"], "flags")
+
+
+def test_the_triage_session_accepts_every_release():
+    from harness.cli.sessions import session_view
+
+    request = session_view("triage", ["--case", "scan_sync", "--every-release"])
+    assert "--every-release" in request.harness_argv

@@ -143,7 +143,7 @@ def test_bisect_without_an_answer_exits_1(tmp_path, capsys):
     )
     triage = (
         "`nox -s triage -- --case async_dispatch --from 0.4.30 --to 0.4.34 --claim --processes 5 "
-        "--size N=1000 --profile cpu`"
+        "--every-release --size N=1000 --profile cpu`"
     )
     assert "every release between them is measured by:\n  nox -s triage" in out
     assert triage.strip("`") in flat(out), "the command, whole"

@@ -229,3 +229,24 @@ def test_an_answer_is_literal_text_on_the_page_whatever_its_names_hold():
     found, setting = outcome({"a": 1, "b._c_": 3}, again={"a": 1, "b._c_": 1}, metric=WALL)
     text = triage_markdown(found, setting, 5, NO_PLOT)
     assert "- Undecided, not unchanged: eager.wall_ns a → b.\\_c\\_ (" in text
+
+
+def test_a_grid_s_answer_says_how_many_releases_it_measured_and_what_it_could_not_see():
+    scales = {f"r{i}": 1 if i < 17 else 3 for i in range(30)}
+    found = triage(
+        list(scales),
+        FakeReleases(scales),
+        FakeConfirmer(FakeReleases(scales)),
+        metrics=[WALL],
+        with_claim=False,
+        thresholds=Thresholds(),
+        every_release=False,
+    )
+    _, setting = outcome({"a": 1}, metric=WALL)
+    text = triage_markdown(found, setting, 5, NO_PLOT)
+    assert "- 9 of 30 releases measured on the index in the range, 9 ran ok (5 processes" in text
+    assert "\n- 21 releases were not measured: the ends and a grid first" in text
+    screen = triage_screen(found, setting, 5, "report.md")
+    assert "9 of 30 releases measured, 9 ran ok (5 processes each" in screen
+    assert "--every-release measures every one." in " ".join(screen.split())
+    assert triage_json(found, setting)["first_round"]["in_range"] == 30
