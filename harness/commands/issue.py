@@ -38,7 +38,7 @@ from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
 from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, scrub, shown_path
 from harness.install.environments import Environments, Prepared
-from harness.install.venvs import plain_env, plan_entry, read_plan
+from harness.install.venvs import plain_env, plan_entry, read_plan, run_whole
 from harness.measure.figures import parse_output
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
@@ -126,32 +126,19 @@ def _text(output: str | bytes | None) -> str:
 
 def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
     """``jax.print_environment_info()`` of an interpreter's environment, or why it is missing."""
-    try:
-        # The harness on the path: a script's venv holds jax and what the script declares, not it.
-        environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-        done = subprocess.run(
-            [python or sys.executable, "-c", _JAX_FACTS],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-            env=environ,
-        )
-    except subprocess.TimeoutExpired:
-        return f"unavailable: no answer within {timeout_s:g} s"
+    # The harness on the path: a script's venv holds jax and what the script declares, not it.
+    environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = run_whole([python or sys.executable, "-c", _JAX_FACTS], REPO_ROOT, timeout_s, environ)
     if done.returncode != 0 or not done.stdout.strip():
         return f"unavailable: {error_line(done.stderr) or 'no output'}"
-    return str(
-        json.loads(done.stdout.strip().splitlines()[-1]).get("environment_info", "unavailable")
-    )
+    facts = json.loads(done.stdout.strip().splitlines()[-1])
+    return str(facts.get("environment_info", "unavailable"))
 
 
 def installed_packages(python: str) -> list[str]:
     """``name==version`` of every distribution an interpreter's environment holds."""
     # -I: isolated, so its folder (the checkout, with the harness's egg-info) is not on its path.
-    done = subprocess.run(
-        [python, "-I", "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = run_whole([python, "-I", "-c", _PACKAGES], REPO_ROOT, 60)
     return done.stdout.split() if done.returncode == 0 else []
 
 

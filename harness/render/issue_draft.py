@@ -551,12 +551,9 @@ def system_info(d: DraftInputs) -> str:
         machine = ", ".join(filter(None, (dead.cpu_model, dead.platform))) or "not recorded"
         lines += [f"CPU: {inline(machine)} (crashes in XLA:CPU often depend on it).", ""]
     release = dead.crashes if dead is not None else d.full_run.release if d.full_run else ""
-    return "\n".join([*lines, environment_details(release, scrub(d.environment_info))])
-
-
-def environment_details(release: str, info: str) -> str:
     summary = f"Output of <code>jax.print_environment_info()</code> (jax {release})"
-    return folded(summary, fenced(info.strip() or "(unavailable)", "text"))
+    info = fenced(scrub(d.environment_info).strip() or "(unavailable)", "text")
+    return "\n".join([*lines, folded(summary, info)])
 
 
 # An ending's sections: what happened.
@@ -568,23 +565,21 @@ HARNESS_FRAME = re.compile(r'File "[^"]*harness/measure/script_hook\.py"')
 def ending_description(d: DraftInputs, dead: Dead) -> str:
     """How each release's processes ended, the counts' test where only some died, where the two
     releases come from and the workaround a why found."""
-    lines = [
+    said = (
         f"This script runs ok on jax {dead.runs} ({dead.ok_words}) and {dead.verb} on jax "
-        f"{dead.crashes} ({dead.dead_words}): the same in every process of each release, each a "
-        "fresh Python process."
-    ]
+        f"{dead.crashes} ({dead.dead_words}): the same in every process of each release"
+    )
     if dead.shares is not None:
         (k, n), (k_ok, n_ok) = dead.shares
-        lines = [
+        said = (
             f"This script {dead.verb} in {k} of {n} processes on jax {dead.crashes} "
             f"({dead.dead_words}) and in {k_ok} of {n_ok} on jax {dead.runs} ({dead.ok_words}), "
-            f"each a fresh Python process: Fisher's exact test on the counts gives "
-            f"p={format_p(dead.compared.p_value)}."
-        ]
+            f"told apart by Fisher's exact test on the counts (p={format_p(dead.compared.p_value)})"
+        )
     change = d.change
     assert change is not None
-    if change.source:
-        lines.append(f"The two releases come from {change.source}.")
+    lines = [f"{said}, each a fresh Python process."]
+    lines += [f"The two releases come from {change.source}."] if change.source else []
     if change.workaround:
         lines.append(
             f"Workaround: on jax {dead.crashes} it runs with {code_span(change.workaround)}."
