@@ -490,6 +490,31 @@ def test_a_stored_answer_its_stored_results_deny_is_one_line_naming_both_and_wha
     assert run.format("0.4.31") in line and run.format("0.4.33") in line
 
 
+def test_a_crash_in_some_processes_confirmed_by_a_triage_drafts_with_its_counts(tmp_path):
+    """A triage's confirmed step in how the processes end, whose stored results show deaths in
+    some processes only (10 of 20 against 0 of 20): drafted with its counts, without being told
+    ``--status``, never refused as "the stored answer and the stored results disagree"."""
+    (tmp_path / "reports").mkdir()
+    confirmed = {"metric": "status", "before": "0.4.31", "after": "0.4.33", "outcome": "confirmed"}
+    first = {"case": "async_dispatch", "sizes": {"N": 1000}, "profile": "cpu"}
+    answer = {"first_round": first, "confirmations": [confirmed]}
+    triage = tmp_path / "reports" / "triage-async_dispatch-0.4.30-0.4.34-all-N.1000-cpu.json"
+    triage.write_text(json.dumps(answer))
+    base = real_result("async_dispatch-0.12.0.1")
+    ok, dead = (derive(base, release=v, processes=20) for v in ("0.4.31", "0.4.33"))
+    died(dead, {**SEGFAULT, "stack": STACK, "processes": 10})
+    write_results(tmp_path / "results" / "async_dispatch", [ok, dead])
+    written = write_issue(IssueRequest(**fields(tmp_path)))
+    assert written.title == (
+        "async_dispatch crashes since jax 0.4.33 in 10 of 20 processes (0 of 20 on 0.4.31) on "
+        "CPU: SIGSEGV (exit 139)"
+    )
+    assert written.draft.name == "async_dispatch-crash.md"
+    draft = " ".join(written.draft.read_text().split())
+    assert "a triage of jax releases, its step measured again" in draft
+    assert "in 0 of 20 on jax 0.4.31 (ok in 20 of 20 processes)" in draft
+
+
 def test_issue_drafts_whichever_step_it_finds_an_ending_s_without_being_told(tmp_path):
     """One pipeline: ``issue`` without ``--status`` drafts the stored crash where no metric's step
     is stored, and the step ``--good``/``--bad`` make in the stored results; a metric asked is a
