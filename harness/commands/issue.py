@@ -330,32 +330,35 @@ class MeasuredHere:
         return dataclasses.replace(change, reproducer=self.reproducer, why=(*self.why, *change.why))
 
 
-def not_measured_here(request: IssueRequest, missing: list[str], words: list[str]) -> MeasuredHere:
-    """Without nox's plan (one JAX installed here): what the draft lacks, and the command for it."""
-    command = nox_command("issue", target_words(request.case), words, request.sizes, "")
-    said = f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}; `{command}`"
-    return MeasuredHere(not_measured=(said,))
-
-
 def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
-    """Without nox's plan nothing is measured (the command that does is said); with it, the step's
-    two releases and the newest on the index measured together, the step's reproducer with jax alone
-    where no bisect answer gave one, and the newest release's line."""
-    good, bad = change.last_good, change.first_bad
-    if request.status:
-        return measure_ending(request, change)
+    """Without nox's plan nothing is measured (what the draft lacks and the command that measures
+    it are said); with it, the step's two releases and the newest on the index measured together,
+    the step's reproducer with jax alone where no bisect answer gave one (a metric's), and the
+    newest release's line."""
+    good, bad = change.ends
     if request.plan is None:
         # A script's programs are what a reproducer exports; a case's short script is one already.
         own = bool(request.case.subject.script_file) and change.reproducer is None
         missing = [
             "the step confirmed" if not change.probes else "",
-            "the reproducer with jax alone" if own else "",
+            "the reproducer with jax alone" if own and not request.status else "",
             "whether the newest release on the index still shows it",
         ]
         criterion = Criterion.of(request.metric or change.metric).words()  # none without a metric
         words = ["--good", good, "--bad", bad, *criterion]
-        return not_measured_here(request, missing, words)
+        words = ["--status", *words] if request.status else words
+        command = nox_command("issue", target_words(request.case), words, request.sizes, "")
+        said = f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}"
+        return MeasuredHere(not_measured=(f"{said}; `{command}`",))
     asked = StepRequest(request, good, bad, _progress)
+    if request.status:  # until the counts of processes that died are decided
+        prober = confirm(asked, Criterion(Judged.STATUS))
+        mine = _loaded(request)[0]
+        dead = change_again(request, mine, change).dead
+        if dead is None:
+            raise no_ending(request, change, mine)
+        newest, command = newest_status_line(prober, asked, dead, target_words(request.case))
+        return MeasuredHere(True, newest, follow_up=command)
     metric = request.metric or change.metric
     prober = confirm(asked, Criterion.of(metric))
     if metric is None:  # the one that moved most, from what was just stored
@@ -587,26 +590,6 @@ def nothing_to_draft(request: IssueRequest, stored: str, words: list[str]) -> Us
         f"under {request.out_dir} and no --good/--bad; find the step first (`{triage}` or "
         f"`{bisect}`), then draft it with `{nox_command('issue', target, [], sizes, '')}`"
     )
-
-
-def measure_ending(request: IssueRequest, change: Change) -> MeasuredHere:
-    """Through nox the step's two releases and the newest measured together until their counts
-    of processes that died are decided, and the newest release's line."""
-    good, bad = change.ends
-    if request.plan is None:
-        missing = [
-            "the crash confirmed on both releases",
-            "whether the newest release on the index still crashes",
-        ]
-        return not_measured_here(request, missing, ["--status", "--good", good, "--bad", bad])
-    asked = StepRequest(request, good, bad, _progress)
-    prober = confirm(asked, Criterion(Judged.STATUS))
-    mine = _loaded(request)[0]
-    dead = change_again(request, mine, change).dead
-    if dead is None:
-        raise no_ending(request, change, mine)
-    newest, command = newest_status_line(prober, asked, dead, target_words(request.case))
-    return MeasuredHere(True, newest, follow_up=command)
 
 
 def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem]]:
