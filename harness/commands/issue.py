@@ -28,7 +28,7 @@ from packaging.utils import canonicalize_name
 
 from harness.analysis.metrics import program_names
 from harness.analysis.significance import MOVED, Thresholds
-from harness.analysis.statuses import error_line
+from harness.analysis.statuses import error_line, ran, summarise
 from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
 from harness.cli.ranges import target_words
@@ -60,7 +60,6 @@ from harness.upstream.change import (
     ending_between,
     newest_result,
     read_steps,
-    sides_words,
     with_script_figures,
 )
 from harness.upstream.export import export_script
@@ -603,11 +602,13 @@ def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem
 def no_ending(request: IssueRequest, change: Change, mine: list[StoredResult]) -> HarnessError:
     """Why two releases make no ending's step to draft: their stored results' counts of processes
     that died do not differ; where a stored answer found one, what to measure again."""
-    before, after = (
-        newest_result(mine, release, request.sizes, request.profile, any_end=True)
-        for release in change.ends
+    ends = [
+        newest_result(mine, v, request.sizes, request.profile, any_end=True) for v in change.ends
+    ]
+    sides = "; ".join(
+        f"jax {r.result.release} {summarise(r).words()}" if r and ran(r) else "one not measured"
+        for r in ends
     )
-    sides = sides_words(before, after)
     good, bad = change.ends
     if change.source:  # a stored answer's step that the stored results deny
         target = target_words(request.case)

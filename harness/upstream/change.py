@@ -594,16 +594,6 @@ def ending_between(
     )
 
 
-def sides_words(before: StoredResult | None, after: StoredResult | None) -> str:
-    """How each of two releases' processes ended, where they make no ending's step."""
-    return "; ".join(
-        f"jax {r.result.release} {summarise(r).words()}"
-        if r is not None and ran(r)
-        else "one not measured"
-        for r in (before, after)
-    )
-
-
 def _reproducing(found: Any) -> list[Any]:
     """The reproducer entries whose run on both releases died where the script did
     (``status.reproduces``)."""

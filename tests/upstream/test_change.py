@@ -23,7 +23,6 @@ from harness.upstream.change import (
     newest_result,
     read_bisect_answers,
     read_steps,
-    sides_words,
     title,
     triage_steps,
     with_script_figures,
@@ -527,7 +526,6 @@ def test_no_crash_where_both_run_or_where_the_counts_do_not_differ():
     assert ending_between(side("0.4.31"), side("0.4.33"), Thresholds()) is None
     some = partial("0.4.33", 2, 5)
     assert ending_between(side("0.4.31"), some, Thresholds()) is None, "2 of 5 against 0 of 5"
-    assert "ok in 5 of 5" in sides_words(side("0.4.31"), side("0.4.33"))
 
 
 def test_the_newest_stored_result_of_a_release_counts_whatever_its_status():
