@@ -186,11 +186,9 @@ def description(d: DraftInputs) -> str:
         return f"{context} The script below times it; its output on each release it ran on follows."
     assert change.before_ns is not None and change.after_ns is not None
     metric = change.metric
-    slower, faster = ("slower", "faster") if metric.is_duration else ("higher", "lower")
-    moved = slower if change.ratio >= 1 else faster
     at = f", at {sizes_text(d.sizes)}" if d.sizes else ""
     sentences = [
-        f"{metric.quoted()} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax "
+        f"{metric.quoted()} got {change.moved} between jax "
         f"{change.last_good} and jax {change.first_bad} ({metric.format(change.before_ns)} → "
         f"{metric.format(change.after_ns)}){at}.",
         how_sure(change),

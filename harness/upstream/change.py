@@ -199,6 +199,15 @@ class Change:
     def ends(self) -> tuple[str, str]:
         return self.last_good, self.first_bad
 
+    @property
+    def moved(self) -> str:
+        """``×1.33 slower`` (a duration), ``×2 lower`` (any other figure); "" without a ratio."""
+        ratio, metric = self.ratio, self.metric
+        if ratio is None or metric is None:
+            return ""
+        up, down = ("slower", "faster") if metric.is_duration else ("higher", "lower")
+        return f"×{max(ratio, 1 / ratio):.3g} {up if ratio >= 1 else down}"
+
 
 def change_from(
     answers: Sequence[BisectAnswer],
@@ -513,7 +522,6 @@ def title(change: Change | None, case_headline: str, platform_kind: str, name: s
     if change.ratio is None:
         return f"{case_headline} (jax, {where})"
     assert change.before_ns is not None and change.after_ns is not None
-    ratio = change.ratio
     figures = f"{metric.format(change.before_ns)} → {metric.format(change.after_ns)}"
     # the stored runs of both releases do not tell it from noise: say so
     if change.significant is False:
@@ -521,11 +529,7 @@ def title(change: Change | None, case_headline: str, platform_kind: str, name: s
             f"{named} {figures} from jax {change.last_good} to {change.first_bad}, within noise, "
             f"on {where}"
         )
-    if metric.is_duration:
-        how = f"×{ratio:.3g} slower" if ratio >= 1 else f"×{1 / ratio:.3g} faster"
-    else:
-        how = f"×{ratio:.3g} higher" if ratio >= 1 else f"×{1 / ratio:.3g} lower"
-    return f"{named} {how} since jax {change.first_bad} ({figures}) on {where}"
+    return f"{named} {change.moved} since jax {change.first_bad} ({figures}) on {where}"
 
 
 MAX_WORKAROUND_CHARS = 300
