@@ -28,7 +28,7 @@ from packaging.utils import canonicalize_name
 
 from harness.analysis.metrics import program_names
 from harness.analysis.significance import MOVED, Thresholds
-from harness.analysis.statuses import error_line
+from harness.analysis.statuses import error_line, ran, summarise
 from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
 from harness.cli.ranges import target_words
@@ -38,7 +38,7 @@ from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
 from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, scrub, shown_path
 from harness.install.environments import Environments, Prepared
-from harness.install.venvs import plain_env, plan_entry, read_plan
+from harness.install.venvs import plain_env, plan_entry, read_plan, run_whole
 from harness.measure.figures import parse_output
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
@@ -46,16 +46,7 @@ from harness.measure.storing import check_results_folder
 from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import name_problem
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME, hardware
-from harness.render.issue_draft import (
-    CrashDraft,
-    DraftInputs,
-    ReleaseRun,
-    ScriptRun,
-    crash_title,
-    headline,
-    render,
-    render_crash,
-)
+from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, draft_title, render
 from harness.render.issue_screen import issue_screen, run_status
 from harness.render.why import reproduced_lines, reproducer_lines
 from harness.store.files import DocumentProblem, output_folder, read_bounded, replace_file
@@ -64,16 +55,11 @@ from harness.store.schema import RunStatus
 from harness.units import sizes_text
 from harness.upstream.change import (
     Change,
-    Crash,
     Reproduced,
-    StatusAnswer,
     change_from,
-    crash_between,
+    ending_between,
     newest_result,
     read_steps,
-    sides_words,
-    status_answer,
-    title,
     with_script_figures,
 )
 from harness.upstream.export import export_script
@@ -105,9 +91,9 @@ _PACKAGES = (
 @dataclass(frozen=True)
 class Written:
     draft: Path
-    short: Path
-    full: Path
-    run: ScriptRun  # the full script's
+    short: Path | None  # the script beside the draft (an ending's: where the harness wrote one)
+    full: Path | None
+    run: ScriptRun | None  # the full script's (an ending's draft runs none)
     short_runs: list[ReleaseRun]
     problems: list[LoadProblem]
     title: str = ""  # the draft's
@@ -139,32 +125,19 @@ def _text(output: str | bytes | None) -> str:
 
 def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
     """``jax.print_environment_info()`` of an interpreter's environment, or why it is missing."""
-    try:
-        # The harness on the path: a script's venv holds jax and what the script declares, not it.
-        environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-        done = subprocess.run(
-            [python or sys.executable, "-c", _JAX_FACTS],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-            env=environ,
-        )
-    except subprocess.TimeoutExpired:
-        return f"unavailable: no answer within {timeout_s:g} s"
+    # The harness on the path: a script's venv holds jax and what the script declares, not it.
+    environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = run_whole([python or sys.executable, "-c", _JAX_FACTS], REPO_ROOT, timeout_s, environ)
     if done.returncode != 0 or not done.stdout.strip():
         return f"unavailable: {error_line(done.stderr) or 'no output'}"
-    return str(
-        json.loads(done.stdout.strip().splitlines()[-1]).get("environment_info", "unavailable")
-    )
+    facts = json.loads(done.stdout.strip().splitlines()[-1])
+    return str(facts.get("environment_info", "unavailable"))
 
 
 def installed_packages(python: str) -> list[str]:
     """``name==version`` of every distribution an interpreter's environment holds."""
     # -I: isolated, so its folder (the checkout, with the harness's egg-info) is not on its path.
-    done = subprocess.run(
-        [python, "-I", "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = run_whole([python, "-I", "-c", _PACKAGES], REPO_ROOT, 60)
     return done.stdout.split() if done.returncode == 0 else []
 
 
@@ -186,13 +159,18 @@ def programs_to_time(
 
 
 def write_issue(request: IssueRequest) -> Written:
-    case, sizes, settings = request.case, request.sizes, request.settings
+    """The draft of the step found, of any shape: measured through nox, its scripts written (and a
+    metric's run on both releases), rendered under ``issues/``."""
+    if not request.status and drafts_an_ending(request):
+        request = dataclasses.replace(request, status=True)  # the step is how the processes end
     mine, problems = _loaded(request)
     change = stored_change(request, mine, request.good, request.bad, request.metric)
-    # nox: a draft needs a change between two releases to show
-    if change is None and request.plan is not None:
-        raise nothing_to_draft(request, "bisect or triage answer", [])  # its one line alone
-    _progress(f"[{request.profile}] {case.name} at {sizes_text(sizes)}: drafting an issue …")
+    if change is None and (request.plan is not None or request.status):  # nothing to show
+        what = "bisect --status or triage answer with a status step" if request.status else ""
+        words = ["--status"] if request.status else []
+        raise nothing_to_draft(request, what or "bisect or triage answer", words)
+    where = f"[{request.profile}] {request.case.name} at {sizes_text(request.sizes)}"
+    _progress(f"{where}: drafting an issue …")
     measured = MeasuredHere()
     if change is not None:
         measured = measure_here(request, change)
@@ -200,8 +178,29 @@ def write_issue(request: IssueRequest) -> Written:
             mine, problems = _loaded(request)
             change = measured.applied(change_again(request, mine, change))
     folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
+    if request.status:
+        assert change is not None
+        inputs = ending_inputs(request, change, mine, folder)
+    else:
+        inputs = metric_inputs(request, change, mine, folder)
+    inputs = dataclasses.replace(inputs, newest=measured.newest, not_measured=measured.not_measured)
+    path = folder / f"{request.case.name}{'-crash' if request.status else ''}.md"
+    replace_file(path, render(inputs))
+    said = tuple(filter(None, (measured.newest, measured.follow_up, *measured.not_measured)))
+    short, full = (
+        folder / name if name and (folder / name).is_file() else None
+        for name in (inputs.short_name, inputs.full_name)
+    )
+    shown = scrub(draft_title(inputs))
+    return Written(path, short, full, inputs.full_run, inputs.short_runs, problems, shown, said)
 
-    # The full instrumented script (every figure, the case's verdict) on --jax, default first bad.
+
+def metric_inputs(
+    request: IssueRequest, change: Change | None, mine: list[StoredResult], folder: Path
+) -> DraftInputs:
+    """A metric's draft: the full instrumented script run on ``--jax`` (default the first bad
+    release), the short script on both releases, the dumps and reproducer copied beside it."""
+    case, sizes, settings = request.case, request.sizes, request.settings
     full_path = folder / f"{case.name}-full.py"
     # A plain script (--script) has no programs() to cut down: it is the full and the short script.
     # Its bytes are copied as they are (a coding cookie's Latin-1 stays); the draft quotes its text.
@@ -218,11 +217,10 @@ def write_issue(request: IssueRequest) -> Written:
     code, out, err = run_script(full_path, settings.timeout_s, python, case.subject.args)
     variables = allowed_variables()
     full_run = ScriptRun(release, request.profile, variables, code, out, err, settings.timeout_s)
-
-    programs = programs_to_time(change, out, mine)
     short_path = folder / f"{case.name}.py"
     short = plain
     if short is None:
+        programs = programs_to_time(change, out, mine)
         short = minimal_script(
             case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup
         )
@@ -232,32 +230,56 @@ def write_issue(request: IssueRequest) -> Written:
         change = with_script_figures(
             change, {r.run.release: parse_output(r.run.stdout).medians for r in short_runs}
         )
-    dumps = copy_dumps(change, request.out_dir, folder, case.name)
-    reproducer = copy_reproducer(change, request.out_dir, folder, case.name)
-    draft = render(
-        DraftInputs(
-            case=case,
-            sizes=sizes,
-            platform=request.platform,
-            short_name=short_path.name,
-            short_script=short,
-            short_runs=short_runs,
-            full_name=full_path.name,
-            full_run=full_run,
-            environment_info=environment_info(python),
-            results=mine,
-            change=change,
-            dumps=dumps,
-            reproducer=reproducer,
-            newest=measured.newest,
-            not_measured=measured.not_measured,
-        )
+    return DraftInputs(
+        case=case,
+        sizes=sizes,
+        platform=request.platform,
+        short_name=short_path.name,
+        short_script=short,
+        short_runs=short_runs,
+        full_name=full_path.name,
+        full_run=full_run,
+        environment_info=environment_info(python),
+        results=mine,
+        change=change,
+        dumps=copy_dumps(change, request.out_dir, folder, case.name),
+        reproducer=copy_reproducer(change, request.out_dir, folder, case.name),
     )
-    draft_path = folder / f"{case.name}.md"
-    replace_file(draft_path, draft)
-    shown = scrub(title(change, headline(case.claim), request.platform))
-    said = tuple(filter(None, (measured.newest, *measured.not_measured)))
-    return Written(draft_path, short_path, full_path, full_run, short_runs, problems, shown, said)
+
+
+def ending_inputs(
+    request: IssueRequest, change: Change, mine: list[StoredResult], folder: Path
+) -> DraftInputs:
+    """An ending's draft: its reproducer (beside the draft where the harness made it), the CPU
+    model and ``jax.print_environment_info()`` of the dead side, each release as nox pins it."""
+    dead = change.dead
+    if dead is None:
+        raise no_ending(request, change, mine)
+    info, cpu = dead.environment_info, dead.cpu_model or cpu_model()
+    if not info.strip() and request.plan is not None:
+        info = environment_info(where_to_run(request, dead.crashes, alone=False).python)
+    text, name, what, missing = _crash_script(request, change, folder)
+    return DraftInputs(
+        case=request.case,
+        sizes=request.sizes,
+        platform=request.platform,
+        short_name=name,
+        short_script=text,
+        short_runs=[],
+        full_name="",
+        full_run=None,
+        environment_info=scrub(info),
+        results=mine,
+        change=dataclasses.replace(change, dead=dataclasses.replace(dead, cpu_model=scrub(cpu))),
+        script_words=what,
+        missing_script=missing,
+        # each release as nox's plan pins it (a jaxlib of another number, numpy<2 where needed)
+        installs={
+            env.jax: plain_env(env).install
+            for env in request.plan or []
+            if env.jax in (dead.runs, dead.crashes)
+        },
+    )
 
 
 def stored_change(
@@ -267,7 +289,8 @@ def stored_change(
     bad: str | None = None,
     metric: MetricKey | None = None,
 ) -> Change | None:
-    """The change the stored answers and ``mine`` give at the request's case, sizes and profile."""
+    """The step the stored answers and ``mine`` give at the request's case, sizes and profile: of
+    how the processes end where the request's is (``status``), else of a metric."""
     return change_from(
         read_steps(request.out_dir, request.case.name),
         mine,
@@ -277,6 +300,7 @@ def stored_change(
         good=good,
         bad=bad,
         metric=metric,
+        ending=request.status,
     )
 
 
@@ -305,30 +329,35 @@ class MeasuredHere:
         return dataclasses.replace(change, reproducer=self.reproducer, why=(*self.why, *change.why))
 
 
-def not_measured_here(request: IssueRequest, missing: list[str], words: list[str]) -> MeasuredHere:
-    """Without nox's plan (one JAX installed here): what the draft lacks, and the command for it."""
-    command = nox_command("issue", target_words(request.case), words, request.sizes, "")
-    said = f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}; `{command}`"
-    return MeasuredHere(not_measured=(said,))
-
-
 def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
-    """Without nox's plan nothing is measured (the command that does is said); with it, the step's
-    two releases and the newest on the index measured together, the step's reproducer with jax alone
-    where no bisect answer gave one, and the newest release's line."""
-    good, bad = change.last_good, change.first_bad
+    """Without nox's plan nothing is measured (what the draft lacks and the command that measures
+    it are said); with it, the step's two releases and the newest on the index measured together,
+    the step's reproducer with jax alone where no bisect answer gave one (a metric's), and the
+    newest release's line."""
+    good, bad = change.ends
     if request.plan is None:
         # A script's programs are what a reproducer exports; a case's short script is one already.
         own = bool(request.case.subject.script_file) and change.reproducer is None
         missing = [
             "the step confirmed" if not change.probes else "",
-            "the reproducer with jax alone" if own else "",
+            "the reproducer with jax alone" if own and not request.status else "",
             "whether the newest release on the index still shows it",
         ]
         criterion = Criterion.of(request.metric or change.metric).words()  # none without a metric
         words = ["--good", good, "--bad", bad, *criterion]
-        return not_measured_here(request, missing, words)
+        words = ["--status", *words] if request.status else words
+        command = nox_command("issue", target_words(request.case), words, request.sizes, "")
+        said = f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}"
+        return MeasuredHere(not_measured=(f"{said}; `{command}`",))
     asked = StepRequest(request, good, bad, _progress)
+    if request.status:  # until the counts of processes that died are decided
+        prober = confirm(asked, Criterion(Judged.STATUS))
+        mine = _loaded(request)[0]
+        dead = change_again(request, mine, change).dead
+        if dead is None:
+            raise no_ending(request, change, mine)
+        newest, command = newest_status_line(prober, asked, dead, target_words(request.case))
+        return MeasuredHere(True, newest, follow_up=command)
     metric = request.metric or change.metric
     prober = confirm(asked, Criterion.of(metric))
     if metric is None:  # the one that moved most, from what was just stored
@@ -517,57 +546,36 @@ def request_for(opts: IssueOptions) -> IssueRequest:
 def drafts_an_ending(request: IssueRequest) -> bool:
     """Whether the step to draft is how the processes end: asked (``--status``), or, no metric
     asked, the step ``--good``/``--bad`` make in the stored results, else the only step stored."""
-    if request.status:
-        return True
-    if request.metric is not None:
-        return False
+    if request.status or request.metric is not None:
+        return request.status
     if request.good is not None and request.bad is not None:
         mine, sizes, profile = _loaded(request)[0], request.sizes, request.profile
-        ends = (
+        a, b = (
             newest_result(mine, v, sizes, profile, any_end=True)
             for v in (request.good, request.bad)
         )
-        return crash_between(*ends) is not None
-    return stored_change(request, []) is None and stored_ending(request) is not None
+        return ending_between(a, b, Thresholds()) is not None
+    ending = dataclasses.replace(request, status=True)
+    return stored_change(request, []) is None and stored_change(ending, []) is not None
 
 
 def execute(opts: IssueOptions) -> int:
     check_results_folder(opts.results, opts.script.case)
-
-    request = request_for(opts)
-    if drafts_an_ending(request):  # one draft pipeline: an ending's sections
-        path, shown, _, said = write_crash_issue(request)
-        print(issue_screen(shown, [], [], shown_path(path), said), end="")
-        return 0
-    written = write_issue(request)
+    written = write_issue(request_for(opts))
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
     # One screen: each run in a line with its last lines; all they printed is in the draft.
-    runs = [(f"full script on jax {written.run.release}", written.run)]
+    runs = [(f"full script on jax {written.run.release}", written.run)] if written.run else []
     runs += [(f"short script on jax {r.run.release} ({r.role})", r.run) for r in written.short_runs]
-    scripts = [shown_path(written.short), shown_path(written.full)]
+    scripts = [shown_path(p) for p in (written.short, written.full) if p is not None]
     drafted = shown_path(written.draft)
     print(issue_screen(written.title, runs, scripts, drafted, written.measured), end="")
-    failed = [r for r in [written.run, *(s.run for s in written.short_runs)] if not r.ok]
+    failed = [run for _, run in runs if not run.ok]
     if failed:
         what = ", ".join(f"jax {r.release} {run_status(r)}" for r in failed)
         print(f"harness: a script run failed ({what}); the draft shows its output", file=sys.stderr)
         return 1
     return 0
-
-
-def ending_step(request: IssueRequest) -> StatusAnswer:
-    """The two releases: ``--good``/``--bad``, else the newest stored answer's status step."""
-    stored = stored_ending(request)
-    if request.good is not None and request.bad is not None:
-        if stored is not None and (stored.before, stored.after) == (request.good, request.bad):
-            return stored
-        return StatusAnswer(request.good, request.bad, "")
-    if stored is None:
-        raise nothing_to_draft(
-            request, "bisect --status or triage answer with a status step", ["--status"]
-        )
-    return stored
 
 
 def nothing_to_draft(request: IssueRequest, stored: str, words: list[str]) -> UsageError:
@@ -583,33 +591,6 @@ def nothing_to_draft(request: IssueRequest, stored: str, words: list[str]) -> Us
     )
 
 
-def stored_ending(request: IssueRequest) -> StatusAnswer | None:
-    """The newest stored bisect --status or triage answer's status step at these sizes, profile."""
-    name = request.case.name
-    steps = read_steps(request.out_dir, name)
-    return status_answer(steps, case=name, sizes=request.sizes, profile=request.profile)
-
-
-def measure_ending(
-    request: IssueRequest, step: StatusAnswer
-) -> tuple[list[StoredResult], MeasuredHere]:
-    """Through nox the step's two releases and the newest measured together; then stored results."""
-    if request.plan is None:
-        missing = [
-            "the crash confirmed on both releases",
-            "whether the newest release on the index still crashes",
-        ]
-        words = ["--status", "--good", step.before, "--bad", step.after]
-        return _loaded(request)[0], not_measured_here(request, missing, words)
-    asked = StepRequest(request, step.before, step.after, _progress)
-    prober = confirm(asked, Criterion(Judged.STATUS))
-    mine = _loaded(request)[0]
-    newest, command = newest_status_line(
-        prober, asked, _crash(request, step, mine), target_words(request.case)
-    )
-    return mine, MeasuredHere(True, newest, follow_up=command)
-
-
 def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem]]:
     """The case's stored results, and the result files that could not be read."""
     if not request.results_dir.is_dir():
@@ -618,38 +599,36 @@ def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem
     return [r for r in results if r.result.case == request.case.name], problems
 
 
-def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) -> Crash:
-    """The status step between the two releases' newest stored results, or why there is none."""
-    before, after = (
-        newest_result(mine, release, request.sizes, request.profile, any_end=True)
-        for release in (step.before, step.after)
+def no_ending(request: IssueRequest, change: Change, mine: list[StoredResult]) -> HarnessError:
+    """Why two releases make no ending's step to draft: their stored results' counts of processes
+    that died do not differ; where a stored answer found one, what to measure again."""
+    ends = [
+        newest_result(mine, v, request.sizes, request.profile, any_end=True) for v in change.ends
+    ]
+    sides = "; ".join(
+        f"jax {r.result.release} {summarise(r).words()}" if r and ran(r) else "one not measured"
+        for r in ends
     )
-    crash = crash_between(before, after)
-    if crash is None and step.source:  # a stored answer's step that the stored results deny
+    good, bad = change.ends
+    if change.source:  # a stored answer's step that the stored results deny
         target = target_words(request.case)
         runs = [
             f"`{nox_command('run', target, ['--jax', v], request.sizes, request.profile)}`"
-            for v in (step.before, step.after)
+            for v in change.ends
         ]
-        raise HarnessError(
-            f"the stored answer and the stored results disagree: {step.source} found a status step "
-            f"jax {step.before} → {step.after}, but the newest results under "
-            f"{shown_path(request.results_dir)} say {sides_words(before, after)} (merged from "
-            f"another machine, or measured again since); measure both again, {' and '.join(runs)}, "
-            "then ask again"
+        return HarnessError(
+            f"the stored answer and the stored results disagree: {change.source} found a status "
+            f"step jax {good} → {bad}, but the newest results under "
+            f"{shown_path(request.results_dir)} say {sides} (merged from another machine, or "
+            f"measured again since); measure both again, {' and '.join(runs)}, then ask again"
         )
-    if crash is None:
-        raise HarnessError(
-            f"no crash to draft between jax {step.before} and jax {step.after}: "
-            f"{sides_words(before, after)}; a crash report needs every process of one release ok "
-            "and every one of the other dead"
-        )
-    return crash
+    return HarnessError(
+        f"no crash to draft between jax {good} and jax {bad}: {sides}; a crash report needs "
+        "processes dying on one release more often than on the other, told apart by their counts"
+    )
 
 
-def _crash_script(
-    request: IssueRequest, step: StatusAnswer, folder: Path
-) -> tuple[str, str, str, str]:
+def _crash_script(request: IssueRequest, change: Change, folder: Path) -> tuple[str, str, str, str]:
     """The reproducer the draft pastes: (its text, its file name, what it is, why none if none)."""
     case = request.case
     content = case.subject.own_text(case.path)
@@ -662,7 +641,7 @@ def _crash_script(
     others = imported_besides_jax(text)
     if not others:
         return text, case.path.name, "the script itself (plain JAX)", ""
-    found, named = step.reproducer, f"{case.name}-reproducer"
+    found, named = change.reproducer, f"{case.name}-reproducer"
     if found is not None and found.script in copy_beside(
         request.out_dir / found.folder, REPRODUCER_FILE, folder, named
     ):
@@ -672,7 +651,7 @@ def _crash_script(
             f"the reproducer with jax alone (`{named}/`)",
             "",
         )
-    words = ["--status", "--good", step.before, "--bad", step.after]
+    words = ["--status", "--good", change.last_good, "--bad", change.first_bad]
     command = nox_command("bisect", target_words(case), words, request.sizes, "")
     missing = (
         f"The script imports {', '.join(others)} besides jax, numpy and the standard library, and "
@@ -680,45 +659,3 @@ def _crash_script(
         f"it can be cut; meanwhile attach `{case.path.name}`."
     )
     return "", case.path.name, "", missing
-
-
-def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str, ...]]:
-    """The crash report draft written under ``issues/``: its path, its title, the reproducer's file
-    ("" where none), what was measured here."""
-    step = ending_step(request)
-    _progress(
-        f"[{request.profile}] {request.case.name} at {sizes_text(request.sizes)}: drafting a crash "
-        "report …"
-    )
-    mine, measured = measure_ending(request, step)
-    crash = _crash(request, step, mine)
-    info, cpu = crash.environment_info, crash.cpu_model or cpu_model()
-    if not info.strip() and request.plan is not None:
-        info = environment_info(where_to_run(request, crash.crashes, alone=False).python)
-    crash = dataclasses.replace(crash, environment_info=scrub(info), cpu_model=scrub(cpu))
-    folder = output_folder(request.out_dir, ISSUES_DIR)
-    text, name, what, missing = _crash_script(request, step, folder)
-    draft = CrashDraft(
-        name=request.case.subject.script_file or request.case.name,
-        platform=request.platform,
-        crash=crash,
-        script=text,
-        script_name=name,
-        script_words=what,
-        args=tuple(request.case.subject.args),
-        missing_script=missing,
-        source=step.source,
-        workaround=step.workaround,
-        newest=measured.newest,
-        not_measured=measured.not_measured,
-        # each release as nox's plan pins it (a jaxlib of another number, numpy<2 where needed)
-        installs={
-            env.jax: plain_env(env).install
-            for env in request.plan or []
-            if env.jax in (crash.runs, crash.crashes)
-        },
-    )
-    path = folder / f"{request.case.name}-crash.md"
-    replace_file(path, render_crash(draft))
-    said = tuple(filter(None, (measured.newest, measured.follow_up, *measured.not_measured)))
-    return path, crash_title(draft), name if text else "", said

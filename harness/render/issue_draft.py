@@ -1,5 +1,5 @@
-"""An upstream issue draft, in the shape of JAX's bug-report form, for either shape of step it
-drafts.  ``render`` and ``render_crash`` are pure: a model in, markdown out.
+"""An upstream issue draft, in the shape of JAX's bug-report form, for a step of any shape.
+``render`` is pure, a model in, markdown out, and the step's shape chooses its sections.
 
 A metric's change: what a maintainer reads first is a title that says what changed, by how much
 and since which release; a short script (the case's own code and a plain timing loop); the exact
@@ -9,11 +9,8 @@ bisect's probes, a number per release from stored results).  The full instrument
 beside the draft, its output folded away, as is ``jax.print_environment_info()``.  The description
 says how sure the change is, from its metric per process on each release ("every one on 0.4.33
 slower than every one on 0.4.31" where the two sets do not overlap, else the medians and the test),
-and which phase moved: the program's other kinds (a script's phases) as their comparisons judged
-them, "compile time moved (×16.6 slower); tracing and lowering did not".
-
-An ending (``render_crash``): the same form with the sections that differ: the release that runs,
-the one that crashes, the signal or exit status, faulthandler's stack or the last lines, the
+and which phase moved.  An ending's: how each release's processes ended (its counts where only
+some died), the reproducer and its install lines, faulthandler's stack and the last lines, the
 workaround where one was found, and the CPU model beside ``jax.print_environment_info()``.
 
 Every text that comes from outside the harness passes ``scrub`` where it was captured and is
@@ -24,7 +21,6 @@ only allow-listed variables are shown.
 
 from __future__ import annotations
 
-import math
 import re
 import shlex
 from collections.abc import Sequence
@@ -46,17 +42,11 @@ from harness.render.text import code_span, fenced, folded, inline
 from harness.store.results import StoredResult
 from harness.store.schema import EndKind, RunStatus
 from harness.units import format_ns, format_p, sizes_text
-from harness.upstream.change import (
-    PLATFORMS,
-    Change,
-    Crash,
-    newest_result,
-    shape_words,
-    title,
-)
+from harness.upstream.change import Change, Dead, newest_result, shape_words, title
 from harness.upstream.installs import script_words
 
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
+SYSTEM_INFO = "### System info (python version, jaxlib version, accelerator, etc.)"
 VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}
 EMPTY = ("", "–")
 # "Good" and "bad" only for a slowdown: a speed-up, a fix or an unknown direction, neutrally.
@@ -97,17 +87,24 @@ class ReleaseRun:
 
 @dataclass(frozen=True)
 class DraftInputs:
+    """What a draft says, of a step of any shape: an ending's has no script runs of its own (its
+    step's processes are its runs), its script's words and the install line per release instead."""
+
     case: CaseInfo
     sizes: dict[str, int]
     platform: str  # the profile's kind: "cpu", "gpu" or "tpu"
-    short_name: str
-    short_script: str
+    short_name: str  # the script the draft pastes (an ending's: its reproducer)
+    short_script: str  # its text, "" where none can be shown
     short_runs: list[ReleaseRun]
     full_name: str
-    full_run: ScriptRun
+    full_run: ScriptRun | None  # the full instrumented script's run; an ending's: none
     environment_info: str
     results: list[StoredResult]
     change: Change | None = None
+    script_words: str = ""  # an ending's reproducer, what it is: "the script itself (plain JAX)"
+    missing_script: str = ""  # where no reproducer is shown: why, and the command that adds one
+    # release → what ``pip install`` takes (its jaxlib may differ); absent: jax and jaxlib at it
+    installs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     dumps: str = ""  # the folder beside the draft holding XLA's dumps of both releases
     reproducer: str = ""  # the folder beside the draft holding the reproducer with jax alone
     # whether the newest release on the index still shows it, measured ("still on …")
@@ -138,25 +135,30 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
 
 
 def render(d: DraftInputs) -> str:
+    """The draft, its sections chosen by the step's shape: an ending's says what happened, any
+    other's the script's output on both releases and the evidence."""
+    dead = d.change.dead if d.change is not None else None
+    said = [f"**Title:** {scrub(draft_title(d)) if dead is None else inline(draft_title(d))}"]
+    said += ["### Description", description(d), newest_release(d)]
+    code = reproduction(d) if dead is None else ending_reproducer(d, dead)
+    after = [outputs(d), evidence(d), full_script(d)] if dead is None else [what_happened(dead)]
     sections = [
-        f"<!-- Issue draft by jax-repro-harness for case {d.case.name}. Paste the two sections "
-        f"below into the fields of the same name in JAX's bug-report form ({FORM}); the short "
-        f"script is saved as {d.short_name} beside this file, the full instrumented one as "
-        f"{d.full_name}. -->",
-        *map(
-            redact,  # stored answers and results, merged or edited, are input too
-            [
-                f"**Title:** {scrub(title(d.change, headline(d.case.claim), d.platform))}",
-                "### Description",
-                description(d),
-                newest_release(d),
-                with_jax_alone(d),
-            ],
-        ),
-        redact(reproduction(d), code=True),  # the script's text: its ``key=k`` is code, kept
-        *map(redact, [outputs(d), evidence(d), full_script(d), system_info(d)]),
+        f"<!-- Issue draft by jax-repro-harness for {inline(d.case.name)}. Paste the sections "
+        f"below into the fields of the same name in JAX's bug-report form ({FORM}); the script is "
+        f"{inline(d.short_name)}"
+        + (f", the full instrumented one {d.full_name}" if d.full_run else "")
+        + ", beside this file. -->",
+        # stored answers and results, merged or edited, are input too
+        *map(redact, [*said, with_jax_alone(d) if dead is None else ""]),
+        redact(code, code=True),  # the script's text: its ``key=k`` is code, kept
+        *map(redact, [*after, system_info(d)]),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
+
+
+def draft_title(d: DraftInputs) -> str:
+    name = d.case.subject.script_file or d.case.name
+    return title(d.change, headline(d.case.claim), d.platform, name)
 
 
 def headline(claim: str) -> str:
@@ -167,6 +169,8 @@ def headline(claim: str) -> str:
 def description(d: DraftInputs) -> str:
     """A few short sentences: what changed by how much, how sure, in which phase, from where."""
     change = d.change
+    if change is not None and change.dead is not None:
+        return ending_description(d, change.dead)
     context = d.case.subject.provenance(d.case.claim, d.case.source)  # a user's, or a discussion
     shaped = change is not None and change.shape is not Shape.COST and change.significant
     if change is not None and change.metric is not None and shaped:
@@ -182,11 +186,9 @@ def description(d: DraftInputs) -> str:
         return f"{context} The script below times it; its output on each release it ran on follows."
     assert change.before_ns is not None and change.after_ns is not None
     metric = change.metric
-    slower, faster = ("slower", "faster") if metric.is_duration else ("higher", "lower")
-    moved = slower if change.ratio >= 1 else faster
     at = f", at {sizes_text(d.sizes)}" if d.sizes else ""
     sentences = [
-        f"{metric.quoted()} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax "
+        f"{metric.quoted()} got {change.moved} between jax "
         f"{change.last_good} and jax {change.first_bad} ({metric.format(change.before_ns)} → "
         f"{metric.format(change.after_ns)}){at}.",
         how_sure(change),
@@ -320,6 +322,7 @@ def reproduction(d: DraftInputs) -> str:
             steps += [f"jax {r.run.release}" + (f" ({where}):" if where else ":"), ""]
             steps += [fenced(f"pip install {shlex.join(r.install)}", "sh"), ""]
     run = d.short_runs[0].run if d.short_runs else d.full_run
+    assert run is not None, "a metric's draft ran its full script"
     steps += [
         f"then run `{command_line(run, d.short_name, d.case.subject.args)}` ({d.short_name}, "
         f"{lines} lines, {script_words(d.short_script)}):",
@@ -382,16 +385,11 @@ def evidence(d: DraftInputs) -> str:
             table([[scrub(c) for c in row] for row in rows], ["jax", metric, *ends]),
         ]
     parts += why(d)
-    per_release = releases_table(
-        d.results,
-        d.case.name,
-        d.sizes,
-        d.full_run.profile,
-        change.metric if change else None,
-        values=change is not None and change.shape is Shape.VALUE,
-    )
+    assert d.full_run is not None, "a metric's draft ran its full script"
+    profile = d.full_run.profile
+    per_release = releases_table(d.results, d.case.name, d.sizes, profile, change)
     phases = script_figures_table(
-        d.results, d.case.name, d.full_run.profile, change, d.case.subject.figure_programs
+        d.results, d.case.name, profile, change, d.case.subject.figure_programs
     )
     per_release = "\n\n".join(filter(None, [per_release, phases]))
     if per_release:
@@ -428,20 +426,20 @@ def releases_table(
     case: str,
     sizes: dict[str, int],
     profile: str,
-    metric: MetricKey | None,
-    *,
-    values: bool = False,
+    change: Change | None,
 ) -> str:
-    """A row per release stored at the script's sizes and profile: the metric, its step from the
-    last (a value's: the same or changed, never a ratio), the claim."""
+    """A row per release stored at the script's sizes and profile: the metric, its ratio to the
+    release above (a cost's), the step's own comparison in its words on the step's release (any
+    other shape's, never judged here), the claim."""
+    metric = change.metric if change is not None else None
+    cost = change is None or change.shape is Shape.COST
     mine = [
         r
         for r in results
         if r.result.case == case and r.result.sizes == sizes and r.result.profile == profile
     ]
-    releases = sorted({r.result.release for r in mine}, key=release_key)
-    rows, previous, was = [], None, None
-    for release in releases:
+    rows, previous = [], None
+    for release in sorted({r.result.release for r in mine}, key=release_key):
         newest = newest_result(mine, release, sizes, profile)
         latest = newest or max(
             (r for r in mine if r.result.release == release), key=lambda r: r.result.created_at
@@ -450,24 +448,23 @@ def releases_table(
         if newest is not None and metric is not None and metric in metric_samples(newest):
             samples = metric_samples(newest)[metric]
             figure, text = samples.figure, samples.shown(metric)
-        step = f"×{figure / previous:.3g}" if figure and previous else "–"
-        if values and figure is not None and previous is not None:  # a value: equal or not
-            alike = figure == previous or (math.isnan(figure) and math.isnan(previous))
-            step = "same" if alike and text == was else "changed"  # and as printed
+        step = f"×{figure / previous:.3g}" if cost and figure and previous else "–"
+        if not cost and change is not None and change.compared and release == change.first_bad:
+            step = f"{change.compared.said} (jax {change.last_good} → {release})"
         shown = "–" if latest.result.status == RunStatus.OK else str(latest.result.status)
         rows.append([release, text or shown, step, VERDICTS.get(outcome(latest), "–")])
         previous = figure if figure is not None else previous
-        was = text if text is not None else was
     if not rows:
         return ""
     label = metric.metric_name if metric else "metric"
     at = f" at {sizes_text(sizes)}" if sizes else ""
     held = any(row[3] != "–" for row in rows)
     claim = ", *claim* whether the claim quoted above held" if held else ""
+    versus = "its ratio to the release above" if cost else "the step's comparison"
     caption = (
         f"Earlier measurements{at}, the newest of each release: each timed in several separate "
         "Python processes, the figure is the median of the per-process medians; *vs previous* is "
-        f"{'whether it is the same as' if values else 'its ratio to'} the release above{claim}:"
+        f"{versus}{claim}:"
     )
     return caption + "\n\n" + table(rows, ["jax", label, "vs previous", "claim"])
 
@@ -524,6 +521,8 @@ def _moved(key: MetricKey, change: Change | None) -> bool:
 
 def full_script(d: DraftInputs) -> str:
     run = d.full_run
+    if run is None:
+        return ""
     figures = parse_output(run.stdout)
     verdict = (
         "" if figures.holds is None else f" (claim {'holds' if figures.holds else 'does not hold'})"
@@ -536,114 +535,74 @@ def full_script(d: DraftInputs) -> str:
 
 
 def system_info(d: DraftInputs) -> str:
-    variables = {k: v for k, v in shareable_variables(d.full_run.variables).items() if v}
-    shown = ", ".join(f"`{k}={v}`" for k, v in variables.items()) or "none"
+    """The variables set and what each fresh venv held (a metric's script runs); the CPU model (an
+    ending's: crashes in XLA:CPU often depend on it); ``jax.print_environment_info()``."""
+    dead, lines = d.change.dead if d.change is not None else None, [SYSTEM_INFO, ""]
+    if d.full_run is not None:
+        variables = {k: v for k, v in shareable_variables(d.full_run.variables).items() if v}
+        shown = ", ".join(f"`{k}={v}`" for k, v in variables.items()) or "none"
+        lines += [f"Environment variables set: {shown}.", ""]
     packages = [f"jax {r.run.release}: {', '.join(r.packages)}" for r in d.short_runs if r.packages]
-    held = ["", "What each fresh venv held:", "", *(f"- {scrub(line)}" for line in packages)]
-    return "\n".join(
-        [
-            "### System info (python version, jaxlib version, accelerator, etc.)",
-            "",
-            f"Environment variables set: {shown}.",
-            *(held if packages else []),
-            "",
-            environment_details(d.full_run.release, scrub(d.environment_info)),
-        ]
-    )
-
-
-def environment_details(release: str, info: str) -> str:
+    if packages:
+        lines += ["What each fresh venv held:", "", *(f"- {scrub(line)}" for line in packages), ""]
+    if dead is not None:
+        machine = ", ".join(filter(None, (dead.cpu_model, dead.platform))) or "not recorded"
+        lines += [f"CPU: {inline(machine)} (crashes in XLA:CPU often depend on it).", ""]
+    release = dead.crashes if dead is not None else d.full_run.release if d.full_run else ""
     summary = f"Output of <code>jax.print_environment_info()</code> (jax {release})"
-    return folded(summary, fenced(info.strip() or "(unavailable)", "text"))
+    info = fenced(scrub(d.environment_info).strip() or "(unavailable)", "text")
+    return "\n".join([*lines, folded(summary, info)])
 
 
-# The draft for an ending: a crash report.
+# An ending's sections: what happened.
 SHOWN_LINES = 40  # of the stack and of the last lines: the end, where the fault is
 SCRIPT_LINES = 300  # a longer script is named, not pasted
 HARNESS_FRAME = re.compile(r'File "[^"]*harness/measure/script_hook\.py"')
 
 
-@dataclass(frozen=True)
-class CrashDraft:
-    """What the crash report says."""
-
-    name: str  # the script's file name (or the case's)
-    platform: str  # "cpu", "gpu" or "tpu": the profile's kind
-    crash: Crash
-    script: str  # the reproducer's text, "" where none can be shown
-    script_name: str  # its file name, as the command runs it
-    # what it is: "the script itself (plain JAX)", "the reproducer with jax alone, …"
-    script_words: str
-    args: tuple[str, ...] = ()  # the script's own arguments
-    missing_script: str = ""  # where no reproducer is shown: why, and the command that adds one
-    # release → what ``pip install`` takes (its jaxlib may differ); absent: jax and jaxlib at it
-    installs: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    source: str = ""  # where the two releases come from, in words
-    workaround: str = ""  # a setting that makes the crashing release run, as a stored why found it
-    newest: str = ""  # whether the newest release on the index still crashes, measured
-    not_measured: tuple[str, ...] = ()  # what the draft could not measure, each with its command
-
-
-def crash_title(d: CrashDraft) -> str:
-    """``repro.py crashes since jax 0.10.2 on CPU: SIGSEGV (exit 139)``, or how it runs again."""
-    crash, where = d.crash, PLATFORMS.get(d.platform, d.platform.upper())
-    if crash.regression:
-        return f"{d.name} {crash.verb} since jax {crash.crashes} on {where}: {crash.how}"
-    return (
-        f"{d.name} {crash.verb} on jax {crash.crashes} on {where}, runs again since {crash.runs}: "
-        f"{crash.how}"
+def ending_description(d: DraftInputs, dead: Dead) -> str:
+    """How each release's processes ended, the counts' test where only some died, where the two
+    releases come from and the workaround a why found."""
+    said = (
+        f"This script runs ok on jax {dead.runs} ({dead.ok_words}) and {dead.verb} on jax "
+        f"{dead.crashes} ({dead.dead_words}): the same in every process of each release"
     )
-
-
-def render_crash(d: CrashDraft) -> str:
-    sections = [
-        f"<!-- Crash report draft by jax-repro-harness for {inline(d.name)}. Paste the sections "
-        f"below into the fields of the same name in JAX's bug-report form ({FORM}). -->",
-        redact(f"**Title:** {inline(crash_title(d))}"),
-        "### Description",
-        redact(crash_description(d)),
-        redact(crash_reproducer(d), code=True),
-        redact(what_happened(d)),
-        redact(crash_system_info(d)),
-    ]
-    return "\n\n".join(s for s in sections if s) + "\n"
-
-
-def crash_description(d: CrashDraft) -> str:
-    crash = d.crash
-    lines = [
-        f"This script runs ok on jax {crash.runs} ({crash.ok_words}) and {crash.verb} on jax "
-        f"{crash.crashes} ({crash.dead_words}): the same in every process of each release, each a "
-        "fresh Python process."
-    ]
-    if d.source:
-        lines.append(f"The two releases come from {d.source}.")
-    if d.newest:
-        lines.append(f"Newest release on the index: {d.newest}.")
-    if d.workaround:
-        lines.append(f"Workaround: on jax {crash.crashes} it runs with {code_span(d.workaround)}.")
-    lines += [f"{line}." for line in d.not_measured]
+    if dead.shares is not None:
+        (k, n), (k_ok, n_ok) = dead.shares
+        said = (
+            f"This script {dead.verb} in {k} of {n} processes on jax {dead.crashes} "
+            f"({dead.dead_words}) and in {k_ok} of {n_ok} on jax {dead.runs} ({dead.ok_words}), "
+            f"told apart by Fisher's exact test on the counts (p={format_p(dead.compared.p_value)})"
+        )
+    change = d.change
+    assert change is not None
+    lines = [f"{said}, each a fresh Python process."]
+    lines += [f"The two releases come from {change.source}."] if change.source else []
+    if change.workaround:
+        lines.append(
+            f"Workaround: on jax {dead.crashes} it runs with {code_span(change.workaround)}."
+        )
     return "\n\n".join(lines)
 
 
-def crash_reproducer(d: CrashDraft) -> str:
+def ending_reproducer(d: DraftInputs, dead: Dead) -> str:
     """The standalone reproducer, pasted, with the two install lines and how to run it."""
-    if not d.script.strip():
+    if not d.short_script.strip():
         return "#### Reproducer\n\n" + (d.missing_script or "No reproducer with jax alone to show.")
-    lines = d.script.rstrip().splitlines()
+    lines = d.short_script.rstrip().splitlines()
     shown = (
         fenced("\n".join(lines), "python")
         if len(lines) <= SCRIPT_LINES
-        else f"({len(lines)} lines: attach {code_span(d.script_name)})"
+        else f"({len(lines)} lines: attach {code_span(d.short_name)})"
     )
-    run = " ".join(["python", d.script_name, *d.args])
+    run = " ".join(["python", d.short_name, *d.case.subject.args])
     installs = [
         shlex.join(["pip", "install", *(d.installs.get(v) or (f"jax=={v}", f"jaxlib=={v}"))])
-        for v in (d.crash.runs, d.crash.crashes)
+        for v in (dead.runs, dead.crashes)
     ]
     return "\n".join(
         [
-            f"#### Reproducer: {code_span(d.script_name)}, {d.script_words}",
+            f"#### Reproducer: {code_span(d.short_name)}, {d.script_words}",
             "",
             shown,
             "",
@@ -654,18 +613,17 @@ def crash_reproducer(d: CrashDraft) -> str:
     )
 
 
-def what_happened(d: CrashDraft) -> str:
-    """How every process of the crashing release ended, and where its first one died."""
-    crash, end = d.crash, d.crash.end
+def what_happened(dead: Dead) -> str:
+    """How the processes of each release ended, and where the first that died did."""
+    end = dead.end
     lines = [
         "#### What happened",
         "",
-        f"On jax {crash.crashes} every process ended {crash.how}; on jax {crash.runs} every one "
-        "ran ok.",
+        f"On jax {dead.crashes}: {dead.dead_words}; on jax {dead.runs}: {dead.ok_words}.",
     ]
     if end is not None and end.stack.strip():
         when = "its time-out" if end.how is EndKind.TIMEOUT else "the fault"
-        lines += ["", f"Python's stack at {when} (faulthandler), the first process:", ""]
+        lines += ["", f"Python's stack at {when} (faulthandler), the first process that died:", ""]
         lines.append(fenced(_end_of(script_frames(end.stack)), "text"))
     if end is not None and end.last_lines.strip():
         lines += ["", "The last lines it wrote:", ""]
@@ -688,18 +646,4 @@ def _end_of(text: str) -> str:
     kept = lines[-SHOWN_LINES:]
     return "\n".join(
         ([f"… ({len(lines) - len(kept)} lines before)"] if len(lines) > len(kept) else []) + kept
-    )
-
-
-def crash_system_info(d: CrashDraft) -> str:
-    crash = d.crash
-    machine = ", ".join(filter(None, (crash.cpu_model, crash.platform))) or "not recorded"
-    return "\n".join(
-        [
-            "### System info (python version, jaxlib version, accelerator, etc.)",
-            "",
-            f"CPU: {inline(machine)} (crashes in XLA:CPU often depend on it).",
-            "",
-            environment_details(crash.crashes, crash.environment_info),
-        ]
     )

@@ -1,23 +1,19 @@
-"""The step an issue draft is about, of either shape it drafts: a metric's change (which metric,
-from which release to which, by how much) or an ending's (``Crash``: every process of one release
-ok, every one of the other dead, however each died).  Pure.
+"""The step an issue draft is about, one model for every shape (``Change``): which metric, from
+which release to which, by how much, or, for how the processes end, the dead side's facts (``Dead``:
+the counts of processes that died, judged as every ending is, its signal, last lines and stack).
+Pure.
 
-A metric's step comes from a stored bisect answer or a triage answer's confirmed step
-(``read_steps``, with ``_read_answers`` the one place that knows their file names), from
-``--good``/``--bad`` and the stored results of those releases, or, last, from the short script's own
-output on both releases. Every metric of the two releases' stored results is compared once, by its
-own shape's rule, and the step carries those comparisons to the page. A bisect by the claim names no
-metric: of the metrics that changed significantly (by the report's rule) between the two releases'
-stored results, the one that slowed down most is quoted, else the one that changed most.
-
-An ending's step comes from ``--good``/``--bad``, else the newest stored answer with one: a
-``bisect --status`` answer or a triage answer's confirmed ``status`` change (``status_answer``).
-How each side ended comes from the two releases' stored results (``analysis.statuses``), whose
-``died`` records keep the signal or exit status, the last lines and faulthandler's stack, bounded
-and scrubbed when stored.  A workaround is read from the answer defensively: the ``crash`` why's
-entry of the step (its ``workaround``'s ``setting``, one that ran ok) or a follow-up that is a
-setting to make; absent, the draft has no such line.  A reproducer with jax
-alone is taken only where its ``status`` says it ``reproduces`` the crash.
+The step comes from a stored bisect answer or a triage answer's confirmed step (``read_steps``,
+with ``_read_answers`` the one place that knows their file names), from ``--good``/``--bad`` and
+the stored results of those releases, or, last, from the short script's own output on both
+releases.  Every metric of the two releases' stored results is compared once, by its own shape's
+rule, and the step carries those comparisons to the page.  A bisect by the claim names no metric:
+of the metrics that changed significantly between the two releases' stored results, the one that
+slowed down most is quoted, else the one that changed most.  An ending's step is its two releases'
+stored results' counts (``analysis.statuses``), whose ``died`` records were bounded and scrubbed
+when stored; its workaround is read from the answer defensively (the ``crash`` why's entry of the
+step, or a follow-up that is a setting to make), and a reproducer with jax alone only where its
+``status`` says it ``reproduces`` the crash.
 """
 
 from __future__ import annotations
@@ -31,7 +27,7 @@ from typing import Any
 
 from harness.analysis.metrics import compare_metric, metric_samples
 from harness.analysis.significance import MOVED, Comparison, Shape, Thresholds, Verdict
-from harness.analysis.statuses import end_verb, ran, status_change, summarise
+from harness.analysis.statuses import compare_endings, ran, summarise
 from harness.errors import UsageError
 from harness.findings import Finding, finding_from
 from harness.metric_names import JSON, PROCESS, Judged, MetricKey, parse_metric_name
@@ -169,10 +165,14 @@ class Change:
     # sides' facts (a cost's process medians, a value's two values, a presence's counts), so that a
     # page formats them and judges nothing; empty: not compared.
     comparisons: Mapping[MetricKey, Comparison] = field(default_factory=dict)
+    dead: Dead | None = None  # an ending's step: its dead side's facts, its counts judged
+    workaround: str = ""  # an ending's: a setting that makes the dead side run, as a why found it
 
     @property
     def compared(self) -> Comparison | None:
-        """The metric's own comparison; None where not compared."""
+        """The step's own comparison (an ending's counts, a metric's); None where not compared."""
+        if self.dead is not None:
+            return self.dead.compared
         return self.comparisons.get(self.metric) if self.metric is not None else None
 
     @property
@@ -195,6 +195,19 @@ class Change:
     def ratio(self) -> float | None:
         return self.after_ns / self.before_ns if self.before_ns and self.after_ns else None
 
+    @property
+    def ends(self) -> tuple[str, str]:
+        return self.last_good, self.first_bad
+
+    @property
+    def moved(self) -> str:
+        """``×1.33 slower`` (a duration), ``×2 lower`` (any other figure); "" without a ratio."""
+        ratio, metric = self.ratio, self.metric
+        if ratio is None or metric is None:
+            return ""
+        up, down = ("slower", "faster") if metric.is_duration else ("higher", "lower")
+        return f"×{max(ratio, 1 / ratio):.3g} {up if ratio >= 1 else down}"
+
 
 def change_from(
     answers: Sequence[BisectAnswer],
@@ -207,10 +220,11 @@ def change_from(
     bad: str | None = None,
     metric: MetricKey | None = None,
     thresholds: Thresholds | None = None,
+    ending: bool = False,
 ) -> Change | None:
-    """The change to quote: ``good``/``bad`` when given, else the newest usable bisect answer; None
-    if neither."""
-    usable = _about(answers, case, sizes, profile, status=False)
+    """The step to quote, of a metric or (``ending``) of how the processes end: ``good``/``bad``
+    when given, else the newest usable stored step; None if neither."""
+    usable = _about(answers, case, sizes, profile, status=ending)
     asked = [a for a in usable if metric is not None and a.data.get("metric") == metric.metric_name]
     usable = asked or usable  # a metric asked: the step of that metric where one is stored
     rule = thresholds or Thresholds()
@@ -219,13 +233,17 @@ def change_from(
         change = (
             _from_answer(usable[-1], metric, rule)
             if usable
-            else Change(metric, good, bad, source="--good/--bad", thresholds=rule)
+            else Change(metric, good, bad, thresholds=rule)
         )
     elif usable:
         newest = max(usable, key=lambda a: str(a.data.get("created_at", "")))
         change = _from_answer(newest, metric, rule)
     else:
         return None
+    if ending:
+        mine = [r for r in results if r.result.case == case]
+        a, b = (newest_result(mine, v, sizes, profile, any_end=True) for v in change.ends)
+        return replace(change, metric=None, dead=ending_between(a, b, change.thresholds))
     if change.metric is not None and change.before_ns is not None and change.after_ns is not None:
         return change
     return _with_stored_figures(change, results, case, sizes, profile, change.thresholds)
@@ -246,7 +264,7 @@ def _about(
     answers: Sequence[BisectAnswer], case: str, sizes: dict[str, int], profile: str, *, status: bool
 ) -> list[BisectAnswer]:
     """The stored steps about this case, at these sizes, on this profile, that name both ends: an
-    ending's (``status``: ``status_answer``) or a metric's."""
+    ending's (``status``) or a metric's."""
     return [
         a
         for a in answers
@@ -259,8 +277,8 @@ def _about(
 
 def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Thresholds) -> Change:
     data = answer.data
-    named = data.get("metric")
-    bisected = parse_metric_name(named) if isinstance(named, str) else None
+    named, ending = data.get("metric"), data.get("criterion") == STATUS
+    bisected = parse_metric_name(named) if isinstance(named, str) and not ending else None
     probes = []
     for probe in data.get("probes") or []:
         if isinstance(probe, dict) and isinstance(probe.get("release"), str):
@@ -276,20 +294,29 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
     ends = answer_ends(data)
     assert ends is not None  # only answers ``_about`` keeps are read
     before, after = ends
+    how = ""
+    if ending:  # where the two releases come from, said in the draft's words
+        how = (
+            "a triage of jax releases, its step measured again "
+            if data.get("measured_again")
+            else ("a bisect of jax releases by how the script's processes end ")
+        )
+    found = _reproducing(data.get("reproducer")) if ending else data.get("reproducer")
     return Change(
         metric or bisected,
         before,
         after,
         figures.get(before),
         figures.get(after),
-        source=f"`{answer.name}`",
+        source=f"{how}(`{answer.name}`)" if how else f"`{answer.name}`",
         answer=" ".join(str(data.get("answer", "")).split()),
         below=" ".join(str(data.get("answer", "")).split()) if data.get("by") == "commits" else "",
         probes=probes,
         why=_findings(data),
         dumps=_dumps_folder(data.get("compiled"), (before, after)),
-        reproducer=reproducer_named(data.get("reproducer"), (before, after)),
+        reproducer=reproducer_named(found, ends),
         thresholds=_thresholds(data.get("thresholds"), rule),
+        workaround=workaround_of(data, ends) if ending else "",
     )
 
 
@@ -465,13 +492,22 @@ def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str],
     return replace(change, metric=metric, before_ns=before.get(key), after_ns=after.get(key))
 
 
-def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
+def title(change: Change | None, case_headline: str, platform_kind: str, name: str = "") -> str:
     """``two_scans wall ×8.1 slower since jax 0.4.33 (1.2 ms → 9.8 ms) on CPU``, or the case's
-    headline.
+    headline; an ending's ``repro.py crashes since jax 0.10.2 on CPU: SIGSEGV (exit 139)`` (its
+    script's ``name``), with its counts where only some processes died.
 
     A change the stored runs of both releases do not tell from noise is titled as such.
     """
     where = PLATFORMS.get(platform_kind, platform_kind.upper())
+    if change is not None and change.dead is not None:
+        dead = change.dead
+        since = f"since jax {dead.crashes}" if dead.regression else f"on jax {dead.crashes}"
+        if dead.shares is not None:
+            (k, n), (k_ok, n_ok) = dead.shares
+            since += f" in {k} of {n} processes ({k_ok} of {n_ok} on {dead.runs})"
+        again = "" if dead.regression else f", runs again since {dead.runs}"
+        return f"{name} {dead.verb} {since} on {where}{again}: {dead.how}"
     metric = change.metric if change is not None else None
     if change is None or metric is None:
         return f"{case_headline} (jax, {where})"
@@ -486,7 +522,6 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
     if change.ratio is None:
         return f"{case_headline} (jax, {where})"
     assert change.before_ns is not None and change.after_ns is not None
-    ratio = change.ratio
     figures = f"{metric.format(change.before_ns)} → {metric.format(change.after_ns)}"
     # the stored runs of both releases do not tell it from noise: say so
     if change.significant is False:
@@ -494,41 +529,29 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
             f"{named} {figures} from jax {change.last_good} to {change.first_bad}, within noise, "
             f"on {where}"
         )
-    if metric.is_duration:
-        how = f"×{ratio:.3g} slower" if ratio >= 1 else f"×{1 / ratio:.3g} faster"
-    else:
-        how = f"×{ratio:.3g} higher" if ratio >= 1 else f"×{1 / ratio:.3g} lower"
-    return f"{named} {how} since jax {change.first_bad} ({figures}) on {where}"
+    return f"{named} {change.moved} since jax {change.first_bad} ({figures}) on {where}"
 
 
 MAX_WORKAROUND_CHARS = 300
 
 
 @dataclass(frozen=True)
-class StatusAnswer:
-    """A stored answer's status step: its releases (older first), the answer's name, its finding."""
-
-    before: str
-    after: str
-    source: str
-    workaround: str = ""
-    reproducer: Reproduced | None = None
-
-
-@dataclass(frozen=True)
-class Crash:
-    """A status step as the draft says it: ``runs`` ok in each process, ``crashes`` dead in each."""
+class Dead:
+    """An ending's step, its dead side's facts: ``runs`` the release whose processes died fewer
+    (in none where every one ran ok), ``crashes`` the other; their counts, judged; how its
+    processes ended and its first death (last lines, stack); the machine it ran on."""
 
     runs: str
     crashes: str
+    compared: Comparison  # the counts of processes that died, as every ending is judged
     ok_words: str  # "ok in 5 of 5 processes"
     dead_words: str  # "SIGSEGV (exit 139) in 5 of 5 processes"
-    how: str  # "SIGSEGV (exit 139)": how every process of the crashing release ended
-    end: ProcessEnd | None  # its first process's end: last lines, stack
-    cpu_model: str = ""  # of the machine the crashing release ran on
+    how: str  # "SIGSEGV (exit 139)": how the dead side's processes ended (its commonest)
+    verb: str  # ``crashes``, ``hangs``, ``fails``, ``is killed``
+    end: ProcessEnd | None  # its first dead process's end: last lines, stack
+    cpu_model: str = ""
     platform: str = ""
-    # ``jax.print_environment_info()`` as the crashing release's process said it
-    environment_info: str = ""
+    environment_info: str = ""  # ``jax.print_environment_info()`` as that release's process said
 
     @property
     def regression(self) -> bool:
@@ -536,67 +559,43 @@ class Crash:
         return version_key(self.crashes) > version_key(self.runs)
 
     @property
-    def verb(self) -> str:
-        """``crashes``, ``hangs``, ``fails``, ``is killed``."""
-        return end_verb(self.end)
+    def shares(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """None where every process of each side ended alike; else the counts that make the step,
+        (died, processes) on ``crashes`` then on ``runs``."""
+        counts = self.compared.counts
+        if self.compared.sides is not None or counts is None:
+            return None
+        return (counts[1], counts[0]) if self.regression else counts
 
 
-def crash_between(before: StoredResult | None, after: StoredResult | None) -> Crash | None:
-    """The status step between two releases' stored results (``before`` the older), or None where
-    there is none: every process of one ok, every one of the other dead (alike or not)."""
+def ending_between(
+    before: StoredResult | None, after: StoredResult | None, rule: Thresholds
+) -> Dead | None:
+    """The ending's step between two releases' stored results (``before`` the older), or None where
+    their counts of processes that died make none (``statuses.compare_endings``, at ``rule``'s
+    level: every process of one ok and every one of the other dead, or a difference in some)."""
     if before is None or after is None or not (ran(before) and ran(after)):
         return None
-    change = status_change(before, after)
-    if change is None:
+    was, now = summarise(before), summarise(after)
+    compared = compare_endings(was, now, rule)
+    if compared.verdict is not Verdict.CHANGED or was.outside or now.outside:
         return None
-    ok, dead = (before, after) if change.stops_running else (after, before)
-    dead_summary = summarise(dead)
+    ok, dead = (before, after) if compared.leans_worse else (after, before)
+    summary = summarise(dead)
     host, jax = dead.result.host, dead.result.jax
-    return Crash(
+    return Dead(
         runs=ok.result.release,
         crashes=dead.result.release,
+        compared=compared,
         ok_words=summarise(ok).words(),
-        dead_words=dead_summary.words(),
-        how=str(dead_summary.alike),
-        end=dead_summary.first,
+        dead_words=summary.words(),
+        how=summary.alike or summary.commonest,
+        verb=summary.verb,
+        end=summary.first,
         cpu_model=(host.cpu_model or "") if host is not None else "",
         platform=(host.platform or "") if host is not None else "",
         environment_info=(jax.environment_info if jax is not None else "") or "",
     )
-
-
-def sides_words(before: StoredResult | None, after: StoredResult | None) -> str:
-    """How each of two releases' processes ended, where they make no status step."""
-    return "; ".join(
-        f"jax {r.result.release} {summarise(r).words()}"
-        if r is not None and ran(r)
-        else "one not measured"
-        for r in (before, after)
-    )
-
-
-def status_answer(
-    steps: Sequence[BisectAnswer], *, case: str, sizes: dict[str, int], profile: str
-) -> StatusAnswer | None:
-    """The newest stored step of how the processes end (``read_steps``: a bisect by status, a
-    triage's confirmed status step) for this case, sizes and profile; None where none has one."""
-    found: list[tuple[str, StatusAnswer]] = []
-    for answer in _about(steps, case, sizes, profile, status=True):
-        data, ends = answer.data, answer_ends(answer.data)
-        assert ends is not None
-        how = (
-            "a triage of jax releases, its step measured again"
-            if data.get("measured_again")
-            else "a bisect of jax releases by how the script's processes end"
-        )
-        said = StatusAnswer(
-            *ends,
-            f"{how} (`{answer.name}`)",
-            workaround_of(data, ends),
-            reproducer_named(_reproducing(data.get("reproducer")), ends),
-        )
-        found.append((str(data.get("created_at", "")), said))
-    return max(found, key=lambda f: f[0])[1] if found else None
 
 
 def _reproducing(found: Any) -> list[Any]:

@@ -36,7 +36,7 @@ from harness.steps.evidence import CannotKeep, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.schema import Settings
 from harness.units import format_ratio, version_key
-from harness.upstream.change import Crash, Reproduced, reproducer_named
+from harness.upstream.change import Dead, Reproduced, reproducer_named
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
 
 
 def newest_status_line(
-    prober: ReleaseProber, request: StepRequest, crash: Crash, target: list[str]
+    prober: ReleaseProber, request: StepRequest, crash: Dead, target: list[str]
 ) -> tuple[str, str]:
     """Whether the newest release on the index still crashes, measured: "still crashes on V", "runs
     again on V", or how its processes ended ("" where it is an end of the step); and where it runs

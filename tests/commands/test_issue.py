@@ -20,7 +20,6 @@ from harness.commands.issue import (
     programs_to_time,
     run_script,
     stored_change,
-    write_crash_issue,
     write_issue,
 )
 from harness.errors import HarnessError, UsageError
@@ -438,15 +437,17 @@ def test_with_nothing_stored_nor_given_there_is_nothing_to_draft_and_it_says_how
     tmp_path,
 ):
     with pytest.raises(UsageError, match=r"nothing to draft about.*--status --good V --bad W"):
-        write_crash_issue(crash_request(tmp_path))
+        write_issue(crash_request(tmp_path))
 
 
 def test_a_stored_bisect_by_status_and_its_results_make_the_draft_with_its_workaround(tmp_path):
     (tmp_path / "reports").mkdir()
     shutil.copy(FIXTURES / "crash" / ANSWER, tmp_path / "reports" / ANSWER)
     stored(tmp_path)
-    path, title, script, said = write_crash_issue(crash_request(tmp_path))
-    assert path.name == "async_dispatch-crash.md" and script == "async_dispatch.py"
+    written = write_issue(crash_request(tmp_path))
+    path, title, said = written.draft, written.title, written.measured
+    assert path.name == "async_dispatch-crash.md" and written.short is not None
+    assert written.short.name == "async_dispatch.py" and written.run is None
     assert title == "async_dispatch crashes since jax 0.4.33 on CPU: SIGSEGV (exit 139)"
     draft = path.read_text()
     assert (
@@ -460,7 +461,7 @@ def test_a_stored_bisect_by_status_and_its_results_make_the_draft_with_its_worka
     )
     [line] = said
     assert line.startswith("Not measured here (one JAX installed)") and command in line
-    assert command in draft and (path.parent / script).is_file(), "the case's standalone script"
+    assert command in draft and written.short.is_file(), "the case's standalone script"
 
 
 def test_releases_that_make_no_status_step_are_refused_in_one_line(tmp_path):
@@ -468,7 +469,7 @@ def test_releases_that_make_no_status_step_are_refused_in_one_line(tmp_path):
     with pytest.raises(
         HarnessError, match=r"no crash to draft between jax 0\.4\.31 and jax 0\.4\.33: jax"
     ):
-        write_crash_issue(crash_request(tmp_path, good="0.4.31", bad="0.4.33"))
+        write_issue(crash_request(tmp_path, good="0.4.31", bad="0.4.33"))
 
 
 def test_a_stored_answer_its_stored_results_deny_is_one_line_naming_both_and_what_to_measure(
@@ -480,13 +481,38 @@ def test_a_stored_answer_its_stored_results_deny_is_one_line_naming_both_and_wha
     shutil.copy(FIXTURES / "crash" / ANSWER, tmp_path / "reports" / ANSWER)
     stored(tmp_path, crashed=False)
     with pytest.raises(HarnessError) as refused:
-        write_crash_issue(crash_request(tmp_path))
+        write_issue(crash_request(tmp_path))
     line = str(refused.value)
     assert "\n" not in line and line.startswith("the stored answer and the stored results disagree")
     assert ANSWER in line and "jax 0.4.31 → 0.4.33" in line and "results" in line
     assert "jax 0.4.33 ok in 3 of 3 processes" in line
     run = "nox -s run -- --case async_dispatch --jax {} --size N=1000"
     assert run.format("0.4.31") in line and run.format("0.4.33") in line
+
+
+def test_a_crash_in_some_processes_confirmed_by_a_triage_drafts_with_its_counts(tmp_path):
+    """A triage's confirmed step in how the processes end, whose stored results show deaths in
+    some processes only (10 of 20 against 0 of 20): drafted with its counts, without being told
+    ``--status``, never refused as "the stored answer and the stored results disagree"."""
+    (tmp_path / "reports").mkdir()
+    confirmed = {"metric": "status", "before": "0.4.31", "after": "0.4.33", "outcome": "confirmed"}
+    first = {"case": "async_dispatch", "sizes": {"N": 1000}, "profile": "cpu"}
+    answer = {"first_round": first, "confirmations": [confirmed]}
+    triage = tmp_path / "reports" / "triage-async_dispatch-0.4.30-0.4.34-all-N.1000-cpu.json"
+    triage.write_text(json.dumps(answer))
+    base = real_result("async_dispatch-0.12.0.1")
+    ok, dead = (derive(base, release=v, processes=20) for v in ("0.4.31", "0.4.33"))
+    died(dead, {**SEGFAULT, "stack": STACK, "processes": 10})
+    write_results(tmp_path / "results" / "async_dispatch", [ok, dead])
+    written = write_issue(IssueRequest(**fields(tmp_path)))
+    assert written.title == (
+        "async_dispatch crashes since jax 0.4.33 in 10 of 20 processes (0 of 20 on 0.4.31) on "
+        "CPU: SIGSEGV (exit 139)"
+    )
+    assert written.draft.name == "async_dispatch-crash.md"
+    draft = " ".join(written.draft.read_text().split())
+    assert "a triage of jax releases, its step measured again" in draft
+    assert "in 0 of 20 on jax 0.4.31 (ok in 20 of 20 processes)" in draft
 
 
 def test_issue_drafts_whichever_step_it_finds_an_ending_s_without_being_told(tmp_path):

@@ -11,31 +11,29 @@ from harness.catalogue import discovery
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.subjects import PlainScript
 from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
+from harness.render import issue_draft
 from harness.render.issue_draft import (
     SCRIPT_LINES,
     SHOWN_LINES,
-    CrashDraft,
     DraftInputs,
     ReleaseRun,
     ScriptRun,
-    crash_title,
+    draft_title,
     fenced,
     headline,
     how_sure,
     phase_reading,
     render,
-    render_crash,
 )
 from harness.store.results import StoredResult
 from harness.store.schema import EndKind, Settings
 from harness.upstream import export
 from harness.upstream.change import (
     Change,
+    Dead,
     ProbeRow,
     change_from,
-    crash_between,
     read_bisect_answers,
-    status_answer,
 )
 from harness.upstream.minimal import minimal_script
 from tests.conftest import FIXTURES, assert_valid_tables, document, stored_in, tables
@@ -407,11 +405,17 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
     from harness.render.issue_draft import releases_table
 
     reg = MetricKey("json", "reg_ms")
-    as_values = releases_table(
-        stored, "script-repro", {}, stored[0].result.profile, reg, values=True
-    )
-    assert "| changed " in as_values and "×1.7" not in as_values, "a value's step is no ratio"
-    assert "whether it is the same as the release above" in as_values
+    from harness.analysis.metrics import compare_results
+    from harness.analysis.significance import Thresholds
+
+    rule = Thresholds(values=("json.reg_ms",))
+    compared = compare_results(stored[0], stored[1], reg, rule)
+    assert compared is not None
+    value = Change(reg, "0.5.0", "0.5.1", comparisons={reg: compared}, significant=True)
+    as_values = releases_table(stored, "script-repro", {}, stored[0].result.profile, value)
+    assert f"| {compared.said} (jax 0.5.0 → 0.5.1) " in as_values, "the step's own comparison"
+    assert "×1.7" not in as_values, "a value's step is no ratio"
+    assert "*vs previous* is the step's comparison" in as_values
     assert "process.import_ns" in folded and "process.peak_rss_bytes" in folded
 
 
@@ -626,35 +630,60 @@ STACK = (
 )
 
 
-def draft(**changes) -> CrashDraft:
+REPRO = CaseInfo(
+    "script-repro",
+    Path("repro.py"),
+    "",
+    "",
+    None,  # type: ignore[arg-type]
+    subject=PlainScript("repro.py", "0" * 64),
+)
+
+
+def draft(dead: int = 5, processes: int = 5, **changes) -> DraftInputs:
+    """An ending's draft: the stored bisect answer's step, ``dead`` of ``processes`` on 0.4.33."""
     where = {"case": "async_dispatch", "sizes": {"N": 1000}, "profile": "cpu"}
-    step = status_answer(read_bisect_answers(FIXTURES / "crash", "async_dispatch"), **where)
-    assert step is not None
+    answers = read_bisect_answers(FIXTURES / "crash", "async_dispatch")
     base = real_result("async_dispatch-0.12.0.1")
-    ok = as_stored(derive(base, release=step.before, processes=5))
-    dead = derive(base, release=step.after, processes=5)
-    died(dead, {**SEGFAULT, "stack": STACK})
-    crash = crash_between(ok, as_stored(dead))
-    assert crash is not None
-    crash = dataclasses.replace(crash, environment_info="jax:    0.4.33\njaxlib: 0.4.33")
+    ok = as_stored(derive(base, release="0.4.31", processes=processes))
+    crashed = derive(base, release="0.4.33", processes=processes)
+    died(crashed, {**SEGFAULT, "stack": STACK, "processes": dead})
+    step = change_from(answers, [ok, as_stored(crashed)], **where, ending=True)
+    assert step is not None and step.dead is not None
     fields = {
-        "name": "repro.py",
+        "case": REPRO,
+        "sizes": {},
         "platform": "cpu",
-        "crash": crash,
-        "script": SCRIPT,
-        "script_name": "repro.py",
+        "short_name": "repro.py",
+        "short_script": SCRIPT,
+        "short_runs": [],
+        "full_name": "",
+        "full_run": None,
+        "environment_info": "jax:    0.4.33\njaxlib: 0.4.33",
+        "results": [],
+        "change": step,
         "script_words": "the script itself (plain JAX)",
-        "source": step.source,
-        "workaround": step.workaround,
         "newest": "still crashes on 0.5.0 (SIGSEGV (exit 139) in 5 of 5 processes)",
     }
-    return CrashDraft(**(fields | changes))
+    return dataclasses.replace(DraftInputs(**fields), **changes)
+
+
+def with_dead(d: DraftInputs, **changes) -> DraftInputs:
+    """The draft with its step's dead side changed."""
+    assert d.change is not None and d.change.dead is not None
+    dead = dataclasses.replace(d.change.dead, **changes)
+    return dataclasses.replace(d, change=dataclasses.replace(d.change, dead=dead))
+
+
+def dead_of(d: DraftInputs) -> Dead:
+    assert d.change is not None and d.change.dead is not None
+    return d.change.dead
 
 
 def test_the_draft_has_the_bug_form_s_sections_with_the_crash_the_stack_and_the_workaround():
     d = draft()
-    text = render_crash(d)
-    assert crash_title(d) == "repro.py crashes since jax 0.4.33 on CPU: SIGSEGV (exit 139)"
+    text = render(d)
+    assert draft_title(d) == "repro.py crashes since jax 0.4.33 on CPU: SIGSEGV (exit 139)"
     order = ["### Description", "#### Reproducer", "#### What happened", "### System info"]
     assert [text.index(heading) for heading in order] == sorted(text.index(h) for h in order)
     assert "runs ok on jax 0.4.31 (ok in 5 of 5 processes)" in text
@@ -669,64 +698,91 @@ def test_the_draft_has_the_bug_form_s_sections_with_the_crash_the_stack_and_the_
     assert "line 0 in <module>" not in text, f"the stack's end only, {SHOWN_LINES} lines"
     assert "Fatal Python error: Segmentation fault" in text, "the last lines it wrote"
     assert "print_environment_info()</code> (jax 0.4.33)" in text and "jaxlib: 0.4.33" in text
-    assert f"CPU: {d.crash.cpu_model}" in text
+    assert f"CPU: {dead_of(d).cpu_model}" in text
+    assert "#### Output" not in text and "Evidence" not in text, "a metric's sections"
+
+
+def test_a_crash_in_some_processes_drafts_with_its_counts():
+    """A step in how the processes end where only some died: its counts in the title and the
+    description, the test that decided them, how each release's processes ended."""
+    d = draft(dead=10, processes=20)
+    text = render(d)
+    title = (
+        "repro.py crashes since jax 0.4.33 in 10 of 20 processes (0 of 20 on 0.4.31) on CPU: "
+        "SIGSEGV (exit 139)"
+    )
+    assert draft_title(d) == title and f"**Title:** {title}" in text
+    assert (
+        "This script crashes in 10 of 20 processes on jax 0.4.33 (ok in 10, SIGSEGV (exit 139) in "
+        "10 of 20 processes) and in 0 of 20 on jax 0.4.31 (ok in 20 of 20 processes)"
+    ) in text
+    assert "told apart by Fisher's exact test on the counts (p=" in text
+    assert "every process" not in text
+    assert (
+        "On jax 0.4.33: ok in 10, SIGSEGV (exit 139) in 10 of 20 processes; on jax 0.4.31" in text
+    )
 
 
 def test_without_a_workaround_or_a_reproducer_the_draft_says_so_and_no_more():
     missing = (
         "The script imports optax besides jax; `nox -s bisect -- --script r.py --status` cuts one."
     )
-    text = render_crash(draft(workaround="", script="", missing_script=missing))
+    d = draft(short_script="", missing_script=missing)
+    assert d.change is not None
+    text = render(dataclasses.replace(d, change=dataclasses.replace(d.change, workaround="")))
     assert "Workaround" not in text and "```python" not in text
     assert missing in text
 
 
 def test_a_script_too_long_to_paste_is_named_and_a_fix_is_titled_as_one():
-    text = render_crash(draft(script="x = 1\n" * (SCRIPT_LINES + 1)))
+    text = render(draft(short_script="x = 1\n" * (SCRIPT_LINES + 1)))
     assert "attach `repro.py`" in text and "```python" not in text
-    d = draft()
-    fixed = dataclasses.replace(d, crash=dataclasses.replace(d.crash, runs="0.5.0"))
-    assert crash_title(fixed) == (
+    assert draft_title(with_dead(draft(), runs="0.5.0")) == (
         "repro.py crashes on jax 0.4.33 on CPU, runs again since 0.5.0: SIGSEGV (exit 139)"
     )
 
 
 def test_each_release_installs_as_the_plan_pins_it_quoted_for_a_shell():
-    text = render_crash(draft(installs={"0.4.31": ("jax==0.4.31", "jaxlib==0.4.30", "numpy<2")}))
+    text = render(draft(installs={"0.4.31": ("jax==0.4.31", "jaxlib==0.4.30", "numpy<2")}))
     assert "pip install jax==0.4.31 jaxlib==0.4.30 'numpy<2'" in text
     assert "pip install jax==0.4.33 jaxlib==0.4.33" in text, "a release the plan does not pin"
 
 
 def test_a_hang_is_titled_as_one_with_its_stack_at_the_time_out():
     d = draft()
-    assert d.crash.end is not None
-    end = dataclasses.replace(d.crash.end, how=EndKind.TIMEOUT, signal=None, timeout_s=60.0)
-    hung = dataclasses.replace(d.crash, how="timed out at 60 s", end=end)
-    text = render_crash(dataclasses.replace(d, crash=hung))
+    end = dead_of(d).end
+    assert end is not None
+    end = dataclasses.replace(end, how=EndKind.TIMEOUT, signal=None, timeout_s=60.0)
+    text = render(with_dead(d, how="timed out at 60 s", verb="hangs", end=end))
     assert text.count("hangs since jax 0.4.33 on CPU: timed out at 60 s") == 1
     assert "stack at its time-out (faulthandler)" in text
 
 
 def test_credentials_in_stored_results_are_redacted_again_but_the_script_is_pasted_as_it_is():
-    d = draft(script=SCRIPT + "y = jax.random.normal(key=subkey_0123456789ab, shape=(3,))\n")
-    assert d.crash.end is not None
+    d = draft(short_script=SCRIPT + "y = jax.random.normal(key=subkey_0123456789ab, shape=(3,))\n")
+    assert d.change is not None and dead_of(d).end is not None
     token = "ghp_" + "0123456789abcdefghijklmn"
     end = dataclasses.replace(
-        d.crash.end,
+        dead_of(d).end,  # type: ignore[arg-type]
         stack=f'  File "repro.py", line 3 in <module>  # {token}',
         last_lines="Authorization: Bearer abc.def0123456789.ghi\nAKIAIOSFODNN7EXAMPLE",
     )
-    text = render_crash(
-        dataclasses.replace(
-            d,
-            crash=dataclasses.replace(d.crash, end=end, environment_info=f"HF={token}"),
-            workaround=f"on jax 0.4.33 it runs with `XLA_FLAGS=--x` (key sk-{token})",
-        )
+    d = dataclasses.replace(with_dead(d, end=end), environment_info=f"HF={token}")
+    assert d.change is not None
+    workaround = f"on jax 0.4.33 it runs with `XLA_FLAGS=--x` (key sk-{token})"
+    text = render(
+        dataclasses.replace(d, change=dataclasses.replace(d.change, workaround=workaround))
     )
     for secret in ("ghp_", "abc.def", "AKIA"):
         assert secret not in text
     assert "Authorization: <redacted>" in text and "line 3 in <module>" in text
     assert "key=subkey_0123456789ab" in text, "the reproducer is the user's own, pasted whole"
+
+
+def test_the_draft_renderer_is_one_function_for_every_shape():
+    """One ``def render`` in the draft renderer: the step's shape chooses its sections."""
+    source = Path(issue_draft.__file__).read_text()
+    assert len(re.findall(r"^def render\w*\(", source, flags=re.MULTILINE)) == 1
 
 
 def test_a_value_or_presence_that_did_not_change_is_never_described_as_a_step():
@@ -828,8 +884,8 @@ HARD_CODED = (
 def test_a_secret_hard_coded_in_the_script_is_redacted_in_the_draft_s_quote_its_code_kept():
     script = draft_inputs().short_script + HARD_CODED
     script += "def f(key: jax.Array, tokenizer='bert-base-uncased'):\n    return g(key=key)\n"
-    crash = draft(script=SCRIPT + HARD_CODED)
-    for text in (render(draft_inputs(short_script=script)), render_crash(crash)):
+    crash = draft(short_script=SCRIPT + HARD_CODED)
+    for text in (render(draft_inputs(short_script=script)), render(crash)):
         for secret in ("ghp_0123", "eyJhbGci", "MIIEowIBAAKCAQEA", "correct horse"):
             assert secret not in text, secret
         assert "-----<redacted> PRIVATE KEY-----" in text and 'password = "<redacted>"' in text

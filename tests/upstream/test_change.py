@@ -19,12 +19,10 @@ from harness.upstream.change import (
     Change,
     answer_ends,
     change_from,
-    crash_between,
+    ending_between,
     newest_result,
     read_bisect_answers,
     read_steps,
-    sides_words,
-    status_answer,
     title,
     triage_steps,
     with_script_figures,
@@ -146,7 +144,7 @@ def test_the_newest_answer_wins_and_good_bad_pick_their_own_range():
         "0.4.35",
         "0.5.0",
         None,
-        "--good/--bad",
+        "",
     )
 
 
@@ -401,15 +399,21 @@ def side(release: str, *, dead: bool = False, created: str = "") -> StoredResult
     return as_stored(data)
 
 
+def ending(steps, results=(), **where):
+    """The ending's step the stored steps give, as ``issue`` reads it."""
+    return change_from(steps, list(results), **(WHERE | where), ending=True)
+
+
 def test_a_bisect_by_status_gives_the_step_and_the_workaround_its_why_found():
-    found = status_answer(read_bisect_answers(ANSWERS, "async_dispatch"), **WHERE)
+    found = ending(read_bisect_answers(ANSWERS, "async_dispatch"))
     assert found is not None
-    assert (found.before, found.after) == ("0.4.31", "0.4.33")
+    assert found.ends == ("0.4.31", "0.4.33")
     assert found.workaround == "XLA_FLAGS=--xla_cpu_use_thunk_runtime=false"
-    assert "status" in found.source
+    assert "by how the script's processes end" in found.source
     assert found.reproducer is None, (
         "its reproducer ran ok on both: it does not reproduce the crash"
     )
+    assert found.dead is None, "no stored results: nothing to say how each side ended"
 
 
 def test_a_reproducer_is_taken_only_where_it_died_as_the_script_did():
@@ -417,15 +421,15 @@ def test_a_reproducer_is_taken_only_where_it_died_as_the_script_did():
     data = stored.data | {
         "reproducer": [dict(stored.data["reproducer"][0], status={"reproduces": True})]
     }
-    found = status_answer([BisectAnswer(stored.name, data)], **WHERE)
+    found = ending([BisectAnswer(stored.name, data)])
     assert found is not None and found.reproducer is not None
     assert found.reproducer.script == "repro_0123456789.py"
 
 
 def test_a_triage_s_confirmed_status_step_is_one_its_unconfirmed_ones_are_not():
     steps = read_steps(ANSWERS, "async_dispatch")
-    found = status_answer([step for step in steps if step.name.startswith("triage-")], **WHERE)
-    assert found is not None and (found.before, found.after) == ("0.4.31", "0.4.33")
+    found = ending([step for step in steps if step.name.startswith("triage-")])
+    assert found is not None and found.ends == ("0.4.31", "0.4.33")
     assert found.workaround == "", "the triage found none: the draft has no such line"
 
 
@@ -447,7 +451,7 @@ def test_a_triage_s_confirmed_status_step_is_one_its_unconfirmed_ones_are_not():
 )
 def test_an_answer_of_another_criterion_size_or_shape_gives_no_step(data):
     answer = BisectAnswer("bisect-async_dispatch-x.json", data)
-    assert status_answer([answer, BisectAnswer("triage-x.json", data)], **WHERE) is None
+    assert ending([answer, BisectAnswer("triage-x.json", data)]) is None
 
 
 @pytest.mark.parametrize(
@@ -479,22 +483,49 @@ def test_a_workaround_is_read_in_each_shape_bounded_to_one_line():
 
 def test_the_crash_is_every_process_ok_on_one_release_and_dead_alike_on_the_other():
     ok, dead = side("0.4.31"), side("0.4.33", dead=True)
-    crash = crash_between(ok, dead)
+    crash = ending_between(ok, dead, Thresholds())
     assert crash is not None and crash.regression and crash.verb == "crashes"
     assert (crash.runs, crash.crashes, crash.how) == ("0.4.31", "0.4.33", "SIGSEGV (exit 139)")
     assert crash.dead_words == "SIGSEGV (exit 139) in 5 of 5 processes"
     assert crash.end is not None and "repro.py" in crash.end.stack
     assert crash.cpu_model, "the machine the crashing release ran on"
-    fixed = crash_between(side("0.4.31", dead=True), side("0.4.33"))
+    assert crash.shares is None, "every process of each side alike: no counts to say"
+    fixed = ending_between(side("0.4.31", dead=True), side("0.4.33"), Thresholds())
     assert fixed is not None and not fixed.regression and fixed.runs == "0.4.33"
 
 
-def test_no_crash_where_both_run_or_one_crashed_in_some_processes_only():
-    assert crash_between(side("0.4.31"), side("0.4.33")) is None
-    some = derive(real_result("async_dispatch-0.12.0.1"), release="0.4.33", processes=5)
-    died(some, {**SEGFAULT, "processes": 2})
-    assert crash_between(side("0.4.31"), as_stored(some)) is None
-    assert "ok in 5 of 5" in sides_words(side("0.4.31"), side("0.4.33"))
+def partial(release: str, dead: int, processes: int = 20) -> StoredResult:
+    """A result of ``release`` in ``processes`` processes, its first ``dead`` segfaulted."""
+    data = derive(real_result("async_dispatch-0.12.0.1"), release=release, processes=processes)
+    return as_stored(died(data, {**SEGFAULT, "stack": STACK, "processes": dead}) if dead else data)
+
+
+def test_a_crash_in_some_processes_is_a_step_by_its_counts_never_a_disagreement():
+    """10 of 20 against 0 of 20 is decided by Fisher's exact test at the default level: an
+    ending's step, drafted with its counts; 7 of 20 against 0 of 20 is not (measured more first);
+    a triage's confirmed step is read with it from the stored results."""
+    crash = ending_between(partial("0.4.38", 0), partial("0.5.0", 10), Thresholds())
+    assert crash is not None and crash.regression and crash.verb == "crashes"
+    assert crash.shares == ((10, 20), (0, 20))
+    assert crash.dead_words == "ok in 10, SIGSEGV (exit 139) in 10 of 20 processes"
+    assert (crash.how, crash.ok_words) == ("SIGSEGV (exit 139)", "ok in 20 of 20 processes")
+    assert ending_between(partial("0.4.38", 0), partial("0.5.0", 7), Thresholds()) is None
+    confirmed = {"metric": "status", "before": "0.4.38", "after": "0.5.0", "outcome": "confirmed"}
+    first = {"case": "async_dispatch", "sizes": {"N": 1000}, "profile": "cpu"}
+    data = {"first_round": first, "confirmations": [confirmed]}
+    steps = triage_steps(BisectAnswer("triage-async_dispatch.json", data))
+    found = ending(steps, [partial("0.4.38", 0), partial("0.5.0", 10)])
+    assert found is not None and found.dead is not None and found.dead.shares == ((10, 20), (0, 20))
+    assert title(found, "", "cpu", "repro.py") == (
+        "repro.py crashes since jax 0.5.0 in 10 of 20 processes (0 of 20 on 0.4.38) on CPU: "
+        "SIGSEGV (exit 139)"
+    )
+
+
+def test_no_crash_where_both_run_or_where_the_counts_do_not_differ():
+    assert ending_between(side("0.4.31"), side("0.4.33"), Thresholds()) is None
+    some = partial("0.4.33", 2, 5)
+    assert ending_between(side("0.4.31"), some, Thresholds()) is None, "2 of 5 against 0 of 5"
 
 
 def test_the_newest_stored_result_of_a_release_counts_whatever_its_status():
@@ -506,7 +537,7 @@ def test_the_newest_stored_result_of_a_release_counts_whatever_its_status():
 
 def test_a_triage_answer_s_confirmed_metric_steps_are_steps_a_draft_can_be_about():
     """Each confirmed step of a metric, with its findings and the run's thresholds, and of how the
-    processes end (``status_answer`` reads it); not the claim's, nor a step not confirmed."""
+    processes end (read as an ending's step); not the claim's, nor a step not confirmed."""
     confirmations = [
         {"metric": "json.draw", "before": "0.4.38", "after": "0.5.0", "outcome": "confirmed"},
         {"metric": "status", "before": "0.5.0", "after": "0.5.1", "outcome": "confirmed"},
@@ -516,10 +547,10 @@ def test_a_triage_answer_s_confirmed_metric_steps_are_steps_a_draft_can_be_about
     confirmations[0]["findings"] = [{"text": "the workaround: set it", "leads": True}]
     first = {"case": "c", "sizes": {}, "profile": "cpu", "thresholds": {"factor": 1.2}}
     answer = BisectAnswer("triage-c.json", {"first_round": first, "confirmations": confirmations})
-    [step, ending] = triage_steps(answer)
+    [step, ends] = triage_steps(answer)
     assert answer_ends(step.data) == ("0.4.38", "0.5.0") and step.data["metric"] == "json.draw"
-    assert (ending.data["criterion"], answer_ends(ending.data)) == ("status", ("0.5.0", "0.5.1"))
-    found = status_answer([step, ending], case="c", sizes={}, profile="cpu")
+    assert (ends.data["criterion"], answer_ends(ends.data)) == ("status", ("0.5.0", "0.5.1"))
+    found = ending([step, ends], case="c", sizes={}, profile="cpu")
     assert found is not None and "a triage" in found.source
     change = change_from([step], [], case="c", sizes={}, profile="cpu")
     assert change is not None and change.source == "`triage-c.json`"
