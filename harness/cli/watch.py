@@ -65,6 +65,7 @@ class WatchOptions:
     memory: Path  # one file per target and pair already watched
     explain: bool = True
     why_budget_s: float | None = None  # asking why, per target (None: as long as its triage)
+    max_time_s: float | None = None  # the whole watch's cap (a suite's processes are sized by it)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -110,6 +111,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_max_load(parser)
     options.add_max_processes(parser)
     options.add_time_budget(parser, "a measurement's")
+    parser.add_argument(
+        "--max-time",
+        type=options.seconds,
+        metavar="SECONDS",
+        help=(
+            "the most a suite's watch (--pytest-benchmark) may take: after its first process of "
+            "each side it says whether that affords a verdict, and a benchmark that needs more "
+            "processes than what is left affords is said with the smallest change it could still "
+            "see, not measured on in vain (default: no cap but --max-processes)"
+        ),
+    )
     options.add_thresholds(parser)
 
 
@@ -203,6 +215,10 @@ def check(args: argparse.Namespace) -> WatchOptions:
         raise UsageError("--with and --requirements are for --scripts and --pytest-benchmark")
     if args.pytest_args and args.pytest_benchmark is None:
         raise UsageError("--pytest-args is for --pytest-benchmark")
+    if args.max_time is not None and args.pytest_benchmark is None:
+        raise UsageError(
+            "--max-time is for --pytest-benchmark (a suite's processes are sized by it)"
+        )
     if (args.include or args.exclude) and args.scripts is None:
         raise UsageError("--include and --exclude are for --scripts")
     suite, path = None, args.pytest_benchmark
@@ -228,6 +244,7 @@ def check(args: argparse.Namespace) -> WatchOptions:
         memory=options.folder_to_write(args.memory, "output"),
         explain=args.explain,
         why_budget_s=args.why_budget,
+        max_time_s=args.max_time,
     )
 
 

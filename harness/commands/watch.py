@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import sys
 import time
@@ -44,6 +45,7 @@ from harness.render.why import why_lines as explained
 from harness.steps import reuse
 from harness.steps.answers import Setting
 from harness.steps.confirm import PairConfirmer
+from harness.steps.suite_floor import Floor, cap_line, floor, out_of_reach, reach
 from harness.steps.triage import TriageOutcome, triage
 from harness.steps.watch import (
     Memory,
@@ -54,6 +56,7 @@ from harness.steps.watch import (
     findings,
     first_regression,
     first_round_open,
+    first_round_spreads,
     measured_again,
     memory_key,
     results_read,
@@ -225,7 +228,54 @@ def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[
     return (*what, *ends, "--metric", regression.metric, "--profile", options.profile)
 
 
-def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, str]) -> TargetWatch:
+class SuiteFloor:
+    """A suite's floor, said once after its first process of each side (``Floor``), and how far
+    measuring again may go within the watch's ``--max-time`` (``deadline``, monotonic)."""
+
+    def __init__(self, target: Target, run: RangeRun, deadline: float | None) -> None:
+        self.name, self.options, self.deadline = target.case.name, run.options, deadline
+        self.said: Floor | None = None
+
+    def left(self) -> float | None:
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+    def __call__(self, first: dict[str, list[Any]]) -> None:
+        found = floor(first, self.options.thresholds, self.left())
+        if found is not None and self.said is None:
+            self.said = found
+            progress(f"[watch] {self.name}: {found.line()}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {} if self.said is None else {**self.said.to_json(), "said": self.said.line()}
+
+    def within_reach(
+        self, found: TriageOutcome, still_open: list[MetricKey], confirmer: PairConfirmer
+    ) -> tuple[list[MetricKey], dict[MetricKey, tuple[str, float]], PairConfirmer]:
+        """The open benchmarks measuring again can decide, those it cannot (each said, with the
+        smallest change still detectable), and the confirmer held to the processes and time
+        left."""
+        measuring = self.options.measuring
+        ran = [p for m in found.first_round.ok() if m.result for p in m.result.result.processes]
+        most, why = reach(ran, measuring.max_processes, self.left())
+        spreads = first_round_spreads(found)
+        open_spreads = {key: spreads[key] for key in still_open if key in spreads}
+        beyond = out_of_reach(open_spreads, self.options.thresholds, most, why)
+        left = self.left()
+        if left is not None:
+            budget = min(measuring.time_budget or left, left)
+            held = max(most, measuring.processes)
+            prober = dataclasses.replace(confirmer.prober, max_processes=held, time_budget=budget)
+            confirmer = PairConfirmer(prober)
+        return [key for key in still_open if key not in beyond], beyond, confirmer
+
+
+def watch_one(
+    target: Target,
+    run: RangeRun,
+    memory: Memory,
+    jaxlib: dict[str, str],
+    deadline: float | None = None,
+) -> TargetWatch:
     """The target's watch: from memory where this pair was watched with the same script and
     libraries, else triaged, its changes asked why, its page written, and remembered once
     settled."""
@@ -243,8 +293,13 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
     # What an earlier watch of this key read and left open is not read again: measured anew.
     spent = memory.spent(target.case.name, key)
     first_look = reuse.first_round(measuring.processes)
+    suite = SuiteFloor(target, run, deadline) if target.kind == "pytest-benchmark" else None
     first_round = dataclasses.replace(
-        run.prober, accept=lambda stored: first_look(stored) and stored.result.id not in spent
+        run.prober,
+        accept=lambda stored: first_look(stored) and stored.result.id not in spent,
+        measure=functools.partial(run.prober.measure, first_round=suite)
+        if suite
+        else run.prober.measure,
     )
     confirmer = PairConfirmer(
         dataclasses.replace(run.prober, accept=lambda stored: stored.result.id not in spent)
@@ -263,6 +318,9 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
         read = results_read(found)
         again: dict[MetricKey, Comparison] = {}
         still_open = first_round_open(found)
+        beyond: dict[MetricKey, tuple[str, float]] = {}
+        if suite is not None and still_open:
+            still_open, beyond, confirmer = suite.within_reach(found, still_open, confirmer)
         if still_open:
             progress(
                 f"[watch] {len(still_open)} metric(s) the first round left undecided: measured "
@@ -282,17 +340,20 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
     detected = detectable_changes(
         found, options.thresholds, measuring.processes, measuring.max_processes
     )
+    detected |= {key: max(detected.get(key, 0.0), seen) for key, (_, seen) in beyond.items()}
     unseeable = blind(detected, measuring.max_processes, options.thresholds)
+    why_not = {key: said for key, (said, _) in beyond.items()}
     watched = TargetWatch(
         target.case.name,
         target.kind,
-        (*findings(found, answered(found), again), *([unseeable] if unseeable else [])),
+        (*findings(found, answered(found), again, why_not), *([unseeable] if unseeable else [])),
         tuple(side_loads(found)),
         detected,
         f"{stem}.md",
         tuple(why_lines(setting, found)),
         libraries=run.libraries().versions,
-        medians=benchmark_medians(found) if target.kind == "pytest-benchmark" else {},
+        medians=benchmark_medians(found) if suite else {},
+        floor=suite.to_json() if suite else {},
     )
     watched = dataclasses.replace(watched, issue=issue_posargs(target, watched, run))
     if watched.settled:
@@ -316,12 +377,15 @@ def execute(options: WatchOptions) -> int:
         f"[watch] jax {release} against {baseline}: {len(runs)} target(s), each in one interleaved "
         "run"
     )
+    deadline = None if options.max_time_s is None else started + options.max_time_s
+    if options.max_time_s is not None:
+        progress(f"[watch] {cap_line(options.max_time_s, options.thresholds)}")
     prove_writable(options.memory, "the watch's memory")
     memory = Memory(options.memory)
     watched = []
     for number, (target, run) in enumerate(zip(watched_targets, runs, strict=True), start=1):
         progress(f"[watch] ({number}/{len(runs)}) {target.case.name} ({target.kind})")
-        watched.append(watch_one(target, run, memory, jaxlib))
+        watched.append(watch_one(target, run, memory, jaxlib, deadline))
     summary = WatchSummary(
         baseline,
         release,

@@ -311,6 +311,8 @@ def _measured(
     record["judged_on"] = "pytest-benchmark rounds" if suite.programs else judged
     if suite.cut_short is not None:
         record["cut_short"] = {"ran": suite.cut_short[0], "planned": suite.cut_short[1]}
+    if suite.programs:  # what a process of the suite costs, where (``harness.steps.suite_floor``)
+        record["suite_phases"] = {**suite.phases, "benchmarks_ns": suite.rounds_ns}
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
     if not (programs or compiled) and figures.lines:  # of metrics the statistics do not know

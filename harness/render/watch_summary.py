@@ -98,12 +98,14 @@ def benchmark_lines(watched: TargetWatch) -> list[str]:
     ordered = sorted(watched.medians.items(), key=lambda item: -item[1][0])
     slowest_key, (slowest, _) = ordered[0]
     slowest_name = code_span(slowest_key.metric_name)
+    said = inline(str(watched.floor.get("said") or ""))
     lines = [
         f"## Benchmarks of {code_span(watched.target)}",
         "",
         f"{len(ordered)} benchmarks, each judged on its own; the slowest, {slowest_name}, takes "
         f"{format_ns(slowest)} a round on the baseline.",
         "",
+        *([f"Its floor, said after its first process of each side: {said}.", ""] if said else []),
         "| benchmark | verdict | a round, baseline → release "
         "| smallest change it could have seen |",
         "|---|---|---|---|",

@@ -269,6 +269,11 @@ def test_a_library_s_suite_runs_as_its_maintainer_selects_and_each_benchmark_is_
     )
     assert run["status"].endswith("ok"), run["detail"]
     assert len(imports.read_text().split()) == 1, "one import for the six benchmarks"
+    phases = run["script"]["suite_phases"]  # issue 78 #1: what the process cost, where
+    assert phases["import_ns"] >= 0.5e9, "the slow import (a sleep of 0.5 s) is import"
+    assert phases["collection_ns"] > 0 and phases["benchmarks_ns"] > 0
+    parts = phases["import_ns"] + phases["collection_ns"] + phases["benchmarks_ns"]
+    assert parts < run["script"]["wall_ns"], "the parts lie within the process"
     benches = sorted(name for name in run["programs"] if name.startswith("bench."))
     solves = [name for name in benches if "py_test_solve_" in name]
     assert solves == [

@@ -1,0 +1,193 @@
+"""What a watch of a pytest-benchmark suite costs, said before it is paid, and how far it goes.
+
+A process of a suite costs its import, its collection and its benchmarks' own rounds: the wrapper
+that runs pytest stamps them (``suite_phases`` in the process's record: the time in import
+statements until the suite is collected, the rest of the collection, every round summed); the rest
+of the process is Python's start, pytest-benchmark's calibration and warm-up, and the end.
+
+After the first process of each side the watch says that, the processes a verdict at the rule's
+factor needs a side, and the time that makes (``Floor``): before any spread between processes is
+known, the fewest the rank test passes at the level with.  After the first round, each benchmark's
+spread of process medians (rounds within one process are not independent: the process is the
+unit) gives the processes a verdict needs (``processes_needed``); a benchmark that needs more than
+``--max-processes``, or than ``--max-time`` leaves, is not measured on in vain: its smallest change
+still detectable is said instead (``out_of_reach``).  Stopping there only leaves a benchmark
+undecided, never calls a change, so it keeps the A/A at its level.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.analysis.power import detectable_ratio
+from harness.analysis.significance import Thresholds
+from harness.metric_names import MetricKey
+from harness.store.schema import ProcessRun, RunStatus
+
+PARTS = ("import", "collection", "benchmarks")
+MOST = 200  # processes a side looked at for a verdict's need: beyond, none is in reach
+
+
+def processes_needed(spread: float, thresholds: Thresholds, most: int = MOST) -> int | None:
+    """The fewest processes a side whose comparison flags a change of the rule's factor reliably
+    (``detectable_ratio``) at a spread of log process medians ``spread``; None past ``most``."""
+    return next(
+        (
+            k
+            for k in range(2, most + 1)
+            if detectable_ratio(spread, k, thresholds) <= thresholds.factor
+        ),
+        None,
+    )
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+
+
+def duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+@dataclass(frozen=True)
+class ProcessCost:
+    """What a process of the suite took, in seconds: in all, and its import, collection and
+    benchmarks' rounds (None where the wrapper did not say)."""
+
+    wall_s: float
+    parts: Mapping[str, float]
+
+    @classmethod
+    def of(cls, processes: Iterable[ProcessRun]) -> ProcessCost | None:
+        """The mean over ``processes`` that finished ok with a suite's record; None without one."""
+        records = [
+            p.script
+            for p in processes
+            if p.status is RunStatus.OK and p.script and isinstance(p.script.get("wall_ns"), int)
+        ]
+        if not records:
+            return None
+        phases = [r.get("suite_phases") or {} for r in records]
+        parts = {
+            part: statistics.fmean(float(each[f"{part}_ns"]) for each in phases) / 1e9
+            for part in PARTS
+            if all(isinstance(each.get(f"{part}_ns"), int | float) for each in phases)
+        }
+        return cls(statistics.fmean(r["wall_ns"] for r in records) / 1e9, parts)
+
+    def words(self) -> str:
+        parts = ", ".join(f"{part} {_seconds(s)}" for part, s in self.parts.items())
+        return f"a process costs {_seconds(self.wall_s)}" + (f": {parts}" if parts else "")
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The least a verdict costs, said after the first process of each side: what a process costs,
+    the processes a side a verdict needs at the factor, and within ``cap_s`` (``--max-time``, what
+    is left of it) how many a side it affords."""
+
+    cost: ProcessCost
+    thresholds: Thresholds
+    needed: int | None
+    cap_s: float | None = None
+
+    @property
+    def seconds(self) -> float | None:
+        return None if self.needed is None else 2 * self.needed * self.cost.wall_s
+
+    @property
+    def affordable(self) -> int | None:
+        """Processes a side the cap pays for (None: no cap)."""
+        if self.cap_s is None:
+            return None
+        return int(self.cap_s // (2 * self.cost.wall_s)) if self.cost.wall_s > 0 else MOST
+
+    def line(self) -> str:
+        factor = f"×{self.thresholds.factor:g}"
+        said = self.cost.words()
+        if self.needed is None or self.seconds is None:
+            return f"{said}; no verdict at {factor} within {MOST} processes a side"
+        said += f"; a verdict at {factor} needs at least {self.needed} a side: about "
+        said += duration(self.seconds)
+        affordable = self.affordable
+        if affordable is not None and affordable < self.needed:
+            assert self.cap_s is not None
+            said += (
+                f"; --max-time leaves {duration(self.cap_s)}, {affordable} a side: too few for "
+                f"a verdict at level {self.thresholds.alpha:g}"
+            )
+        return said
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "process_s": round(self.cost.wall_s, 3),
+            **{f"{part}_s": round(s, 3) for part, s in self.cost.parts.items()},
+            "processes_needed": self.needed,
+            "seconds_needed": self.seconds,
+            "max_time_s": None if self.cap_s is None else round(self.cap_s, 1),
+        }
+
+
+def floor(
+    first: Mapping[str, list[ProcessRun]], thresholds: Thresholds, cap_s: float | None
+) -> Floor | None:
+    """The floor from each side's first process (None where none finished ok with a record): no
+    spread is known yet, so the fewest processes the rank test passes with at the level."""
+    cost = ProcessCost.of(p for processes in first.values() for p in processes[:1])
+    if cost is None:
+        return None
+    return Floor(cost, thresholds, processes_needed(0.0, thresholds), cap_s)
+
+
+def out_of_reach(
+    spreads: Mapping[MetricKey, float], thresholds: Thresholds, most: int, why: str
+) -> dict[MetricKey, tuple[str, float]]:
+    """The metrics whose spread needs more than ``most`` processes a side for a verdict at the
+    factor (``why``: what sets ``most``), each with what is said of it and the smallest change
+    ``most`` a side could still see."""
+    found = {}
+    for key, spread in spreads.items():
+        needed = processes_needed(spread, thresholds)
+        if needed is not None and needed <= most:
+            continue
+        seen = detectable_ratio(spread, most, thresholds)
+        need = f"{needed} processes a side" if needed else f"over {MOST} processes a side"
+        smallest = f"×{seen:.3g}" if math.isfinite(seen) else "none (too few for the rank test)"
+        said = (
+            f"its process medians scatter by {spread:.1%}: a verdict at ×{thresholds.factor:g} "
+            f"needs {need}, more than the {most} {why}; the smallest change {most} a side could "
+            f"see is {smallest}, so it was not measured on in vain"
+        )
+        found[key] = (said, seen)
+    return found
+
+
+def reach(processes: Iterable[ProcessRun], most: int, left_s: float | None) -> tuple[int, str]:
+    """The most processes a side measuring again may take, and what sets it: ``--max-processes``,
+    or the time ``--max-time`` leaves (``left_s``) at what a process of ``processes`` cost."""
+    cost = ProcessCost.of(processes)
+    allows = "--max-processes allows"
+    if left_s is None or cost is None or cost.wall_s <= 0:
+        return most, allows
+    affordable = int(left_s // (2 * cost.wall_s))
+    if affordable >= most:
+        return most, allows
+    return affordable, f"the {duration(left_s)} --max-time leaves affords"
+
+
+def cap_line(max_time_s: float, thresholds: Thresholds) -> str:
+    """What ``--max-time`` affords, said at the start: the longest a process may take for a
+    verdict at the factor (the fewest processes a side the rank test passes with, both sides)."""
+    fewest = processes_needed(0.0, thresholds)
+    cap = f"--max-time {duration(max_time_s)}"
+    if fewest is None:
+        return f"{cap}: no verdict at level {thresholds.alpha:g} within {MOST} processes a side"
+    return (
+        f"{cap}: a verdict at ×{thresholds.factor:g} needs at least {fewest} processes a side "
+        f"(the rank test at level {thresholds.alpha:g}), so a process may take at most "
+        f"{max_time_s / (2 * fewest):.0f} s; said after the first of each side"
+    )
