@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -34,6 +35,8 @@ from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, r
 from harness.commands.triage import timing_steps
 from harness.errors import UsageError
 from harness.host.environment import shown_path
+from harness.measure.import_times import IMPORT_TIME, costliest
+from harness.measure.import_times import MAX_BYTES as IMPORT_BYTES
 from harness.measure.load import load_threshold
 from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import inside
@@ -63,7 +66,7 @@ from harness.steps.watch import (
     side_loads,
 )
 from harness.steps.watch import detectable as detectable_changes
-from harness.store.files import replace_file
+from harness.store.files import DocumentProblem, read_bounded, replace_file
 
 SUMMARY = "watch"  # watch.md and watch.json in the output folder
 SUITES = "watch-suites"  # the scripts that run a pytest-benchmark suite, in the output folder
@@ -235,6 +238,7 @@ class SuiteFloor:
     def __init__(self, target: Target, run: RangeRun, deadline: float | None) -> None:
         self.name, self.options, self.deadline = target.case.name, run.options, deadline
         self.said: Floor | None = None
+        self.imports: dict[str, list[str]] = {}  # release → its costliest imports, said
 
     def left(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
@@ -246,7 +250,30 @@ class SuiteFloor:
             progress(f"[watch] {self.name}: {found.line()}")
 
     def to_json(self) -> dict[str, Any]:
-        return {} if self.said is None else {**self.said.to_json(), "said": self.said.line()}
+        if self.said is None:
+            return {}
+        imports = {"imports": self.imports} if self.imports else {}
+        return {**self.said.to_json(), "said": self.said.line(), **imports}
+
+    def where_imports_go(self, run: RangeRun) -> None:
+        """Where import is most of a process: one extra process a side under ``-X importtime``,
+        off the timing path, and the costliest imports it shows (``import_times.costliest``)."""
+        cost = self.said.cost if self.said is not None else None
+        if cost is None or cost.parts.get("import", 0.0) <= cost.wall_s / 2:
+            return
+        for label in run.labels:
+            side = run.sides.side(label)
+            if isinstance(side, str):
+                continue
+            with tempfile.TemporaryDirectory(prefix="harness-importtime-") as folder:
+                report = Path(folder) / "importtime.txt"
+                progress(f"[watch] {self.name}: where its import goes on {label} (-X importtime)")
+                run.sides.one_more_process(side, env={IMPORT_TIME: str(report)})
+                try:
+                    text = read_bounded(report, limit=IMPORT_BYTES).decode(errors="replace")
+                except (OSError, DocumentProblem):
+                    continue
+            self.imports[label] = costliest(text)
 
     def within_reach(
         self, found: TriageOutcome, still_open: list[MetricKey], confirmer: PairConfirmer
@@ -328,6 +355,8 @@ def watch_one(
             )
             again, also = measured_again(confirmer, found, still_open, options.thresholds)
             read |= also
+        if suite is not None:
+            suite.where_imports_go(run)
         stem = run.stem()
         # Why each change the watch calls happened, as triage asks it (none with --no-why): every
         # kind of evidence (``harness.explain.kinds``) within the why's time budget.

@@ -53,6 +53,7 @@ from harness.analysis.statuses import summarise
 from harness.errors import UsageError
 from harness.host.environment import holds_secret, redact
 from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
+from harness.measure.import_times import SAID as IMPORT_SAID
 from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Probe
@@ -645,9 +646,15 @@ def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None
     strings = [f.text for f in watched.findings] + [f.metric for f in watched.findings]
     strings += [*watched.why, *watched.issue]
     strings += [v for found in watched.libraries.values() for pair in found.items() for v in pair]
-    said = watched.floor.get("said", "")
+    said, imports = watched.floor.get("said", ""), watched.floor.get("imports", {})
     strings += [said] if isinstance(said, str) else []
-    figures = [v for k, v in watched.floor.items() if k != "said"]
+    figures = [v for k, v in watched.floor.items() if k not in ("said", "imports")]
+    imported = isinstance(imports, dict) and all(
+        NAME.fullmatch(str(release))
+        and isinstance(lines, list)
+        and all(isinstance(line, str) and IMPORT_SAID.fullmatch(line) for line in lines)
+        for release, lines in imports.items()
+    )
     checks = {
         "its target": watched.target == target and bool(NAME.fullmatch(target)),
         "its kind": watched.kind in TARGET_KINDS,
@@ -662,7 +669,7 @@ def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None
             NAME.fullmatch(load.release) and 0 <= load.loaded <= load.processes
             for load in watched.loads
         ),
-        "its floor": isinstance(said, str) and all(map(_figure_or_none, figures)),
+        "its floor": isinstance(said, str) and imported and all(map(_figure_or_none, figures)),
         "its page": not watched.page or bool(PAGE.fullmatch(watched.page)),
         "its time": bool(WATCHED_AT.fullmatch(when)),
         "its releases": all(NAME.fullmatch(release) for release in watched.libraries),
