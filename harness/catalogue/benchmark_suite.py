@@ -15,7 +15,8 @@ text or arguments, which results and pages record: a path names a home folder.  
 suite instead is a digest of its files (``suite_digest``): those of its folder, links followed, and
 the conftests and configuration pytest reads above it up to its rootdir, written into the script, so
 results of two versions of a suite are never mixed, and a watch remembers a suite only while its
-files stay the same. Standard library only.
+files stay the same.  With ``--compile-cache`` the script also turns on JAX's persistent compilation
+cache in the venv it runs in (``CACHE``). Standard library only.
 """
 
 from __future__ import annotations
@@ -187,17 +188,35 @@ def wrapper_name(suite: Path) -> str:
 DEADLINE = "HARNESS_SUITE_DEADLINE_UNIX_S"  # when the suite must have stopped, in Unix seconds
 
 
-def wrapper_text(digest: str) -> str:
+def wrapper_text(digest: str, compile_cache: bool = False) -> str:
     """The script that runs the suite once, in its folder with its own arguments as pytest's (the
     maintainer's selection), each benchmark's rounds written to the file the harness names as soon
-    as it finishes; what the suite needs besides is the command line's (``--with``)."""
+    as it finishes; what the suite needs besides is the command line's (``--with``).  With
+    ``compile_cache``, JAX's persistent compilation cache in the venv's own folder, set through
+    ``jax.config`` (never a ``JAX_*`` variable, which results record): it is part of the script, so
+    results and the watch's memory of a cached run are never mixed with an uncached one's."""
     dependencies = ", ".join(f'"{r}"' for r in RUNNER)
     return (
         WRAPPER.replace("@DEPENDENCIES@", dependencies)
         .replace("@DIGEST@", digest)
         .replace("@SUITE_PATH@", SUITE_PATH)
         .replace("@DEADLINE@", DEADLINE)
+        .replace("@COMPILE_CACHE@", CACHE if compile_cache else "")
     )
+
+
+# The venv's own folder (sys.prefix): a release's cache stays with its venv, and a CI cache of
+# ``.nox`` carries it.  Every compilation is cached, not only those over a second.
+CACHE = """
+import jax  # noqa: E402 - timed as an import
+
+try:
+    cache = os.path.join(sys.prefix, "harness-compile-cache")
+    jax.config.update("jax_compilation_cache_dir", cache)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+except AttributeError as exc:  # a release without the option: the suite runs, uncached, and says so
+    print(f"harness: no persistent compilation cache on this jax: {exc}", file=sys.stderr)
+"""
 
 
 WRAPPER = '''# /// script
@@ -253,6 +272,7 @@ class Imports:
 
 imports = Imports()
 import pytest  # noqa: E402 - timed as an import
+@COMPILE_CACHE@
 
 sys.dont_write_bytecode = True  # nothing written into the suite's folders (pytest's rewritten modules neither)
 # A pytest run of its own: an outer pytest-xdist run's worker variables would make pytest-benchmark take this

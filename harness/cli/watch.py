@@ -43,6 +43,7 @@ class SuiteTarget:
     path: Path
     digest: str
     args: tuple[str, ...] = ()
+    compile_cache: bool = False  # JAX's persistent compilation cache, in each release's venv
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,16 @@ def _add_targets(parser: argparse.ArgumentParser) -> None:
             "writes files, moves the rootdir or ends the measurement is refused (docs/watch.md)"
         ),
     )
+    parser.add_argument(
+        "--compile-cache",
+        action="store_true",
+        help=(
+            "run the suite with JAX's persistent compilation cache, kept in each release's venv "
+            "(set through jax.config, never a JAX_ variable): shorter processes for a suite whose "
+            "benchmarks time calls after warm-up; never for one that times compilation, whose "
+            "figures the cache would change (docs/watch.md)"
+        ),
+    )
     for flag, which in (("--include", "only"), ("--exclude", "leave out")):
         matching = "the scripts of --scripts whose file name matches (repeatable)"
         options.repeatable(parser, flag, "GLOB", f"{which} {matching}")
@@ -215,6 +226,11 @@ def check(args: argparse.Namespace) -> WatchOptions:
         raise UsageError("--with and --requirements are for --scripts and --pytest-benchmark")
     if args.pytest_args and args.pytest_benchmark is None:
         raise UsageError("--pytest-args is for --pytest-benchmark")
+    if args.compile_cache and args.pytest_benchmark is None:
+        raise UsageError(
+            "--compile-cache is for --pytest-benchmark: a script's or case's metrics include its "
+            "compile times, which a cache would change"
+        )
     if args.max_time is not None and args.pytest_benchmark is None:
         raise UsageError(
             "--max-time is for --pytest-benchmark (a suite's processes are sized by it)"
@@ -225,7 +241,7 @@ def check(args: argparse.Namespace) -> WatchOptions:
     if path is not None:
         digest = suite_digest(path)
         selection = suite_args.checked(args.pytest_args, path.name if path.is_file() else None)
-        suite = SuiteTarget(path.resolve(), digest, selection)
+        suite = SuiteTarget(path.resolve(), digest, selection, args.compile_cache)
     thresholds = options.thresholds_from(args)
     return WatchOptions(
         cases=tuple(cases),

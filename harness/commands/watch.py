@@ -112,7 +112,7 @@ def targets(options: WatchOptions) -> list[Target]:
         folder = inside(options.out, SUITES)
         folder.mkdir(parents=True, exist_ok=True)
         wrapper = inside(folder, wrapper_name(options.suite.path))
-        replace_file(wrapper, wrapper_text(options.suite.digest))
+        replace_file(wrapper, wrapper_text(options.suite.digest, options.suite.compile_cache))
         case = read_script(
             wrapper,
             options.suite.args,  # the maintainer's selection, pytest's arguments

@@ -45,6 +45,11 @@ def processes_needed(spread: float, thresholds: Thresholds, most: int = MOST) ->
     )
 
 
+def fewest(thresholds: Thresholds) -> int:
+    """The fewest processes a side any verdict needs: the rank test's at the level."""
+    return processes_needed(0.0, thresholds) or MOST
+
+
 def _seconds(seconds: float) -> str:
     return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
 
@@ -56,7 +61,7 @@ def duration(seconds: float) -> str:
 @dataclass(frozen=True)
 class ProcessCost:
     """What a process of the suite took, in seconds: in all, and its import, collection and
-    benchmarks' rounds (None where the wrapper did not say)."""
+    benchmarks' rounds (those the wrapper said)."""
 
     wall_s: float
     parts: Mapping[str, float]
@@ -79,6 +84,10 @@ class ProcessCost:
         }
         return cls(statistics.fmean(r["wall_ns"] for r in records) / 1e9, parts)
 
+    def affords(self, seconds: float) -> int:
+        """Processes a side ``seconds`` pay for, both sides."""
+        return int(seconds // (2 * self.wall_s)) if self.wall_s > 0 else MOST
+
     def words(self) -> str:
         parts = ", ".join(f"{part} {_seconds(s)}" for part, s in self.parts.items())
         return f"a process costs {_seconds(self.wall_s)}" + (f": {parts}" if parts else "")
@@ -87,35 +96,25 @@ class ProcessCost:
 @dataclass(frozen=True)
 class Floor:
     """The least a verdict costs, said after the first process of each side: what a process costs,
-    the processes a side a verdict needs at the factor, and within ``cap_s`` (``--max-time``, what
-    is left of it) how many a side it affords."""
+    the processes a side a verdict needs at the factor (no spread is known yet: the rank test's
+    fewest), and whether ``cap_s`` (what ``--max-time`` leaves) affords them."""
 
     cost: ProcessCost
     thresholds: Thresholds
-    needed: int | None
     cap_s: float | None = None
 
     @property
-    def seconds(self) -> float | None:
-        return None if self.needed is None else 2 * self.needed * self.cost.wall_s
+    def needed(self) -> int:
+        return fewest(self.thresholds)
 
     @property
-    def affordable(self) -> int | None:
-        """Processes a side the cap pays for (None: no cap)."""
-        if self.cap_s is None:
-            return None
-        return int(self.cap_s // (2 * self.cost.wall_s)) if self.cost.wall_s > 0 else MOST
+    def seconds(self) -> float:
+        return 2 * self.needed * self.cost.wall_s
 
     def line(self) -> str:
-        factor = f"×{self.thresholds.factor:g}"
-        said = self.cost.words()
-        if self.needed is None or self.seconds is None:
-            return f"{said}; no verdict at {factor} within {MOST} processes a side"
-        said += f"; a verdict at {factor} needs at least {self.needed} a side: about "
-        said += duration(self.seconds)
-        affordable = self.affordable
-        if affordable is not None and affordable < self.needed:
-            assert self.cap_s is not None
+        said = f"{self.cost.words()}; a verdict at ×{self.thresholds.factor:g} needs at least "
+        said += f"{self.needed} a side: about {duration(self.seconds)}"
+        if self.cap_s is not None and (affordable := self.cost.affords(self.cap_s)) < self.needed:
             said += (
                 f"; --max-time leaves {duration(self.cap_s)}, {affordable} a side: too few for "
                 f"a verdict at level {self.thresholds.alpha:g}"
@@ -135,12 +134,9 @@ class Floor:
 def floor(
     first: Mapping[str, list[ProcessRun]], thresholds: Thresholds, cap_s: float | None
 ) -> Floor | None:
-    """The floor from each side's first process (None where none finished ok with a record): no
-    spread is known yet, so the fewest processes the rank test passes with at the level."""
+    """The floor from each side's first process (None where none finished ok with a record)."""
     cost = ProcessCost.of(p for processes in first.values() for p in processes[:1])
-    if cost is None:
-        return None
-    return Floor(cost, thresholds, processes_needed(0.0, thresholds), cap_s)
+    return None if cost is None else Floor(cost, thresholds, cap_s)
 
 
 def out_of_reach(
@@ -170,24 +166,17 @@ def reach(processes: Iterable[ProcessRun], most: int, left_s: float | None) -> t
     """The most processes a side measuring again may take, and what sets it: ``--max-processes``,
     or the time ``--max-time`` leaves (``left_s``) at what a process of ``processes`` cost."""
     cost = ProcessCost.of(processes)
-    allows = "--max-processes allows"
-    if left_s is None or cost is None or cost.wall_s <= 0:
-        return most, allows
-    affordable = int(left_s // (2 * cost.wall_s))
-    if affordable >= most:
-        return most, allows
-    return affordable, f"the {duration(left_s)} --max-time leaves affords"
+    if left_s is None or cost is None or cost.affords(left_s) >= most:
+        return most, "--max-processes allows"
+    return cost.affords(left_s), f"the {duration(left_s)} --max-time leaves affords"
 
 
 def cap_line(max_time_s: float, thresholds: Thresholds) -> str:
     """What ``--max-time`` affords, said at the start: the longest a process may take for a
-    verdict at the factor (the fewest processes a side the rank test passes with, both sides)."""
-    fewest = processes_needed(0.0, thresholds)
-    cap = f"--max-time {duration(max_time_s)}"
-    if fewest is None:
-        return f"{cap}: no verdict at level {thresholds.alpha:g} within {MOST} processes a side"
+    verdict at the factor (the rank test's fewest processes a side, both sides)."""
     return (
-        f"{cap}: a verdict at ×{thresholds.factor:g} needs at least {fewest} processes a side "
-        f"(the rank test at level {thresholds.alpha:g}), so a process may take at most "
-        f"{max_time_s / (2 * fewest):.0f} s; said after the first of each side"
+        f"--max-time {duration(max_time_s)}: a verdict at ×{thresholds.factor:g} needs at least "
+        f"{fewest(thresholds)} processes a side (the rank test at level {thresholds.alpha:g}), so "
+        f"a process may take at most {max_time_s / (2 * fewest(thresholds)):.0f} s; said after "
+        "the first of each side"
     )
