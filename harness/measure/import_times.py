@@ -14,13 +14,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from harness.units import format_ns
+
 IMPORT_TIME = "HARNESS_IMPORT_TIME"  # not JAX_: a path, which results never record
 MAX_BYTES = 16 * 2**20  # of the report copied: a suite imports thousands of modules, a line each
 LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)([A-Za-z_][\w.]*)\s*$")
 SHOWN = 3
 # A line ``costliest`` writes, and no other (a page shows it as markdown).
 SAID = re.compile(
-    r"`import [\w.]{1,200}` [0-9.e+-]{1,9} s(, of it `[\w.]{1,200}` [0-9.e+-]{1,9} s)?"
+    r"`import [\w.]{1,200}` [0-9.e+]{1,8} [µmn]?s(, of it `[\w.]{1,200}` [0-9.e+]{1,8} [µmn]?s)?"
 )
 
 
@@ -55,19 +57,15 @@ def parse(text: str) -> list[Imported]:
     return [module for _, module in pending]
 
 
-def _seconds(us: int) -> str:
-    return f"{us / 1e6:.2g} s" if us < 10**7 else f"{us / 1e6:.0f} s"
-
-
 def costliest(text: str, shown: int = SHOWN) -> list[str]:
     """The ``shown`` costliest top-level imports, each with the module whose own time is the most
     of it where that is a module below it: "`import sif2jax` 56 s, of it
     `sif2jax.cutest._constrained_minimisation.cleuven7` 45 s"."""
     lines = []
     for top in sorted(parse(text), key=lambda m: -m.cumulative_us)[:shown]:
-        said = f"`import {top.name}` {_seconds(top.cumulative_us)}"
+        said = f"`import {top.name}` {format_ns(top.cumulative_us * 1e3)}"
         heaviest = max(top.within(), key=lambda m: m.self_us, default=None)
         if heaviest is not None and heaviest.self_us > top.self_us:
-            said += f", of it `{heaviest.name}` {_seconds(heaviest.cumulative_us)}"
+            said += f", of it `{heaviest.name}` {format_ns(heaviest.cumulative_us * 1e3)}"
         lines.append(said)
     return lines

@@ -27,6 +27,7 @@ from harness.analysis.power import detectable_ratio
 from harness.analysis.significance import Thresholds
 from harness.metric_names import MetricKey
 from harness.store.schema import ProcessRun, RunStatus
+from harness.units import format_ns, format_seconds
 
 PARTS = ("import", "collection", "benchmarks")
 MOST = 200  # processes a side looked at for a verdict's need: beyond, none is in reach
@@ -48,14 +49,6 @@ def processes_needed(spread: float, thresholds: Thresholds, most: int = MOST) ->
 def fewest(thresholds: Thresholds) -> int:
     """The fewest processes a side any verdict needs: the rank test's at the level."""
     return processes_needed(0.0, thresholds) or MOST
-
-
-def _seconds(seconds: float) -> str:
-    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
-
-
-def duration(seconds: float) -> str:
-    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
 @dataclass(frozen=True)
@@ -89,8 +82,8 @@ class ProcessCost:
         return int(seconds // (2 * self.wall_s)) if self.wall_s > 0 else MOST
 
     def words(self) -> str:
-        parts = ", ".join(f"{part} {_seconds(s)}" for part, s in self.parts.items())
-        return f"a process costs {_seconds(self.wall_s)}" + (f": {parts}" if parts else "")
+        parts = ", ".join(f"{part} {format_ns(s * 1e9)}" for part, s in self.parts.items())
+        return f"a process costs {format_ns(self.wall_s * 1e9)}" + (f": {parts}" if parts else "")
 
 
 @dataclass(frozen=True)
@@ -113,11 +106,11 @@ class Floor:
 
     def line(self) -> str:
         said = f"{self.cost.words()}; a verdict at ×{self.thresholds.factor:g} needs at least "
-        said += f"{self.needed} a side: about {duration(self.seconds)}"
+        said += f"{self.needed} a side: about {format_seconds(self.seconds)}"
         if self.cap_s is not None and (affordable := self.cost.affords(self.cap_s)) < self.needed:
             said += (
-                f"; --max-time leaves {duration(self.cap_s)}, {affordable} a side: too few for "
-                f"a verdict at level {self.thresholds.alpha:g}"
+                f"; --max-time leaves {format_seconds(self.cap_s)}, {affordable} a side: too few "
+                f"for a verdict at level {self.thresholds.alpha:g}"
             )
         return said
 
@@ -168,15 +161,15 @@ def reach(processes: Iterable[ProcessRun], most: int, left_s: float | None) -> t
     cost = ProcessCost.of(processes)
     if left_s is None or cost is None or cost.affords(left_s) >= most:
         return most, "--max-processes allows"
-    return cost.affords(left_s), f"the {duration(left_s)} --max-time leaves affords"
+    return cost.affords(left_s), f"the {format_seconds(left_s)} --max-time leaves affords"
 
 
 def cap_line(max_time_s: float, thresholds: Thresholds) -> str:
     """What ``--max-time`` affords, said at the start: the longest a process may take for a
     verdict at the factor (the rank test's fewest processes a side, both sides)."""
+    least, level = fewest(thresholds), f"the rank test at level {thresholds.alpha:g}"
     return (
-        f"--max-time {duration(max_time_s)}: a verdict at ×{thresholds.factor:g} needs at least "
-        f"{fewest(thresholds)} processes a side (the rank test at level {thresholds.alpha:g}), so "
-        f"a process may take at most {max_time_s / (2 * fewest(thresholds)):.0f} s; said after "
-        "the first of each side"
+        f"--max-time {format_seconds(max_time_s)}: a verdict at ×{thresholds.factor:g} needs at "
+        f"least {least} processes a side ({level}), so a process may take at most "
+        f"{max_time_s / (2 * least):.0f} s; said after the first of each side"
     )

@@ -54,7 +54,7 @@ def test_the_floor_says_what_a_process_costs_and_what_a_verdict_needs_before_it_
     print(said.line())
     assert said.line() == (
         "a process costs 68 s: import 61 s, collection 5 s, benchmarks 1.7 s; a verdict at ×1.05 "
-        "needs at least 7 a side: about 16 min"
+        "needs at least 7 a side: about 15 min 52 s"
     )
     assert said.to_json() == {
         "process_s": 68.0,
@@ -69,7 +69,8 @@ def test_the_floor_says_what_a_process_costs_and_what_a_verdict_needs_before_it_
     assert capped is not None
     print(capped.line())
     assert capped.line().endswith(
-        "about 16 min; --max-time leaves 10 min, 4 a side: too few for a verdict at level 0.002"
+        "about 15 min 52 s; --max-time leaves 10 min 00 s, 4 a side: too few for a verdict at "
+        "level 0.002"
     )
     assert "too few" not in floor(first, RULE, 1200.0).line()  # type: ignore[union-attr]
 
@@ -78,8 +79,9 @@ def test_a_cap_says_at_the_start_how_long_a_process_may_take_for_a_verdict():
     said = cap_line(1200.0, RULE)
     print(said)
     assert said == (
-        "--max-time 20 min: a verdict at ×1.05 needs at least 7 processes a side (the rank test at "
-        "level 0.002), so a process may take at most 86 s; said after the first of each side"
+        "--max-time 20 min 00 s: a verdict at ×1.05 needs at least 7 processes a side (the rank "
+        "test at level 0.002), so a process may take at most 86 s; said after the first of each "
+        "side"
     )
 
 
@@ -117,7 +119,7 @@ def test_what_the_time_left_affords_caps_measuring_again():
     ran = [suite_process(60.0), suite_process(60.0)]
     assert reach(ran, 20, None) == (20, "--max-processes allows")
     assert reach(ran, 20, 3600.0) == (20, "--max-processes allows")
-    assert reach(ran, 20, 1200.0) == (10, "the 20 min --max-time leaves affords")
+    assert reach(ran, 20, 1200.0) == (10, "the 20 min 00 s --max-time leaves affords")
 
 
 def spread_of(sides):
