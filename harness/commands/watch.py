@@ -19,7 +19,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,9 @@ from harness.render.watch_summary import WatchSummary, watch_json, watch_markdow
 from harness.render.why import why_lines as explained
 from harness.steps import reuse
 from harness.steps.answers import Setting
-from harness.steps.confirm import PairConfirmer
+from harness.steps.confirm import ConfirmPairs, PairConfirmer
+from harness.steps.measurement import Pair
+from harness.steps.probes import Probe
 from harness.steps.suite_floor import Floor, cap_line, floor, out_of_reach, reach
 from harness.steps.triage import TriageOutcome, triage
 from harness.steps.watch import (
@@ -275,9 +277,25 @@ class SuiteFloor:
                     continue
             self.imports[label] = costliest(text)
 
+    def held(self, confirmer: PairConfirmer, most: int | None = None) -> ConfirmPairs:
+        """``confirmer`` held, when it is called, to the time ``--max-time`` leaves then (its
+        looks stop once that is spent; the first is measured whole), and to ``most`` a side."""
+        if self.deadline is None:
+            return confirmer
+
+        def confirm(pairs: Mapping[Pair, tuple[Criterion, ...]]) -> dict[Pair, tuple[Probe, Probe]]:
+            prober, left = confirmer.prober, self.left() or 0.0
+            held = most if most is not None else prober.max_processes
+            budget = min(prober.time_budget or left, left)
+            return PairConfirmer(
+                dataclasses.replace(prober, max_processes=held, time_budget=budget)
+            )(pairs)
+
+        return confirm
+
     def within_reach(
         self, found: TriageOutcome, still_open: list[MetricKey], confirmer: PairConfirmer
-    ) -> tuple[list[MetricKey], dict[MetricKey, tuple[str, float]], PairConfirmer]:
+    ) -> tuple[list[MetricKey], dict[MetricKey, tuple[str, float]], ConfirmPairs]:
         """The open benchmarks measuring again can decide, those it cannot (each said, with the
         smallest change still detectable), and the confirmer held to the processes and time
         left."""
@@ -287,13 +305,8 @@ class SuiteFloor:
         spreads = first_round_spreads(found)
         open_spreads = {key: spreads[key] for key in still_open if key in spreads}
         beyond = out_of_reach(open_spreads, self.options.thresholds, most, why)
-        left = self.left()
-        if left is not None:
-            budget = min(measuring.time_budget or left, left)
-            held = max(most, measuring.processes)
-            prober = dataclasses.replace(confirmer.prober, max_processes=held, time_budget=budget)
-            confirmer = PairConfirmer(prober)
-        return [key for key in still_open if key not in beyond], beyond, confirmer
+        held = self.held(confirmer, max(most, measuring.processes))
+        return [key for key in still_open if key not in beyond], beyond, held
 
 
 def watch_one(
@@ -335,7 +348,7 @@ def watch_one(
         found = triage(
             run.releases,
             first_round,
-            confirmer,
+            suite.held(confirmer) if suite else confirmer,
             metrics=None,
             with_claim=target.kind != "pytest-benchmark",  # a suite's wrapper states no claim
             thresholds=options.thresholds,
@@ -346,14 +359,15 @@ def watch_one(
         again: dict[MetricKey, Comparison] = {}
         still_open = first_round_open(found)
         beyond: dict[MetricKey, tuple[str, float]] = {}
+        again_pairs: ConfirmPairs = confirmer
         if suite is not None and still_open:
-            still_open, beyond, confirmer = suite.within_reach(found, still_open, confirmer)
+            still_open, beyond, again_pairs = suite.within_reach(found, still_open, confirmer)
         if still_open:
             progress(
                 f"[watch] {len(still_open)} metric(s) the first round left undecided: measured "
                 "again, until decided"
             )
-            again, also = measured_again(confirmer, found, still_open, options.thresholds)
+            again, also = measured_again(again_pairs, found, still_open, options.thresholds)
             read |= also
         if suite is not None:
             suite.where_imports_go(run)
