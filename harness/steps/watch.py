@@ -219,21 +219,8 @@ class TargetWatch:
         target, kind, page = str(data["target"]), str(data["kind"]), str(data["page"])
         why, issue = tuple(map(str, data["why"])), tuple(map(str, data["issue"]))
         when = str(data.get("remembered") or "")
-        floor = dict(data.get("floor") or {})
-        return cls(
-            target,
-            kind,
-            findings,
-            loads,
-            detectable,
-            page,
-            why,
-            issue,
-            libraries,
-            when,
-            medians,
-            floor,
-        )
+        said = (target, kind, findings, loads, detectable, page, why, issue, libraries, when)
+        return cls(*said, medians, dict(data.get("floor") or {}))
 
 
 def _number(value: Any) -> float | None:
