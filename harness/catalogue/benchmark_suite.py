@@ -15,7 +15,8 @@ text or arguments, which results and pages record: a path names a home folder.  
 suite instead is a digest of its files (``suite_digest``): those of its folder, links followed, and
 the conftests and configuration pytest reads above it up to its rootdir, written into the script, so
 results of two versions of a suite are never mixed, and a watch remembers a suite only while its
-files stay the same. Standard library only.
+files stay the same.  With ``--compile-cache`` the script also turns on JAX's persistent compilation
+cache in the venv it runs in (``CACHE``). Standard library only.
 """
 
 from __future__ import annotations
@@ -187,17 +188,35 @@ def wrapper_name(suite: Path) -> str:
 DEADLINE = "HARNESS_SUITE_DEADLINE_UNIX_S"  # when the suite must have stopped, in Unix seconds
 
 
-def wrapper_text(digest: str) -> str:
+def wrapper_text(digest: str, compile_cache: bool = False) -> str:
     """The script that runs the suite once, in its folder with its own arguments as pytest's (the
     maintainer's selection), each benchmark's rounds written to the file the harness names as soon
-    as it finishes; what the suite needs besides is the command line's (``--with``)."""
+    as it finishes; what the suite needs besides is the command line's (``--with``).  With
+    ``compile_cache``, JAX's persistent compilation cache in the venv's own folder, set through
+    ``jax.config`` (never a ``JAX_*`` variable, which results record): it is part of the script, so
+    results and the watch's memory of a cached run are never mixed with an uncached one's."""
     dependencies = ", ".join(f'"{r}"' for r in RUNNER)
     return (
         WRAPPER.replace("@DEPENDENCIES@", dependencies)
         .replace("@DIGEST@", digest)
         .replace("@SUITE_PATH@", SUITE_PATH)
         .replace("@DEADLINE@", DEADLINE)
+        .replace("@COMPILE_CACHE@", CACHE if compile_cache else "")
     )
+
+
+# The venv's own folder (sys.prefix): a release's cache stays with its venv, and a CI cache of
+# ``.nox`` carries it.  Every compilation is cached, not only those over a second.
+CACHE = """
+import jax  # noqa: E402 - timed as an import
+
+try:
+    cache = os.path.join(sys.prefix, "harness-compile-cache")
+    jax.config.update("jax_compilation_cache_dir", cache)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+except AttributeError as exc:  # a release without the option: the suite runs, uncached, and says so
+    print(f"harness: no persistent compilation cache on this jax: {exc}", file=sys.stderr)
+"""
 
 
 WRAPPER = '''# /// script
@@ -210,19 +229,50 @@ script's arguments as its own: the maintainer's selection (-k, -m, node ids, the
 benchmark's rounds go to $HARNESS_BENCHMARK_JSON, in pytest-benchmark's form, as soon as it finishes, under a
 name of its test and parameters ("harness_name"; pytest numbers a parameter it cannot spell, and the number
 moves when the parameters do). A run that would not finish before $@DEADLINE@ stops after the benchmark
-that ends in time, and says so in the file: what finished is kept. A run where no benchmark ran (plain tests
+that ends in time, and says so in the file: what finished is kept. The file also says how long the process
+spent in import statements until the suite was collected and in the rest of its collection ("harness_phases").
+A run where no benchmark ran (plain tests
 only, a suite that does not collect) fails, its cause the last line on standard error: never judged on the
 time pytest took.
 """
 
+import builtins
 import hashlib
 import json
 import os
 import re
 import sys
+import threading
 import time
 
-import pytest
+
+class Imports:
+    """The time this process spends in import statements (the outermost of nested ones, on the main
+    thread) until pytest has collected the suite: a suite's own imports and pytest's. Then the plain
+    import is put back, so nothing of this runs while a benchmark is timed."""
+
+    def __init__(self):
+        self.ns, self.depth, self.plain = 0, 0, builtins.__import__
+        self.thread = threading.get_ident()
+        builtins.__import__ = self.timed
+
+    def timed(self, *args, **kwargs):
+        if self.depth or threading.get_ident() != self.thread:
+            return self.plain(*args, **kwargs)
+        self.depth, started = 1, time.perf_counter_ns()
+        try:
+            return self.plain(*args, **kwargs)
+        finally:
+            self.ns += time.perf_counter_ns() - started
+            self.depth = 0
+
+    def stop(self):
+        builtins.__import__ = self.plain
+
+
+imports = Imports()
+import pytest  # noqa: E402 - timed as an import
+@COMPILE_CACHE@
 
 sys.dont_write_bytecode = True  # nothing written into the suite's folders (pytest's rewritten modules neither)
 # A pytest run of its own: an outer pytest-xdist run's worker variables would make pytest-benchmark take this
@@ -281,6 +331,16 @@ class Suite:
         self.path, self.deadline = path, deadline
         self.errors, self.benchmarks, self.names = [], [], {}
         self.planned, self.longest, self.cut, self.failed = 0, 0.0, "", 0
+        self.phases = {}
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_collection(self, session):
+        """How long pytest took to collect, its imports apart (``harness_phases``)."""
+        started, imported = time.perf_counter_ns(), imports.ns
+        yield
+        imports.stop()
+        during = imports.ns - imported
+        self.phases = {"import_ns": imports.ns, "collection_ns": time.perf_counter_ns() - started - during}
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -337,7 +397,7 @@ class Suite:
         self.failed = session.testsfailed
 
     def write(self):
-        document = {"benchmarks": self.benchmarks}
+        document = {"benchmarks": self.benchmarks, "harness_phases": self.phases}
         if self.cut:  # what a watch reads: how many ran of how many, and why it stopped
             ran = {"ran": len(self.benchmarks), "planned": self.planned, "said": self.cut}
             document["harness_cut_short"] = ran

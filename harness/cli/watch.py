@@ -43,6 +43,7 @@ class SuiteTarget:
     path: Path
     digest: str
     args: tuple[str, ...] = ()
+    compile_cache: bool = False  # JAX's persistent compilation cache, in each release's venv
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class WatchOptions:
     memory: Path  # one file per target and pair already watched
     explain: bool = True
     why_budget_s: float | None = None  # asking why, per target (None: as long as its triage)
+    max_time_s: float | None = None  # the whole watch's cap (a suite's processes are sized by it)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -110,6 +112,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_max_load(parser)
     options.add_max_processes(parser)
     options.add_time_budget(parser, "a measurement's")
+    parser.add_argument(
+        "--max-time",
+        type=options.seconds,
+        metavar="SECONDS",
+        help=(
+            "the most a suite's watch (--pytest-benchmark) may take: after its first process of "
+            "each side it says whether that affords a verdict, and a benchmark that needs more "
+            "processes than what is left affords is said with the smallest change it could still "
+            "see, not measured on in vain (default: no cap but --max-processes)"
+        ),
+    )
     options.add_thresholds(parser)
 
 
@@ -141,6 +154,16 @@ def _add_targets(parser: argparse.ArgumentParser) -> None:
             "paths relative to the folder, the suite's own conftest options "
             '(--pytest-args="-k bfgs --min-dimension 8"); quoted as one argument. An option that '
             "writes files, moves the rootdir or ends the measurement is refused (docs/watch.md)"
+        ),
+    )
+    parser.add_argument(
+        "--compile-cache",
+        action="store_true",
+        help=(
+            "run the suite with JAX's persistent compilation cache, kept in each release's venv "
+            "(set through jax.config, never a JAX_ variable): shorter processes for a suite whose "
+            "benchmarks time calls after warm-up; never for one that times compilation, whose "
+            "figures the cache would change (docs/watch.md)"
         ),
     )
     for flag, which in (("--include", "only"), ("--exclude", "leave out")):
@@ -203,13 +226,22 @@ def check(args: argparse.Namespace) -> WatchOptions:
         raise UsageError("--with and --requirements are for --scripts and --pytest-benchmark")
     if args.pytest_args and args.pytest_benchmark is None:
         raise UsageError("--pytest-args is for --pytest-benchmark")
+    if args.compile_cache and args.pytest_benchmark is None:
+        raise UsageError(
+            "--compile-cache is for --pytest-benchmark: a script's or case's metrics include its "
+            "compile times, which a cache would change"
+        )
+    if args.max_time is not None and args.pytest_benchmark is None:
+        raise UsageError(
+            "--max-time is for --pytest-benchmark (a suite's processes are sized by it)"
+        )
     if (args.include or args.exclude) and args.scripts is None:
         raise UsageError("--include and --exclude are for --scripts")
     suite, path = None, args.pytest_benchmark
     if path is not None:
         digest = suite_digest(path)
         selection = suite_args.checked(args.pytest_args, path.name if path.is_file() else None)
-        suite = SuiteTarget(path.resolve(), digest, selection)
+        suite = SuiteTarget(path.resolve(), digest, selection, args.compile_cache)
     thresholds = options.thresholds_from(args)
     return WatchOptions(
         cases=tuple(cases),
@@ -228,6 +260,7 @@ def check(args: argparse.Namespace) -> WatchOptions:
         memory=options.folder_to_write(args.memory, "output"),
         explain=args.explain,
         why_budget_s=args.why_budget,
+        max_time_s=args.max_time,
     )
 
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import sys
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,8 @@ from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, r
 from harness.commands.triage import timing_steps
 from harness.errors import UsageError
 from harness.host.environment import shown_path
+from harness.measure.import_times import IMPORT_TIME, costliest
+from harness.measure.import_times import MAX_BYTES as IMPORT_BYTES
 from harness.measure.load import load_threshold
 from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import inside
@@ -43,7 +47,10 @@ from harness.render.watch_summary import WatchSummary, watch_json, watch_markdow
 from harness.render.why import why_lines as explained
 from harness.steps import reuse
 from harness.steps.answers import Setting
-from harness.steps.confirm import PairConfirmer
+from harness.steps.confirm import ConfirmPairs, PairConfirmer
+from harness.steps.measurement import Pair
+from harness.steps.probes import Probe
+from harness.steps.suite_floor import Floor, cap_line, floor, out_of_reach, reach
 from harness.steps.triage import TriageOutcome, triage
 from harness.steps.watch import (
     Memory,
@@ -54,13 +61,14 @@ from harness.steps.watch import (
     findings,
     first_regression,
     first_round_open,
+    first_round_spreads,
     measured_again,
     memory_key,
     results_read,
     side_loads,
 )
 from harness.steps.watch import detectable as detectable_changes
-from harness.store.files import replace_file
+from harness.store.files import DocumentProblem, read_bounded, replace_file
 
 SUMMARY = "watch"  # watch.md and watch.json in the output folder
 SUITES = "watch-suites"  # the scripts that run a pytest-benchmark suite, in the output folder
@@ -106,7 +114,7 @@ def targets(options: WatchOptions) -> list[Target]:
         folder = inside(options.out, SUITES)
         folder.mkdir(parents=True, exist_ok=True)
         wrapper = inside(folder, wrapper_name(options.suite.path))
-        replace_file(wrapper, wrapper_text(options.suite.digest))
+        replace_file(wrapper, wrapper_text(options.suite.digest, options.suite.compile_cache))
         case = read_script(
             wrapper,
             options.suite.args,  # the maintainer's selection, pytest's arguments
@@ -225,7 +233,89 @@ def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[
     return (*what, *ends, "--metric", regression.metric, "--profile", options.profile)
 
 
-def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, str]) -> TargetWatch:
+class SuiteFloor:
+    """A suite's floor, said once after its first process of each side (``Floor``), and how far
+    measuring again may go within the watch's ``--max-time`` (``deadline``, monotonic)."""
+
+    def __init__(self, target: Target, run: RangeRun, deadline: float | None) -> None:
+        self.name, self.options, self.deadline = target.case.name, run.options, deadline
+        self.said: Floor | None = None
+        self.imports: dict[str, list[str]] = {}  # release → its costliest imports, said
+
+    def left(self) -> float | None:
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+    def __call__(self, first: dict[str, list[Any]]) -> None:
+        found = floor(first, self.options.thresholds, self.left())
+        if found is not None and self.said is None:
+            self.said = found
+            progress(f"[watch] {self.name}: {found.line()}")
+
+    def to_json(self) -> dict[str, Any]:
+        if self.said is None:
+            return {}
+        imports = {"imports": self.imports} if self.imports else {}
+        return {**self.said.to_json(), "said": self.said.line(), **imports}
+
+    def where_imports_go(self, run: RangeRun) -> None:
+        """Where import is most of a process: one extra process a side under ``-X importtime``,
+        off the timing path, and the costliest imports it shows (``import_times.costliest``)."""
+        cost = self.said.cost if self.said is not None else None
+        if cost is None or cost.parts.get("import", 0.0) <= cost.wall_s / 2:
+            return
+        for label in run.labels:
+            side = run.sides.side(label)
+            if isinstance(side, str):
+                continue
+            with tempfile.TemporaryDirectory(prefix="harness-importtime-") as folder:
+                report = Path(folder) / "importtime.txt"
+                progress(f"[watch] {self.name}: where its import goes on {label} (-X importtime)")
+                run.sides.one_more_process(side, env={IMPORT_TIME: str(report)})
+                try:
+                    text = read_bounded(report, limit=IMPORT_BYTES).decode(errors="replace")
+                except (OSError, DocumentProblem):
+                    continue
+            self.imports[label] = costliest(text)
+
+    def held(self, confirmer: PairConfirmer, most: int | None = None) -> ConfirmPairs:
+        """``confirmer`` held, when it is called, to the time ``--max-time`` leaves then (its
+        looks stop once that is spent; the first is measured whole), and to ``most`` a side."""
+        if self.deadline is None:
+            return confirmer
+
+        def confirm(pairs: Mapping[Pair, tuple[Criterion, ...]]) -> dict[Pair, tuple[Probe, Probe]]:
+            prober, left = confirmer.prober, self.left() or 0.0
+            held = most if most is not None else prober.max_processes
+            budget = min(prober.time_budget or left, left)
+            return PairConfirmer(
+                dataclasses.replace(prober, max_processes=held, time_budget=budget)
+            )(pairs)
+
+        return confirm
+
+    def within_reach(
+        self, found: TriageOutcome, still_open: list[MetricKey], confirmer: PairConfirmer
+    ) -> tuple[list[MetricKey], dict[MetricKey, tuple[str, float]], ConfirmPairs]:
+        """The open benchmarks measuring again can decide, those it cannot (each said, with the
+        smallest change still detectable), and the confirmer held to the processes and time
+        left."""
+        measuring = self.options.measuring
+        ran = [p for m in found.first_round.ok() if m.result for p in m.result.result.processes]
+        most, why = reach(ran, measuring.max_processes, self.left())
+        spreads = first_round_spreads(found)
+        open_spreads = {key: spreads[key] for key in still_open if key in spreads}
+        beyond = out_of_reach(open_spreads, self.options.thresholds, most, why)
+        held = self.held(confirmer, max(most, measuring.processes))
+        return [key for key in still_open if key not in beyond], beyond, held
+
+
+def watch_one(
+    target: Target,
+    run: RangeRun,
+    memory: Memory,
+    jaxlib: dict[str, str],
+    deadline: float | None = None,
+) -> TargetWatch:
     """The target's watch: from memory where this pair was watched with the same script and
     libraries, else triaged, its changes asked why, its page written, and remembered once
     settled."""
@@ -243,8 +333,13 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
     # What an earlier watch of this key read and left open is not read again: measured anew.
     spent = memory.spent(target.case.name, key)
     first_look = reuse.first_round(measuring.processes)
+    suite = SuiteFloor(target, run, deadline) if target.kind == "pytest-benchmark" else None
     first_round = dataclasses.replace(
-        run.prober, accept=lambda stored: first_look(stored) and stored.result.id not in spent
+        run.prober,
+        accept=lambda stored: first_look(stored) and stored.result.id not in spent,
+        measure=functools.partial(run.prober.measure, first_round=suite)
+        if suite
+        else run.prober.measure,
     )
     confirmer = PairConfirmer(
         dataclasses.replace(run.prober, accept=lambda stored: stored.result.id not in spent)
@@ -253,7 +348,7 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
         found = triage(
             run.releases,
             first_round,
-            confirmer,
+            suite.held(confirmer) if suite else confirmer,
             metrics=None,
             with_claim=target.kind != "pytest-benchmark",  # a suite's wrapper states no claim
             thresholds=options.thresholds,
@@ -263,13 +358,19 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
         read = results_read(found)
         again: dict[MetricKey, Comparison] = {}
         still_open = first_round_open(found)
+        beyond: dict[MetricKey, tuple[str, float]] = {}
+        again_pairs: ConfirmPairs = confirmer
+        if suite is not None and still_open:
+            still_open, beyond, again_pairs = suite.within_reach(found, still_open, confirmer)
         if still_open:
             progress(
                 f"[watch] {len(still_open)} metric(s) the first round left undecided: measured "
                 "again, until decided"
             )
-            again, also = measured_again(confirmer, found, still_open, options.thresholds)
+            again, also = measured_again(again_pairs, found, still_open, options.thresholds)
             read |= also
+        if suite is not None:
+            suite.where_imports_go(run)
         stem = run.stem()
         # Why each change the watch calls happened, as triage asks it (none with --no-why): every
         # kind of evidence (``harness.explain.kinds``) within the why's time budget.
@@ -282,17 +383,20 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
     detected = detectable_changes(
         found, options.thresholds, measuring.processes, measuring.max_processes
     )
+    detected |= {key: max(detected.get(key, 0.0), seen) for key, (_, seen) in beyond.items()}
     unseeable = blind(detected, measuring.max_processes, options.thresholds)
+    why_not = {key: said for key, (said, _) in beyond.items()}
     watched = TargetWatch(
         target.case.name,
         target.kind,
-        (*findings(found, answered(found), again), *([unseeable] if unseeable else [])),
+        (*findings(found, answered(found), again, why_not), *([unseeable] if unseeable else [])),
         tuple(side_loads(found)),
         detected,
         f"{stem}.md",
         tuple(why_lines(setting, found)),
         libraries=run.libraries().versions,
-        medians=benchmark_medians(found) if target.kind == "pytest-benchmark" else {},
+        medians=benchmark_medians(found) if suite else {},
+        floor=suite.to_json() if suite else {},
     )
     watched = dataclasses.replace(watched, issue=issue_posargs(target, watched, run))
     if watched.settled:
@@ -316,12 +420,15 @@ def execute(options: WatchOptions) -> int:
         f"[watch] jax {release} against {baseline}: {len(runs)} target(s), each in one interleaved "
         "run"
     )
+    deadline = None if options.max_time_s is None else started + options.max_time_s
+    if options.max_time_s is not None:
+        progress(f"[watch] {cap_line(options.max_time_s, options.thresholds)}")
     prove_writable(options.memory, "the watch's memory")
     memory = Memory(options.memory)
     watched = []
     for number, (target, run) in enumerate(zip(watched_targets, runs, strict=True), start=1):
         progress(f"[watch] ({number}/{len(runs)}) {target.case.name} ({target.kind})")
-        watched.append(watch_one(target, run, memory, jaxlib))
+        watched.append(watch_one(target, run, memory, jaxlib, deadline))
     summary = WatchSummary(
         baseline,
         release,

@@ -6,5 +6,5 @@ timed after JAX's benchmarking guide with loops for short programs (``timing``),
 counted (``hlo``), the machine's load over its window recorded (``load``); a plain script's run
 (``script_process``) under its start-up hook (``script_hook``, ``script_capture``), where a process
 died (``deaths``) and whether its venv's files were what was installed (``venv_files``), its
-printed figures and numbers (``figures``, ``script_numbers``, ``benchmark_json``); ``sides`` reads a
-plan of sides."""
+printed figures and numbers (``figures``, ``script_numbers``, ``benchmark_json``), where a suite's
+import goes (``import_times``); ``sides`` reads a plan of sides."""

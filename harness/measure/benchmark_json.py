@@ -8,7 +8,8 @@ so a benchmark is judged over processes like any program. The file is the suite'
 untrusted: read within bounds, and what is left out is said as a note. The watch's runner
 (``harness.catalogue.benchmark_suite``) writes the same form, names each benchmark by its test and
 parameters (``harness_name``) and says where it stopped the suite (``harness_cut_short``: how many
-benchmarks ran of how many, and why). Standard library only: the case process runs it in a venv
+benchmarks ran of how many, and why) and what its process spent importing and collecting
+(``harness_phases``). Standard library only: the case process runs it in a venv
 that holds jax and little else.
 """
 
@@ -37,6 +38,8 @@ MAX_ROUNDS = 10_000
 NAME_CHARS = re.compile(r"[^A-Za-z0-9_+-]+")
 CUT_SHORT = "harness_cut_short"  # the watch's runner stopped the suite before the time-out
 CUT_SHORT_NOTE = "pytest-benchmark cut short"
+PHASES = "harness_phases"  # the watch's runner: ns in import statements and in collection
+PHASE_NAMES = ("import_ns", "collection_ns")
 MAX_NAME_CHARS = 100
 
 
@@ -48,6 +51,14 @@ class SuiteRun:
     notes: list[str] = field(default_factory=list)
     # Where the watch's runner stopped the suite before the time-out: benchmarks run, planned.
     cut_short: tuple[int, int] | None = None
+    # The watch's runner: ns its process spent in import statements until the suite was collected,
+    # and in the rest of the collection.
+    phases: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def rounds_ns(self) -> float:
+        """The benchmarks' own time: every round of every benchmark, summed."""
+        return sum(s.wall_ns for p in self.programs.values() for s in p.samples)
 
 
 def program_name(fullname: str, taken: set[str]) -> str:
@@ -95,6 +106,13 @@ def read_suite_run(path: Path) -> SuiteRun:
         if all(type(n) is int and 0 <= n <= MAX_COUNT for n in counts):
             run.cut_short = (int(cut["ran"]), int(cut["planned"]))
         run.notes.append(f"{CUT_SHORT_NOTE}: {str(cut.get('said', ''))[:300]}")
+    phases = document.get(PHASES) if isinstance(document, dict) else None
+    if isinstance(phases, dict):
+        run.phases = {
+            name: float(ns)
+            for name in PHASE_NAMES
+            if type(ns := phases.get(name)) is int and 0 <= ns <= MAX_MAGNITUDE
+        }
     if not isinstance(benchmarks, list):
         run.notes.append("pytest-benchmark's JSON has no list of benchmarks")
         return run

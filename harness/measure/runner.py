@@ -44,6 +44,9 @@ from harness.units import sizes_text, time_left
 
 # A stored result standing for a planned cell on a side (``measure(reuse=...)``), or None.
 Reuse = Callable[[PlannedRun, Side], StoredResult | None]
+# Told each side's first process (by label) once a cell has one of each: what a process costs is
+# said before the rest are paid (``harness.steps.suite_floor``).
+FirstRound = Callable[[dict[str, list[ProcessRun]]], None]
 
 
 class Measured(NamedTuple):
@@ -157,6 +160,7 @@ class Recorder:
     # What the caller would reuse instead of measuring, asked under the folder lock: a run into the
     # same folder may have stored it between the caller's own look and this run's turn.
     reuse: Reuse | None = None
+    first_round: FirstRound | None = None
 
     def __post_init__(self) -> None:
         if not self.settings.isolation:
@@ -261,6 +265,8 @@ class Recorder:
                         left = pace.line(going, self.settings)
                         self._measure_process(cell, run, round_index, left)
                         pace.done()
+                    if round_index == 0 and self.first_round is not None:
+                        self.first_round({run.side.label: run.processes for run in cell.runs})
                     active = [run for run in cell.runs if run.finished() is None]
                     if not active or not self.rules.another_round(cell, active, round_index + 1):
                         going.remove(cell)
@@ -326,6 +332,7 @@ def measure(
     undecided: OpenComparison | None = None,
     reuse: Reuse | None = None,
     settled: SettledCell | None = None,
+    first_round: FirstRound | None = None,
 ) -> list[Measured]:
     """Measure ``plan`` on ``sides`` and store every outcome under ``results_dir``: one ``Measured``
     per planned cell and side, in plan order. What ``run`` does, called from any command."""
@@ -341,5 +348,6 @@ def measure(
         undecided=undecided,
         reuse=reuse,
         settled=settled,
+        first_round=first_round,
     ) as recorder:
         return recorder.run_plan(plan, resume=resume)

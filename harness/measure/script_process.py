@@ -36,6 +36,8 @@ from harness.measure import deaths
 from harness.measure.benchmark_json import BENCHMARK_JSON, SuiteRun, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
 from harness.measure.guardian import die_with_parent
+from harness.measure.import_times import IMPORT_TIME
+from harness.measure.import_times import MAX_BYTES as IMPORT_BYTES
 from harness.measure.script_hook import FAULT_AT
 from harness.measure.script_numbers import script_numbers
 from harness.metric_names import EVENT_PHASES, JSON, PROCESS
@@ -242,9 +244,11 @@ def run_script(
         env[BENCHMARK_JSON] = str(Path(scratch) / "benchmarks.json")
         if env.get(SUITE_PATH) and env.get(FAULT_AT):  # the suite stops before its time-out
             env[DEADLINE] = env[FAULT_AT]
+        # An extra process of a why or a suite's floor: where its imports went, never a timed one.
+        importtime = ["-X", "importtime"] if env.get(IMPORT_TIME) else []
         started = time.perf_counter_ns()
         child = subprocess.Popen(
-            [sys.executable, str(HOOK), str(report_path), path.name, *args],
+            [sys.executable, *importtime, str(HOOK), str(report_path), path.name, *args],
             cwd=path.parent,
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -262,6 +266,9 @@ def run_script(
                 0, RunStatus.TIMEOUT, f"no exit within {timeout_s:g} s; killed", died=died
             )
         wall_ns = time.perf_counter_ns() - started
+        if importtime:
+            err.seek(0)
+            Path(env[IMPORT_TIME]).write_bytes(err.read(IMPORT_BYTES))
         stdout, cut = _read_start(out)
         stderr = deaths.tail_of(err, 64 * 1024)
         report = _read_report(report_path)
@@ -311,6 +318,8 @@ def _measured(
     record["judged_on"] = "pytest-benchmark rounds" if suite.programs else judged
     if suite.cut_short is not None:
         record["cut_short"] = {"ran": suite.cut_short[0], "planned": suite.cut_short[1]}
+    if suite.programs:  # what a process of the suite costs, where (``harness.steps.suite_floor``)
+        record["suite_phases"] = {**suite.phases, "benchmarks_ns": suite.rounds_ns}
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
     if not (programs or compiled) and figures.lines:  # of metrics the statistics do not know

@@ -89,6 +89,22 @@ def _seen(ratio: float | None) -> str:
     return _ratio(ratio) if math.isfinite(ratio) else "none: too few processes"
 
 
+def import_lines(watched: TargetWatch) -> list[str]:
+    """Where a suite's import goes, per release: its costliest imports as ``-X importtime`` showed
+    them in one extra process (lines of ``import_times.costliest``, held to its form on recall)."""
+    imports = watched.floor.get("imports") or {}
+    if not imports:
+        return []
+    said = "; ".join(
+        f"jax {inline(release)}: " + "; ".join(lines) for release, lines in imports.items()
+    )
+    return [
+        f"Where its import goes (`python -X importtime`, one extra process a side, not timed): "
+        f"{said}.",
+        "",
+    ]
+
+
 def benchmark_lines(watched: TargetWatch) -> list[str]:
     """A suite's benchmarks, the slowest first: each one's verdict, its median round on each
     release, and the smallest change it could have seen."""
@@ -98,12 +114,15 @@ def benchmark_lines(watched: TargetWatch) -> list[str]:
     ordered = sorted(watched.medians.items(), key=lambda item: -item[1][0])
     slowest_key, (slowest, _) = ordered[0]
     slowest_name = code_span(slowest_key.metric_name)
+    said = inline(str(watched.floor.get("said") or ""))
     lines = [
         f"## Benchmarks of {code_span(watched.target)}",
         "",
         f"{len(ordered)} benchmarks, each judged on its own; the slowest, {slowest_name}, takes "
         f"{format_ns(slowest)} a round on the baseline.",
         "",
+        *([f"Its floor, said after its first process of each side: {said}.", ""] if said else []),
+        *import_lines(watched),
         "| benchmark | verdict | a round, baseline → release "
         "| smallest change it could have seen |",
         "|---|---|---|---|",

@@ -53,6 +53,7 @@ from harness.analysis.statuses import summarise
 from harness.errors import UsageError
 from harness.host.environment import holds_secret, redact
 from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
+from harness.measure.import_times import SAID as IMPORT_SAID
 from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Probe
@@ -130,6 +131,9 @@ class TargetWatch:
     remembered: str = ""  # when it was watched, if reported from memory
     # A suite's benchmarks: each one's median round on the baseline and on the release, in ns.
     medians: Mapping[MetricKey, tuple[float, float]] = field(default_factory=dict)
+    # A suite's: what a process cost and a verdict needs, said after its first process of each side
+    # (``harness.steps.suite_floor.Floor``: its figures, and "said", its line).
+    floor: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def judged(self) -> dict[MetricKey, float]:
@@ -180,6 +184,7 @@ class TargetWatch:
             "libraries": {release: dict(found) for release, found in self.libraries.items()},
             "remembered": self.remembered or None,
             "medians": {key.metric_name: list(pair) for key, pair in self.medians.items()},
+            "floor": dict(self.floor) or None,
         }
 
     @classmethod
@@ -214,9 +219,8 @@ class TargetWatch:
         target, kind, page = str(data["target"]), str(data["kind"]), str(data["page"])
         why, issue = tuple(map(str, data["why"])), tuple(map(str, data["issue"]))
         when = str(data.get("remembered") or "")
-        return cls(
-            target, kind, findings, loads, detectable, page, why, issue, libraries, when, medians
-        )
+        said = (target, kind, findings, loads, detectable, page, why, issue, libraries, when)
+        return cls(*said, medians, dict(data.get("floor") or {}))
 
 
 def _number(value: Any) -> float | None:
@@ -338,9 +342,11 @@ def findings(
     found: TriageOutcome,
     answered: Sequence[tuple[str, Confirmation]] = (),
     again: Mapping[MetricKey, Comparison] = MappingProxyType({}),
+    beyond: Mapping[MetricKey, str] = MappingProxyType({}),
 ) -> list[Finding]:
     """The findings of a triage over (baseline, release): its sides that did not run, then each
-    confirmed step (``answered``: each change with its triage answer's sentence), each undecided."""
+    confirmed step (``answered``: each change with its triage answer's sentence), each undecided
+    (``beyond``: why one was not measured again)."""
     answers = {id(confirmation): text for text, confirmation in answered}
     first = found.first_round
     probes = _probes(found)
@@ -383,7 +389,7 @@ def findings(
     hint = more_time([base, new]) if baseline in ran and release in ran else ""
     if hint:
         said.append(Finding(NOT_MEASURED, None, f"not everything was measured: {hint}"))
-    said += first_round_undecided(found, again)
+    said += first_round_undecided(found, again, beyond)
     for confirmation in found.confirmations:
         step = confirmation.step
         ratio = _ratio_of(confirmation.comparison)
@@ -475,10 +481,13 @@ def _every_probe(found: TriageOutcome) -> list[Probe]:
 
 
 def first_round_undecided(
-    found: TriageOutcome, again: Mapping[MetricKey, Comparison] = MappingProxyType({})
+    found: TriageOutcome,
+    again: Mapping[MetricKey, Comparison] = MappingProxyType({}),
+    beyond: Mapping[MetricKey, str] = MappingProxyType({}),
 ) -> list[Finding]:
     """A finding per metric the first round left undecided (``first_round_open``) that measuring
-    again (``again``) did not show unchanged: "no change found" would claim the unshown."""
+    again (``again``) did not show unchanged: "no change found" would claim the unshown
+    (``beyond``: why one was not measured again)."""
     first = found.first_round
     baseline, release = first.releases[0], first.releases[-1]
     said = []
@@ -492,6 +501,8 @@ def first_round_undecided(
             f"{later.said} when measured again at {min(later.processes)} processes a side, "
             "not confirmed"
             if later is not None
+            else f"not measured again: {beyond[key]}"
+            if key in beyond
             else "not measured again"
         )
         text = (
@@ -538,19 +549,23 @@ def side_loads(found: TriageOutcome) -> list[SideLoad]:
     return [SideLoad(release, loaded, total) for release, (loaded, total) in counts.items()]
 
 
+def first_round_spreads(found: TriageOutcome) -> dict[MetricKey, float]:
+    """Per metric, the spread of log process medians within each release of the first round,
+    pooled: the process, not the round, is the unit (rounds in one process are not independent)."""
+    ok = [m.result for m in found.first_round.ok() if m.result is not None]
+    return pooled_spreads(metric_samples(result) for result in ok) if len(ok) >= 2 else {}
+
+
 def detectable(
     found: TriageOutcome, thresholds: Thresholds, processes: int, most: int
 ) -> dict[MetricKey, float]:
     """Per metric of the first round, the smallest change this watch would have flagged reliably at
     the spread its processes showed: it must pass the screen (``processes`` a side, the screen's
     level, no rank guard) and the confirmation (up to ``most`` a side, the strict level)."""
-    ok = [m.result for m in found.first_round.ok() if m.result is not None]
-    if len(ok) < 2:
-        return {}
+    spreads = first_round_spreads(found)
     screen = dataclasses.replace(
         thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
     )
-    spreads = pooled_spreads(metric_samples(result) for result in ok)
     return {
         key: max(
             detectable_ratio(spread, processes, screen), detectable_ratio(spread, most, thresholds)
@@ -605,12 +620,28 @@ def _ratio_problem(ratio: float | None) -> bool:
     return ratio is not None and not (math.isfinite(ratio) and ratio > 0)
 
 
+def _figure_or_none(value: Any) -> bool:
+    if value is None:
+        return True
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and math.isfinite(value) and value >= 0
+
+
 def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None:
     """What makes a memory file's watch one no watch wrote (its fields reach watch.md, stdout and
     watch.json, which must pass docs/watch.schema.json), or None."""
     strings = [f.text for f in watched.findings] + [f.metric for f in watched.findings]
     strings += [*watched.why, *watched.issue]
     strings += [v for found in watched.libraries.values() for pair in found.items() for v in pair]
+    said, imports = watched.floor.get("said", ""), watched.floor.get("imports", {})
+    strings += [said] if isinstance(said, str) else []
+    figures = [v for k, v in watched.floor.items() if k not in ("said", "imports")]
+    imported = isinstance(imports, dict) and all(
+        NAME.fullmatch(str(release))
+        and isinstance(lines, list)
+        and all(isinstance(line, str) and IMPORT_SAID.fullmatch(line) for line in lines)
+        for release, lines in imports.items()
+    )
     checks = {
         "its target": watched.target == target and bool(NAME.fullmatch(target)),
         "its kind": watched.kind in TARGET_KINDS,
@@ -625,6 +656,7 @@ def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None
             NAME.fullmatch(load.release) and 0 <= load.loaded <= load.processes
             for load in watched.loads
         ),
+        "its floor": isinstance(said, str) and imported and all(map(_figure_or_none, figures)),
         "its page": not watched.page or bool(PAGE.fullmatch(watched.page)),
         "its time": bool(WATCHED_AT.fullmatch(when)),
         "its releases": all(NAME.fullmatch(release) for release in watched.libraries),

@@ -13,6 +13,7 @@ import pytest
 
 from harness.catalogue import benchmark_suite
 from harness.catalogue.benchmark_suite import (
+    CACHE,
     RUNNER,
     SUITE_PATH,
     suite_digest,
@@ -65,6 +66,24 @@ def test_the_wrapper_declares_pytest_benchmark_and_names_no_path(tmp_path):
     assert str(tmp_path) not in text and SUITE_PATH in text and suite_digest(folder) in text
     assert wrapper_name(folder) == "pytest-bench.py"
     compile(text, "wrapper", "exec")
+
+
+def test_a_compilation_cache_is_set_through_jax_config_in_the_venv_and_changes_the_script(tmp_path):
+    """Issue 78 #4: the cache lies in the venv of the side (sys.prefix), set through jax.config,
+    never a recorded JAX_ variable; the script differs, so results and the memory of a cached run
+    are never mixed with an uncached one's."""
+    digest = suite_digest(suite(tmp_path))
+    cached, plain = wrapper_text(digest, compile_cache=True), wrapper_text(digest)
+    compile(cached, "wrapper", "exec")
+    assert cached != plain and "jax_compilation_cache_dir" not in plain
+    assert 'os.environ["JAX' not in cached
+    assert CACHE in cached
+    program = f"import os, sys\n{CACHE}\nprint(jax.config.jax_compilation_cache_dir)\n"
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == os.path.join(sys.prefix, "harness-compile-cache")
 
 
 def test_the_variables_that_carry_the_suite_s_paths_are_never_recorded(tmp_path):
@@ -269,6 +288,11 @@ def test_a_library_s_suite_runs_as_its_maintainer_selects_and_each_benchmark_is_
     )
     assert run["status"].endswith("ok"), run["detail"]
     assert len(imports.read_text().split()) == 1, "one import for the six benchmarks"
+    phases = run["script"]["suite_phases"]  # issue 78 #1: what the process cost, where
+    assert phases["import_ns"] >= 0.5e9, "the slow import (a sleep of 0.5 s) is import"
+    assert phases["collection_ns"] > 0 and phases["benchmarks_ns"] > 0
+    parts = phases["import_ns"] + phases["collection_ns"] + phases["benchmarks_ns"]
+    assert parts < run["script"]["wall_ns"], "the parts lie within the process"
     benches = sorted(name for name in run["programs"] if name.startswith("bench."))
     solves = [name for name in benches if "py_test_solve_" in name]
     assert solves == [

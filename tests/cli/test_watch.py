@@ -40,6 +40,9 @@ def test_a_folder_s_scripts_are_each_read_as_a_script(tmp_path):
         ),
         (["--processes", "2"], "no verdict is possible with fewer than 3"),
         (["--case", "no_such_case"], "unknown case no_such_case"),
+        (["--max-time", "600"], "--max-time is for --pytest-benchmark"),
+        (["--max-time", "0"], "--max-time"),
+        (["--compile-cache"], "--compile-cache is for --pytest-benchmark: a script's or case's"),
     ],
 )
 def test_bad_input_is_one_line(argv, message):
@@ -60,6 +63,12 @@ def test_a_suite_is_known_by_its_files(tmp_path):
     options = checked("--pytest-benchmark", str(tmp_path), "--with", "equinox")
     assert options.suite is not None and len(options.suite.digest) == 64
     assert options.cases == () and options.with_specs == ("equinox",)
+    assert options.max_time_s is None
+    capped = checked("--pytest-benchmark", str(tmp_path), "--max-time", "1200")
+    assert capped.max_time_s == 1200 and capped.suite is not None
+    assert not capped.suite.compile_cache
+    cached = checked("--pytest-benchmark", str(tmp_path), "--compile-cache")
+    assert cached.suite is not None and cached.suite.compile_cache
 
 
 def test_the_pair_is_the_newest_release_and_the_one_before_unless_named():

@@ -406,6 +406,10 @@ def test_a_real_watch_of_a_library_s_suite_takes_the_maintainer_s_selection(tmp_
     assert not [f for f in target["findings"] if f["kind"] == "regression"], target["findings"]
     markdown = (tmp_path / "out" / "watch.md").read_text()
     assert "## Benchmarks of `script-pytest-benchmarks`" in markdown
+    floor = target["floor"]  # issue 78 #1: said after the first process of each side
+    assert floor["import_s"] >= 0.5 and floor["processes_needed"] == 7, floor
+    assert f"Its floor, said after its first process of each side: {floor['said']}" in markdown
+    assert f"[watch] script-pytest-benchmarks: {floor['said']}" in done.stdout + done.stderr
     page = (tmp_path / "out" / target["page"]).read_text()
     [releases] = [
         line for line in page.splitlines() if line.startswith("| jax ") and "status" in line

@@ -64,7 +64,8 @@ def test_a_script_writing_the_json_the_harness_names_is_judged_on_its_rounds(tmp
     script.write_text(
         "import json, os\n"
         "rounds = [0.001, 0.002]\n"
-        "doc = {'benchmarks': [{'fullname': 'b.py::test_b', 'stats': {'data': rounds}}]}\n"
+        "doc = {'benchmarks': [{'fullname': 'b.py::test_b', 'stats': {'data': rounds}}],"
+        " 'harness_phases': {'import_ns': 7, 'collection_ns': 3, 'other_ns': 1}}\n"
         "open(os.environ['HARNESS_BENCHMARK_JSON'], 'w').write(json.dumps(doc))\n"
     )
     process = run_script(script, hashlib.sha256(script.read_bytes()).hexdigest(), 60.0)
@@ -73,3 +74,12 @@ def test_a_script_writing_the_json_the_harness_names_is_judged_on_its_rounds(tmp
     assert not process.figures, "nor its phases"
     assert process.script["judged_on"] == "pytest-benchmark rounds"
     assert process.script["wall_ns"] > 0, "the process's time kept in its record"
+    phases = {"import_ns": 7.0, "collection_ns": 3.0, "benchmarks_ns": 3e6}
+    assert process.script["suite_phases"] == phases, "what the process cost, where"
+
+
+def test_phases_no_watch_writes_are_left_out(tmp_path):
+    path = tmp_path / "benchmarks.json"
+    phases = {"import_ns": -1, "collection_ns": 1.5, "run_ns": 4}
+    path.write_text(json.dumps({"benchmarks": [], "harness_phases": phases}))
+    assert read_suite_run(path).phases == {}

@@ -478,7 +478,14 @@ def test_a_target_met_by_the_planned_processes_adds_nothing_and_without_one_noth
 
 
 def deciding_recorder(
-    tmp_path, monkeypatch, open_by_processes, sides=None, settled=None, metrics_seen=None, **changes
+    tmp_path,
+    monkeypatch,
+    open_by_processes,
+    sides=None,
+    settled=None,
+    metrics_seen=None,
+    first_round=None,
+    **changes,
 ):
     """Sides of fake processes measured until decided; ``undecided`` answers from
     ``open_by_processes`` (the metrics it was asked about kept in ``metrics_seen``), ``settled``
@@ -510,10 +517,19 @@ def deciding_recorder(
         progress=lines.append,
         undecided=undecided,
         settled=settled,
+        first_round=first_round,
     )
     runs = [run for _, run, *_ in recorder.run(planned("steady")[0])]
     recorder.close()
     return runs, asked, lines
+
+
+def test_the_first_round_is_told_each_side_s_first_process_once(tmp_path, monkeypatch):
+    """Issue 78 #1: what a process costs is said after the first of each side, not after all."""
+    told = []
+    count = lambda sides: told.append({label: len(ps) for label, ps in sides.items()})
+    deciding_recorder(tmp_path, monkeypatch, {}, first_round=count)
+    assert told == [{"A": 1, "B": 1}]
 
 
 def test_until_decided_the_looks_double_while_a_comparison_is_open(tmp_path, monkeypatch):

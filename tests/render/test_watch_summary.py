@@ -169,8 +169,15 @@ def test_a_suite_s_benchmarks_are_each_judged_named_and_the_slowest_leads():
             parse_metric_name("process.peak_rss_bytes"): 1.05,
         },
         medians={fast_key: (2e3, 1.6e3), slow_key: (3e9, 3e9)},
+        floor={"process_s": 68.0, "processes_needed": 7, "said": FLOOR, "imports": IMPORTS},
     )
     text = watch_markdown(summary(suite))
+    print(text[text.index("## Benchmarks of") :])
+    assert f"Its floor, said after its first process of each side: {FLOOR}." in text
+    assert (
+        "Where its import goes (`python -X importtime`, one extra process a side, not timed): "
+        f"jax 0.4.31: {IMPORTS['0.4.31'][0]}; jax 0.4.33: {IMPORTS['0.4.33'][0]}." in text
+    )
     assert (
         "| `script-pytest-benchmarks` | pytest-benchmark | undecided | ×1.2 (best ×1.1) |" in text
     )
@@ -182,3 +189,18 @@ def test_a_suite_s_benchmarks_are_each_judged_named_and_the_slowest_leads():
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
     assert data["targets"][0]["medians"][slow] == [3e9, 3e9]
     assert data["targets"][0]["smallest_change"] == pytest.approx(1.2)
+    assert data["targets"][0]["floor"]["processes_needed"] == 7, "the floor kept in the JSON"
+
+
+FLOOR = (
+    "a process costs 68 s: import 61 s, collection 5 s, benchmarks 1.7 s; a verdict at ×1.05 needs "
+    "at least 7 a side: about 15 min 52 s"
+)
+IMPORTS = {
+    "0.4.31": [
+        "`import sif2jax` 56 s, of it `sif2jax.cutest._constrained_minimisation.cleuven7` 45 s"
+    ],
+    "0.4.33": [
+        "`import sif2jax` 55 s, of it `sif2jax.cutest._constrained_minimisation.cleuven7` 44 s"
+    ],
+}

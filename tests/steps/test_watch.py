@@ -212,6 +212,12 @@ PLANTED = [
     ("findings", [{"kind": "regression", "metric": "", "text": "\ud800", "ratio": 2.0}]),
     ("detectable", {"eager.wall_ns": 0}),
     ("libraries", {"<img src=x>": {}}),
+    ("floor", {"process_s": "68", "said": "x"}),
+    ("floor", {"process_s": -1.0, "said": "x"}),
+    ("floor", {"said": 7}),
+    ("floor", {"said": "\ud800"}),
+    ("floor", {"said": "x", "imports": {"0.4.31": ["<img src=x onerror=alert(1)>"]}}),
+    ("floor", {"said": "x", "imports": {"<b>": []}}),
 ]
 
 
@@ -233,10 +239,15 @@ def test_a_memory_file_whose_fields_no_watch_writes_is_measured_again(tmp_path, 
     """Issue 57 #7: each field of a remembered watch reaches watch.md, stdout or watch.json (its
     schema)."""
     memory = Memory(tmp_path)
-    watch = slower_watch(libraries={"0.4.31": {"numpy": "2.0.1"}})
+    imports = {
+        "0.4.31": ["`import sif2jax` 56 s, of it `sif2jax.cutest` 54 s", "`import jax` 3.1 s"]
+    }
+    floor = {"process_s": 68.0, "processes_needed": 7, "said": "a process", "imports": imports}
+    watch = slower_watch(libraries={"0.4.31": {"numpy": "2.0.1"}}, floor=floor)
     key = memory_key({"pair": ["0.4.31", "0.4.33"]})
     memory.remember(key, {}, watch, "2026-12-02 10:00 UTC")
-    assert memory.recall("script-x", key) is not None
+    recalled = memory.recall("script-x", key)
+    assert recalled is not None and recalled.floor == floor
     [path] = tmp_path.iterdir()
     document = json.loads(path.read_text())
     if field == "watched_at":

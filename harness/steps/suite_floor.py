@@ -1,0 +1,175 @@
+"""What a watch of a pytest-benchmark suite costs, said before it is paid, and how far it goes.
+
+A process of a suite costs its import, its collection and its benchmarks' own rounds: the wrapper
+that runs pytest stamps them (``suite_phases`` in the process's record: the time in import
+statements until the suite is collected, the rest of the collection, every round summed); the rest
+of the process is Python's start, pytest-benchmark's calibration and warm-up, and the end.
+
+After the first process of each side the watch says that, the processes a verdict at the rule's
+factor needs a side, and the time that makes (``Floor``): before any spread between processes is
+known, the fewest the rank test passes at the level with.  After the first round, each benchmark's
+spread of process medians (rounds within one process are not independent: the process is the
+unit) gives the processes a verdict needs (``processes_needed``); a benchmark that needs more than
+``--max-processes``, or than ``--max-time`` leaves, is not measured on in vain: its smallest change
+still detectable is said instead (``out_of_reach``).  Stopping there only leaves a benchmark
+undecided, never calls a change, so it keeps the A/A at its level.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.analysis.power import detectable_ratio
+from harness.analysis.significance import Thresholds
+from harness.metric_names import MetricKey
+from harness.store.schema import ProcessRun, RunStatus
+from harness.units import format_ns, format_seconds
+
+PARTS = ("import", "collection", "benchmarks")
+MOST = 200  # processes a side looked at for a verdict's need: beyond, none is in reach
+
+
+def processes_needed(spread: float, thresholds: Thresholds, most: int = MOST) -> int | None:
+    """The fewest processes a side whose comparison flags a change of the rule's factor reliably
+    (``detectable_ratio``) at a spread of log process medians ``spread``; None past ``most``."""
+    return next(
+        (
+            k
+            for k in range(2, most + 1)
+            if detectable_ratio(spread, k, thresholds) <= thresholds.factor
+        ),
+        None,
+    )
+
+
+def fewest(thresholds: Thresholds) -> int:
+    """The fewest processes a side any verdict needs: the rank test's at the level."""
+    return processes_needed(0.0, thresholds) or MOST
+
+
+@dataclass(frozen=True)
+class ProcessCost:
+    """What a process of the suite took, in seconds: in all, and its import, collection and
+    benchmarks' rounds (those the wrapper said)."""
+
+    wall_s: float
+    parts: Mapping[str, float]
+
+    @classmethod
+    def of(cls, processes: Iterable[ProcessRun]) -> ProcessCost | None:
+        """The mean over ``processes`` that finished ok with a suite's record; None without one."""
+        records = [
+            p.script
+            for p in processes
+            if p.status is RunStatus.OK and p.script and isinstance(p.script.get("wall_ns"), int)
+        ]
+        if not records:
+            return None
+        phases = [r.get("suite_phases") or {} for r in records]
+        parts = {
+            part: statistics.fmean(float(each[f"{part}_ns"]) for each in phases) / 1e9
+            for part in PARTS
+            if all(isinstance(each.get(f"{part}_ns"), int | float) for each in phases)
+        }
+        return cls(statistics.fmean(r["wall_ns"] for r in records) / 1e9, parts)
+
+    def affords(self, seconds: float) -> int:
+        """Processes a side ``seconds`` pay for, both sides."""
+        return int(seconds // (2 * self.wall_s)) if self.wall_s > 0 else MOST
+
+    def words(self) -> str:
+        parts = ", ".join(f"{part} {format_ns(s * 1e9)}" for part, s in self.parts.items())
+        return f"a process costs {format_ns(self.wall_s * 1e9)}" + (f": {parts}" if parts else "")
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The least a verdict costs, said after the first process of each side: what a process costs,
+    the processes a side a verdict needs at the factor (no spread is known yet: the rank test's
+    fewest), and whether ``cap_s`` (what ``--max-time`` leaves) affords them."""
+
+    cost: ProcessCost
+    thresholds: Thresholds
+    cap_s: float | None = None
+
+    @property
+    def needed(self) -> int:
+        return fewest(self.thresholds)
+
+    @property
+    def seconds(self) -> float:
+        return 2 * self.needed * self.cost.wall_s
+
+    def line(self) -> str:
+        said = f"{self.cost.words()}; a verdict at ×{self.thresholds.factor:g} needs at least "
+        said += f"{self.needed} a side: about {format_seconds(self.seconds)}"
+        if self.cap_s is not None and (affordable := self.cost.affords(self.cap_s)) < self.needed:
+            said += (
+                f"; --max-time leaves {format_seconds(self.cap_s)}, {affordable} a side: too few "
+                f"for a verdict at level {self.thresholds.alpha:g}"
+            )
+        return said
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "process_s": round(self.cost.wall_s, 3),
+            **{f"{part}_s": round(s, 3) for part, s in self.cost.parts.items()},
+            "processes_needed": self.needed,
+            "seconds_needed": self.seconds,
+            "max_time_s": None if self.cap_s is None else round(self.cap_s, 1),
+        }
+
+
+def floor(
+    first: Mapping[str, list[ProcessRun]], thresholds: Thresholds, cap_s: float | None
+) -> Floor | None:
+    """The floor from each side's first process (None where none finished ok with a record)."""
+    cost = ProcessCost.of(p for processes in first.values() for p in processes[:1])
+    return None if cost is None else Floor(cost, thresholds, cap_s)
+
+
+def out_of_reach(
+    spreads: Mapping[MetricKey, float], thresholds: Thresholds, most: int, why: str
+) -> dict[MetricKey, tuple[str, float]]:
+    """The metrics whose spread needs more than ``most`` processes a side for a verdict at the
+    factor (``why``: what sets ``most``), each with what is said of it and the smallest change
+    ``most`` a side could still see."""
+    found = {}
+    for key, spread in spreads.items():
+        needed = processes_needed(spread, thresholds)
+        if needed is not None and needed <= most:
+            continue
+        seen = detectable_ratio(spread, most, thresholds)
+        need = f"{needed} processes a side" if needed else f"over {MOST} processes a side"
+        smallest = f"×{seen:.3g}" if math.isfinite(seen) else "none (too few for the rank test)"
+        said = (
+            f"its process medians scatter by {spread:.1%}: a verdict at ×{thresholds.factor:g} "
+            f"needs {need}, more than the {most} {why}; the smallest change {most} a side could "
+            f"see is {smallest}, so it was not measured on in vain"
+        )
+        found[key] = (said, seen)
+    return found
+
+
+def reach(processes: Iterable[ProcessRun], most: int, left_s: float | None) -> tuple[int, str]:
+    """The most processes a side measuring again may take, and what sets it: ``--max-processes``,
+    or the time ``--max-time`` leaves (``left_s``) at what a process of ``processes`` cost."""
+    cost = ProcessCost.of(processes)
+    if left_s is None or cost is None or cost.affords(left_s) >= most:
+        return most, "--max-processes allows"
+    return cost.affords(left_s), f"the {format_seconds(left_s)} --max-time leaves affords"
+
+
+def cap_line(max_time_s: float, thresholds: Thresholds) -> str:
+    """What ``--max-time`` affords, said at the start: the longest a process may take for a
+    verdict at the factor (the rank test's fewest processes a side, both sides)."""
+    least, level = fewest(thresholds), f"the rank test at level {thresholds.alpha:g}"
+    return (
+        f"--max-time {format_seconds(max_time_s)}: a verdict at ×{thresholds.factor:g} needs at "
+        f"least {least} processes a side ({level}), so a process may take at most "
+        f"{max_time_s / (2 * least):.0f} s; said after the first of each side"
+    )

@@ -1,0 +1,176 @@
+"""What a suite's watch costs, said after its first process of each side, and the benchmarks it
+does not measure on in vain: sized from the spread within each side, never the difference, so the
+A/A stays at its level."""
+
+import itertools
+import math
+import random
+from dataclasses import replace
+
+from harness.analysis.metrics import process_samples
+from harness.analysis.power import pooled_spreads
+from harness.analysis.significance import Thresholds, Verdict
+from harness.metric_names import parse_metric_name
+from harness.steps.suite_floor import (
+    ProcessCost,
+    cap_line,
+    floor,
+    out_of_reach,
+    processes_needed,
+    reach,
+)
+from harness.steps.triage import SCREEN_ALPHA
+from harness.store.schema import ProcessRun, RunStatus
+from tests.analysis.simulated_runs import (
+    KEY,
+    Noise,
+    binomial_upper,
+    judged,
+    measure_together,
+    settings_of,
+)
+
+RULE = Thresholds()
+OTHER = parse_metric_name("json.u_ms")
+S = 10**9
+
+
+def suite_process(wall_s, import_s=None, collection_s=None, benchmarks_s=None):
+    parts = {"import_ns": import_s, "collection_ns": collection_s, "benchmarks_ns": benchmarks_s}
+    phases = {name: round(s * S) for name, s in parts.items() if s is not None}
+    record = {"wall_ns": round(wall_s * S), "suite_phases": phases}
+    return ProcessRun(0, RunStatus.OK, script=record)
+
+
+def test_the_floor_says_what_a_process_costs_and_what_a_verdict_needs_before_it_is_paid():
+    """Issue 78 #1: the optimistix suite's floor (about 70 s a process, 7 a side for the rank test
+    at 0.002), said after the first process of each side."""
+    first = {
+        "A": [suite_process(66, 59, 5, 1.6)],
+        "B": [suite_process(70, 63, 5, 1.8)],
+    }
+    said = floor(first, RULE, None)
+    assert said is not None
+    print(said.line())
+    assert said.line() == (
+        "a process costs 68 s: import 61 s, collection 5 s, benchmarks 1.7 s; a verdict at ×1.05 "
+        "needs at least 7 a side: about 15 min 52 s"
+    )
+    assert said.to_json() == {
+        "process_s": 68.0,
+        "import_s": 61.0,
+        "collection_s": 5.0,
+        "benchmarks_s": 1.7,
+        "processes_needed": 7,
+        "seconds_needed": 952.0,
+        "max_time_s": None,
+    }
+    capped = floor(first, RULE, 600.0)
+    assert capped is not None
+    print(capped.line())
+    assert capped.line().endswith(
+        "about 15 min 52 s; --max-time leaves 10 min 00 s, 4 a side: too few for a verdict at "
+        "level 0.002"
+    )
+    assert "too few" not in floor(first, RULE, 1200.0).line()  # type: ignore[union-attr]
+
+
+def test_a_cap_says_at_the_start_how_long_a_process_may_take_for_a_verdict():
+    said = cap_line(1200.0, RULE)
+    print(said)
+    assert said == (
+        "--max-time 20 min 00 s: a verdict at ×1.05 needs at least 7 processes a side (the rank "
+        "test at level 0.002), so a process may take at most 86 s; said after the first of each "
+        "side"
+    )
+
+
+def test_a_process_without_the_wrapper_s_phases_is_said_by_its_whole_time_and_none_ok_says_none():
+    assert ProcessCost.of([suite_process(3.0)]).words() == "a process costs 3 s"  # type: ignore[union-attr]
+    failed = ProcessRun(0, RunStatus.FAILED, "no", script={"wall_ns": S})
+    assert floor({"A": [failed], "B": []}, RULE, None) is None
+
+
+def test_the_processes_a_verdict_needs_grow_with_the_spread_between_processes():
+    assert processes_needed(0.0, RULE) == 7, "the rank test's fewest at 0.002"
+    needs = [processes_needed(spread, RULE) for spread in (0.005, 0.01, 0.02, 0.04)]
+    assert needs[0] == 7 and all(a <= b for a, b in itertools.pairwise(needs))
+    assert needs[-1] is not None and needs[-1] > 20
+    assert processes_needed(0.5, RULE) is None, "none within 200 a side"
+
+
+def test_a_benchmark_out_of_reach_says_the_smallest_change_it_could_still_see():
+    """Issue 78 #2: a benchmark whose processes scatter by 4 % needs more than 20 a side at ×1.05;
+    it is said, with what 20 could see, not measured to the cap in vain."""
+    beyond = out_of_reach({KEY: 0.04, OTHER: 0.002}, RULE, 20, "--max-processes allows")
+    assert list(beyond) == [KEY]
+    said, seen = beyond[KEY]
+    print(said)
+    assert said.startswith("its process medians scatter by 4.0%: a verdict at ×1.05 needs ")
+    assert (
+        "more than the 20 --max-processes allows; the smallest change 20 a side could see" in said
+    )
+    assert 1.05 < seen < 1.2
+    few = out_of_reach({KEY: 0.01}, RULE, 4, "the 10 min --max-time leaves affords")
+    assert "could see is none (too few for the rank test)" in few[KEY][0]
+
+
+def test_what_the_time_left_affords_caps_measuring_again():
+    ran = [suite_process(60.0), suite_process(60.0)]
+    assert reach(ran, 20, None) == (20, "--max-processes allows")
+    assert reach(ran, 20, 3600.0) == (20, "--max-processes allows")
+    assert reach(ran, 20, 1200.0) == (10, "the 20 min 00 s --max-time leaves affords")
+
+
+def spread_of(sides):
+    return pooled_spreads(process_samples(side) for side in sides)[KEY]
+
+
+def test_the_stop_reads_the_spread_within_each_side_never_the_difference():
+    """A stop rule that looked at how far the sides are apart would make every difference look
+    real; the same processes with one side moved by ×1.3 are stopped (or not) alike."""
+    rng = random.Random(78)
+    for _ in range(20):
+        a, b = measure_together(
+            [1.0, 1.0], Noise("lognormal", 0.05), settings_of(5, None, None), rng
+        )
+        moved = [replace(p, figures={k: v * 1.3 for k, v in p.figures.items()}) for p in b]
+        assert math.isclose(spread_of([a, b]), spread_of([a, moved]))
+        stops = [out_of_reach({KEY: spread_of(s)}, RULE, 20, "") for s in ([a, b], [a, moved])]
+        assert list(stops[0]) == list(stops[1])
+
+
+def suite_watch(noise, rng, most=20):
+    """The watch of one benchmark over the same release twice: the first round of 5 a side
+    screened, a candidate confirmed until decided; undecided, measured again until decided only
+    where its first round's spread puts a verdict within ``most`` a side. What is flagged: a
+    confirmed change, or (stricter than the watch, which calls none) any change measuring again
+    shows; and whether it stopped."""
+    fixed = settings_of(5, None, None)
+    first = measure_together([1.0, 1.0], noise, fixed, rng)
+    screen = replace(RULE, alpha=max(SCREEN_ALPHA, RULE.alpha), rank_guard=False)
+    deciding = settings_of(5, most)
+    if judged(*first, fixed, screen).verdict in (Verdict.SLOWER, Verdict.FASTER):
+        again = measure_together([1.0, 1.0], noise, deciding, rng)
+        return judged(*again, deciding, RULE).verdict in (Verdict.SLOWER, Verdict.FASTER), False
+    if judged(*first, fixed, RULE).verdict != Verdict.UNDECIDED:
+        return False, False
+    if out_of_reach({KEY: spread_of(first)}, RULE, most, ""):
+        return False, True
+    again = measure_together([1.0, 1.0], noise, deciding, rng)
+    return judged(*again, deciding, RULE).verdict in (Verdict.SLOWER, Verdict.FASTER), False
+
+
+def test_the_stop_rule_keeps_the_suite_s_a_a_at_its_level():
+    """Issue 78 #2: the same release twice, its processes scattering as a loaded runner's do; the
+    watch sized from each benchmark's spread flags a change in at most α of runs (the binomial
+    bound of the runs simulated), and the rule did stop some runs, so it was exercised."""
+    runs, rng = 300, random.Random(7878)
+    flagged = stopped = 0
+    for noise in (Noise("lognormal", 0.04), Noise("two-level", 0.02, slow=0.3)):
+        for _ in range(runs // 2):
+            changed, stop = suite_watch(noise, rng)
+            flagged += changed
+            stopped += stop
+    assert flagged <= binomial_upper(RULE.alpha, runs), flagged
+    assert stopped > 0, "no run was out of reach: the rule was never exercised"
