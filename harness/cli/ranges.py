@@ -119,8 +119,10 @@ class RangeOptions:
     libraries: LibraryChoice = LibraryChoice()  # a plain script's own libraries
     # a step's changed defaults listed and tried, its compiled programs compared
     explain: bool = True
-    # ``--why-budget``: how long asking why may take (None: what the measuring took)
+    # ``--why-budget``: how long asking why may take (None: half what the measuring took)
     why_budget_s: float | None = None
+    # ``--why-every-kind``: every kind asked, those after a kind that answered the step too
+    why_every_kind: bool = False
     # a triage's ``--every-release``: its first round measures every release, not a refined grid
     every_release: bool = False
 
@@ -167,6 +169,12 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
             "two releases and comparing what each compiled",
             "over every step; a kind not asked once it is spent is said in the answer with the "
             "command that asks it (default: half as long as the command's own measuring took)",
+        )
+        parser.add_argument(
+            "--why-every-kind",
+            action="store_true",
+            help="ask every kind of why, also those after a kind whose answer settled the step "
+            "(an old default bringing every metric back)",
         )
     _add_criterion(parser)
     options.add_sizes(parser, "the case's first anchor, with these sizes changed")
@@ -354,6 +362,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         libraries=libraries,
         explain=getattr(args, "explain", False),
         why_budget_s=getattr(args, "why_budget", None),
+        why_every_kind=getattr(args, "why_every_kind", False),
         every_release=getattr(args, "every_release", False),
     )
 

@@ -194,10 +194,11 @@ def triage_command(options: RangeOptions, every_release: bool = False) -> str:
     return nox_command("triage", target, words, options.sizes, options.profile)
 
 
-def rerun_command(options: RangeOptions, why_budget_s: float) -> str:
+def rerun_command(options: RangeOptions, why_budget_s: float, every_kind: bool = False) -> str:
     """The command run again with a why budget of ``why_budget_s`` (what it measured is reused): the
-    one that asks the kinds a spent budget left out."""
+    one that asks the kinds a spent budget left out (``every_kind``: or an answered step did)."""
     budget = ["--why-budget", f"{max(60, 60 * math.ceil(why_budget_s / 60))}"]
+    budget += ["--why-every-kind"] if every_kind or options.why_every_kind else []
     if options.command == "triage":
         return f"{triage_command(options, options.every_release)} {' '.join(budget)}"
     ends = ["--broken", "--fixed"] if options.fix else ["--good", "--bad"]
@@ -370,6 +371,10 @@ class RangeRun:
         budget.again = budget.again or rerun_command(self.options, 4 * (budget.seconds or 0))
         budget.again_with = budget.again_with or (
             lambda seconds: rerun_command(self.options, max(seconds, 4 * (budget.seconds or 0)))
+        )
+        budget.every_kind = self.options.why_every_kind
+        budget.again_every = budget.again_every or rerun_command(
+            self.options, 4 * (budget.seconds or 0), every_kind=True
         )
         before, after = pair
         progress(

@@ -498,8 +498,11 @@ def skipped_lines(skipped: Skipped) -> list[Finding]:
 def spent_lines(spent: Spent) -> list[str]:
     """The kinds asked for the step, in the order asked, and how long each took."""
     asked = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in spent.seconds.items())
+    asks = f" (asked by `{spent.command}`)" if spent.command else ""
     settled = (
-        f"; not asked, the step being answered: {', '.join(spent.unasked)}" if spent.unasked else ""
+        f"; not asked, the step being answered: {', '.join(spent.unasked)}{asks}"
+        if spent.unasked
+        else ""
     )
     return [f"kinds asked, in order: {asked}{settled}"] if asked else []
 

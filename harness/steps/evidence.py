@@ -376,8 +376,10 @@ class Spent:
     seconds: Mapping[str, float]
     settles: bool = False
     kind: str = "spent"
-    # The kinds left unasked because the one before them answered every metric of the step.
+    # The kinds left unasked because the one before them answered every metric of the step, and
+    # the command that asks them.
     unasked: tuple[str, ...] = ()
+    command: str = ""
 
     def data(self) -> dict[str, Any]:
         rounded = {name: round(spent, 1) for name, spent in self.seconds.items()}
@@ -388,6 +390,7 @@ class Spent:
             "asked": list(self.seconds),  # the kinds asked, in order
             "seconds": rounded,
             "unasked": list(self.unasked),
+            "command": self.command,
         }
 
 
@@ -408,6 +411,8 @@ class WhyBudget:
     # What the kinds asked before the one that settles the step's shape leave for it (``gather``):
     # so that a cost's library and reproducer never spend what its changed defaults need.
     kept_for_settling: float = 0.0
+    every_kind: bool = False  # every kind asked, also after one answered every metric of the step
+    again_every: str = ""  # the command that asks them (said where an answered step left some)
 
     def at_most(self, seconds: float) -> None:
         """With no budget set: a share of ``seconds`` (what the triage's or bisect's measuring
@@ -505,17 +510,19 @@ def gather(
         seconds[kind.name] = time.monotonic() - started
         sides.progress(f"  {kind.name}: {seconds[kind.name]:.0f} s")
         found.append(answer)
-        if isinstance(answer, Answers):
+        every = budget is not None and budget.every_kind
+        if isinstance(answer, Answers) and not every:
             answered = set(answer.answered())
             asked = asked.narrowed([m for m in asked.metrics if m not in answered])
         kept((*found, Spent(step.before, step.after, seconds)))
-        if answer.settles or (step.metrics and not asked.metrics):
+        if not every and (answer.settles or (step.metrics and not asked.metrics)):
             unasked = tuple(each.name for each in kinds[number + 1 :] if each.wanted(step, ()))
             break
     else:
         unasked = ()
     if seconds:
-        found.append(Spent(step.before, step.after, seconds, unasked=unasked))
+        again = budget.again_every if budget is not None and unasked else ""
+        found.append(Spent(step.before, step.after, seconds, unasked=unasked, command=again))
     return tuple(found)
 
 

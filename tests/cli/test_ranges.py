@@ -235,3 +235,16 @@ def test_a_triage_screens_on_a_grid_unless_told_to_measure_every_release(tmp_pat
                 "--every-release",
             ]
         )
+
+
+def test_every_kind_of_why_is_asked_on_request_and_the_command_that_asks_it_carries_the_flag(
+    tmp_path,
+):
+    from harness.commands.ranges import rerun_command
+
+    assert not range_options(tmp_path).why_every_kind
+    every = range_options(tmp_path, "--why-every-kind")
+    assert every.why_every_kind and rerun_command(every, 60).endswith("--why-every-kind")
+    plain = range_options(tmp_path)
+    assert "--why-every-kind" not in rerun_command(plain, 60)
+    assert rerun_command(plain, 60, every_kind=True).endswith("--why-budget 60 --why-every-kind")

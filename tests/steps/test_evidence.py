@@ -206,6 +206,15 @@ def test_a_metric_a_kind_answered_is_not_asked_of_the_kinds_after_it():
 
     (said,) = step_lines(spent)
     assert said.text.endswith("; not asked, the step being answered: defaults")
+    budget = WhyBudget(again_every="nox -s triage -- … --why-every-kind")
+    found = gather([Answering("library", (M, N)), Seeing("defaults")], two, Sides(), budget)  # type: ignore[arg-type, list-item]
+    (said,) = step_lines(found[-1])
+    assert said.text.endswith("defaults (asked by `nox -s triage -- … --why-every-kind`)")
+    budget.every_kind = True
+    asked_too = Seeing("defaults")
+    found = gather([Answering("library", (M, N)), asked_too], two, Sides(), budget)  # type: ignore[arg-type, list-item]
+    assert asked_too.metrics == (M, N), "--why-every-kind: every kind, of every metric"
+    assert [each.kind for each in found] == ["library", "defaults", "spent"]
 
 
 def test_a_kind_the_budget_left_out_is_named_with_the_command_that_asks_it():
