@@ -124,14 +124,31 @@ def test_no_module_asks_whether_what_is_measured_is_a_script():
     """A script is a subject of its own beside a case (``harness.catalogue.subjects``): callers ask
     the subject what they need, so no module branches on ``script is None`` (the command line
     decides which subject it is, once, in ``harness.cli.options.case_from``)."""
-    branch = re.compile(r"script is (not )?None")
-    found = [
+    assert lines_matching(r"script is (not )?None") == []
+
+
+def lines_matching(pattern: str) -> list[str]:
+    """``path:line`` of every line of harness/ that ``pattern`` finds."""
+    branch = re.compile(pattern)
+    return [
         f"{path.relative_to(REPO).as_posix()}:{number}"
         for path in sorted((REPO / "harness").rglob("*.py"))
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if branch.search(line)
     ]
-    assert found == []
+
+
+# The draft's modules, whose shape branches the draft's own rework of #76 folds into one renderer.
+DRAFT = ("harness/upstream/", "harness/render/issue_draft.py", "harness/commands/issue.py")
+
+
+def test_a_shape_is_asked_what_it_means_never_named_outside_analysis():
+    """Each shape is one object that owns its words, its worse side, its cell, its why's kinds
+    (``harness.analysis.significance.Shape``): a page asks it, so a new shape is never read as a
+    cost's or a value's silently.  Naming one outside analysis/ is left to the few places that make
+    a shape (a status step's ending)."""
+    named = [w for w in lines_matching(r"\bShape\.") if not w.startswith("harness/analysis/")]
+    assert len([w for w in named if not w.startswith(DRAFT)]) <= 4, named
 
 
 def class_lengths() -> dict[str, int]:

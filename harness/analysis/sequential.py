@@ -110,7 +110,7 @@ def open_comparison(
         if counts_only or common > settings.most_processes:
             continue  # past the last look only counts are looked at: the rest was judged there
         sides, printed = (a[key].processes, b[key].processes), (a[key].printed, b[key].printed)
-        if shape_of(key, *sides, level, printed) is Shape.VALUE or compare_signs(*sides, key):
+        if not shape_of(key, *sides, level, printed).ratio or compare_signs(*sides, key):
             continue  # known exactly, or varying within a side: more processes decide nothing
         try:
             comparison = compare_processes(

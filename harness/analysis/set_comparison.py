@@ -31,7 +31,7 @@ from harness.analysis.metrics import (
     metric_samples,
     separate_invocations,
 )
-from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
+from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import compare_endings, measured, ran, summarise
 from harness.errors import UsageError
 from harness.store.results import LoadProblem, StoredResult, load_results
@@ -153,7 +153,7 @@ def worse_words(key: MetricKey | None, comparison: Comparison, short: bool = Fal
     name = "how its processes ended"
     if key is not None:
         name = key.metric_name if short else key.label()
-    if comparison.shape is Shape.COST and not comparison.constant:
+    if comparison.shape.ratio and not comparison.constant:
         return f"{name} {format_ratio(comparison.ratio)}"
     return f"{name} {comparison.said}"
 

@@ -223,7 +223,7 @@ def _comparison(
         flags,
         SideSpread(n_a, n_a, math.nan, 0.0),
         SideSpread(n_b, n_b, math.nan, 0.0),
-        test="equality per process" if shape is Shape.VALUE else "Fisher's exact test of counts",
+        test=shape.test,
         metric=key,
         constant=shape is Shape.VALUE,
         shape=shape,

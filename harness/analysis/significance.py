@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import ClassVar
 
 from harness.metric_names import MetricKey
 from harness.stats import Summary
-from harness.units import format_ns
+from harness.units import format_ns, format_ratio
 
 
 class Verdict(StrEnum):
@@ -38,16 +40,6 @@ class Verdict(StrEnum):
     UNDECIDED = "undecided"
 
 
-class Shape(StrEnum):
-    """What kind of observation a metric is, known when it is first read: each is judged by its own
-    rule (``harness.analysis.shapes``)."""
-
-    COST = "cost"  # a time, a byte count, a count where less is better: a ratio and its test
-    VALUE = "value"  # what the program computes or reports: equal in every process, or not
-    PRESENCE = "presence"  # printed in k of the n processes that ran ok
-    ENDING = "ending"  # how the processes end: ok, an exit, a signal, a time-out
-
-
 # The verdicts that say a metric moved: a cost's change either way, a change of any other shape.
 MOVED = (Verdict.FASTER, Verdict.SLOWER, Verdict.CHANGED)
 # Each change the other way round: a higher-is-better metric's verdict, a step undone, a trial that
@@ -60,6 +52,173 @@ OPPOSITE = {
 
 
 WELCH_LOG_MEDIANS = "Welch's t on log process medians"
+# The why's kinds in the order an exact metric (a value, a presence, a constant cost) asks them.
+EXACT_FIRST = ("defaults", "compiled", "flags", "library", "reproducer")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Shape:
+    """What kind of observation a metric is, known when it is first read: one object per shape
+    (``Shape.COST``, ``VALUE``, ``PRESENCE``, ``ENDING``) owning what the shape means everywhere:
+    its test, whether a ratio judges it, its words, which side is worse, each side as a page shows
+    it, the why's kinds.  Its comparison is ``harness.analysis.shapes``'s."""
+
+    name: str
+    test: str  # the rule that judges it, as a page names it
+    ratio: bool = False  # judged by a ratio of figures: a factor, an interval, what load moves
+    counted: str = ""  # what each process is counted for: "printed", "died"
+    fewer_is_worse: bool = False  # a counted shape's worse way: fewer printed, more died
+    # The why's kinds (``harness.explain.kinds``) by name, in the order asked: what settles the
+    # shape first (asked however much of the budget is left), so that a why cut short still has
+    # it.  A value or a presence is exact: whether an old default brings it back takes two
+    # processes a side, so the changed defaults come first, then what was compiled; no profile.
+    why: tuple[str, ...] = EXACT_FIRST
+    settles: str = "defaults"
+    COST: ClassVar[Shape]
+    VALUE: ClassVar[Shape]
+    PRESENCE: ClassVar[Shape]
+    ENDING: ClassVar[Shape]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"Shape.{self.name.upper()}"
+
+    def __reduce__(self) -> tuple[object, tuple[object, str]]:
+        return getattr, (Shape, self.name.upper())  # one object per shape, copied or pickled
+
+    def said(self, comparison: Comparison) -> str:
+        """The verdict in words: what each side showed."""
+        return comparison.flags[-1] if comparison.flags else str(comparison.verdict)
+
+    def worse(self, comparison: Comparison) -> bool:
+        """Whether B is the worse side: slower, a value changed (a program's output is not expected
+        to move), a metric gone from processes that printed it, more processes dying."""
+        return comparison.verdict is Verdict.CHANGED
+
+    def leans_worse(self, comparison: Comparison) -> bool:
+        """Whether B's counts lean the worse way, decided or not; False without counts."""
+        return False
+
+    def shown(self, comparison: Comparison) -> tuple[str, str]:
+        """Each side's figure as a page shows it."""
+        a, b = comparison.baseline.median, comparison.candidate.median
+        return comparison.format(a), comparison.format(b)
+
+
+class _Cost(Shape):
+    """A time, a byte count, a count where less is better: a ratio and its test."""
+
+    def said(self, comparison: Comparison) -> str:
+        """Slower or faster for a duration, higher or lower for a size or a script's number; no
+        change with the margin the data support: "unchanged (within ±3%)", or an undecided "within
+        ±9%" (a band wider than the factor's: no change shown, and none beyond it).  A number that
+        does not vary is said as such: "the same in all 6 processes", "changed from 12 to 14 in
+        every process"."""
+        verdict = comparison.verdict
+        if comparison.constant:
+            a, b = comparison.baseline.median, comparison.candidate.median
+            same = verdict is Verdict.UNCHANGED and a == b
+            return _constant_said(comparison, *comparison.shown, same=same)
+        if verdict in (Verdict.UNCHANGED, Verdict.UNDECIDED):
+            within = format_margin(comparison.margin)
+            if verdict is Verdict.UNCHANGED:
+                return f"unchanged ({within})" if within else str(verdict)
+            return within or str(verdict)
+        return comparison.direction
+
+    def worse(self, comparison: Comparison) -> bool:
+        return comparison.verdict is Verdict.SLOWER
+
+
+class _Value(Shape):
+    """What the program computes or reports: equal in every process, or not."""
+
+    def said(self, comparison: Comparison) -> str:
+        if comparison.counts is None and comparison.flags:
+            return comparison.flags[-1]
+        a, b = comparison.baseline.median, comparison.candidate.median
+        was, now = _told_apart(*(comparison.sides or (repr(a), repr(b))))
+        return _constant_said(comparison, was, now, same=comparison.verdict is Verdict.UNCHANGED)
+
+    def shown(self, comparison: Comparison) -> tuple[str, str]:
+        return comparison.sides or super().shown(comparison)
+
+
+class _Counted(Shape):
+    """Counted in k of the n processes (a presence: printed in those that ran ok; an ending: died),
+    judged on the counts by Fisher's exact test."""
+
+    def said(self, comparison: Comparison) -> str:
+        if comparison.counts is None:
+            return super().said(comparison)
+        (k_a, n_a), (k_b, n_b) = comparison.counts
+        said = f"{self.counted} in {k_a} of {n_a} processes on A, {k_b} of {n_b} on B"
+        if comparison.sides is not None:
+            said = " → ".join(comparison.sides)
+        if comparison.verdict is Verdict.CHANGED or math.isnan(comparison.p_value):
+            return said
+        return f"{said} ({comparison.verdict}, Fisher p={comparison.p_value:.2g})"
+
+    def worse(self, comparison: Comparison) -> bool:
+        changed = comparison.verdict is Verdict.CHANGED
+        return changed and (comparison.counts is None or self.leans_worse(comparison))
+
+    def leans_worse(self, comparison: Comparison) -> bool:
+        if comparison.counts is None:
+            return False
+        (k_a, n_a), (k_b, n_b) = comparison.counts
+        return (k_b * n_a < k_a * n_b) if self.fewer_is_worse else (k_b * n_a > k_a * n_b)
+
+
+FISHER = "Fisher's exact test of counts"
+# A cost's why: whether it comes with a library, then whether jax alone shows it, then a workaround
+# among the changed defaults, what was compiled, where the time went.  An ending's: the setting
+# that makes the release that dies run (what a user wants first), what was compiled, the flags
+# named like it.
+Shape.COST = _Cost(
+    "cost", WELCH_LOG_MEDIANS, ratio=True,
+    why=("library", "reproducer", "defaults", "compiled", "flags", "profile", "host"),
+)  # fmt: skip
+Shape.VALUE = _Value("value", "equality per process")
+Shape.PRESENCE = _Counted("presence", FISHER, counted="printed", fewer_is_worse=True)
+Shape.ENDING = _Counted(
+    "ending", FISHER, counted="died", settles="crash",
+    why=("crash", "compiled", "crash flags", "library", "reproducer"),
+)  # fmt: skip
+SHAPES = (Shape.COST, Shape.VALUE, Shape.PRESENCE, Shape.ENDING)
+
+
+def common_shape(shapes: Iterable[Shape | None]) -> Shape:
+    """The shape several metrics share; a cost (whose why asks the most) where they differ, or where
+    one is not known."""
+    found = set(shapes)
+    one = found.pop() if len(found) == 1 else None
+    return one or Shape.COST
+
+
+def _constant_said(comparison: Comparison, was: str, now: str, *, same: bool) -> str:
+    """Numbers that never varied, in words: the same, or the one change every process saw (a cost's
+    ratio and way are its page's and answer's to say beside it)."""
+    if same:
+        return f"the same in all {sum(comparison.processes)} processes"
+    if now in ("NaN", "Infinity", "-Infinity"):
+        return f"became {now} in every process (was {was})"
+    return f"changed from {was} to {now} in every process"
+
+
+def _told_apart(was: str, now: str) -> tuple[str, str]:
+    """Two values as printed, a fraction in as many digits as tell the two apart (never "0.1 to
+    0.1", nor 17 digits where 4 will do); an integer, a string, NaN as written."""
+    try:
+        a, b = float(was), float(now)
+    except ValueError:
+        return was, now
+    if a == b or not math.isfinite(a - b) or any(re.fullmatch(r"-?\d+", t) for t in (was, now)):
+        return was, now
+    digits = next((d for d in range(4, 18) if f"{a:.{d}g}" != f"{b:.{d}g}"), 17)
+    return f"{a:.{digits}g}", f"{b:.{digits}g}"
 
 
 @dataclass(frozen=True)
@@ -154,20 +313,13 @@ class Comparison:
 
     @property
     def worse(self) -> bool:
-        """Whether B is the worse side: slower, a value changed (a program's output is not expected
-        to move), a metric gone from processes that printed it, or more processes dying."""
-        if self.verdict is Verdict.SLOWER:
-            return True
-        return self.verdict is Verdict.CHANGED and (self.counts is None or self.leans_worse)
+        """Whether B is the worse side, by its shape's rule (``Shape.worse``)."""
+        return self.shape.worse(self)
 
     @property
     def leans_worse(self) -> bool:
-        """Whether B's counts lean the worse way, decided or not: a presence printed in a smaller
-        share of its processes, an ending dying in a larger one; False without counts."""
-        if self.counts is None:
-            return False
-        (k_a, n_a), (k_b, n_b) = self.counts
-        return (k_b * n_a < k_a * n_b) if self.shape is Shape.PRESENCE else (k_b * n_a > k_a * n_b)
+        """Whether B's counts lean the worse way, decided or not (``Shape.leans_worse``)."""
+        return self.shape.leans_worse(self)
 
     def format(self, value: float) -> str:
         """A figure of the metric in its unit: a duration, a size, a script's number as printed."""
@@ -176,27 +328,17 @@ class Comparison:
     @property
     def shown(self) -> tuple[str, str]:
         """Each side's figure as a page shows it: a value as printed, else in the metric's unit."""
-        if self.shape is Shape.VALUE and self.sides is not None:
-            return self.sides
-        return self.format(self.baseline.median), self.format(self.candidate.median)
+        return self.shape.shown(self)
 
     @property
     def said(self) -> str:
-        """The verdict in the metric's own words: slower or faster for a duration, higher or lower
-        for a size or a script's number (where higher may be the better way); no change with the
-        margin the data support: "unchanged (within ±3%)", or an undecided "within ±9%" (a band
-        wider than the factor's: no change shown, and none beyond it).  A number that does not vary
-        is said as such: "the same in all 6 processes", "changed from 12 to 14 in every process"."""
-        if self.shape is not Shape.COST:
-            return shape_said(self)
-        if self.constant:
-            return constant_said(self)
-        if self.verdict in (Verdict.UNCHANGED, Verdict.UNDECIDED):
-            within = format_margin(self.margin)
-            if self.verdict is Verdict.UNCHANGED:
-                return f"unchanged ({within})" if within else str(self.verdict)
-            return within or str(self.verdict)
-        return self.direction
+        """The verdict in its shape's words (``Shape.said``)."""
+        return self.shape.said(self)
+
+    @property
+    def ratio_cell(self) -> str:
+        """``×1.23`` where its shape is judged by a ratio; empty where none is."""
+        return format_ratio(self.ratio) if self.shape.ratio else ""
 
     @property
     def direction(self) -> str:
@@ -225,51 +367,6 @@ class Comparison:
         """Processes measured on each side (A, B)."""
         a, b = self.spreads
         return a.processes, b.processes
-
-
-def constant_said(comparison: Comparison) -> str:
-    """Numbers that never varied, in words: the same, or the one change every process saw (a cost's
-    ratio and way are its page's and answer's to say beside it)."""
-    a, b = comparison.baseline.median, comparison.candidate.median
-    if comparison.verdict is Verdict.UNCHANGED and (a == b or comparison.shape is Shape.VALUE):
-        return f"the same in all {sum(comparison.processes)} processes"
-    was, now = comparison.shown
-    if comparison.shape is Shape.VALUE:
-        was, now = _told_apart(*(comparison.sides or (repr(a), repr(b))))
-    if now in ("NaN", "Infinity", "-Infinity"):
-        return f"became {now} in every process (was {was})"
-    return f"changed from {was} to {now} in every process"
-
-
-def _told_apart(was: str, now: str) -> tuple[str, str]:
-    """Two values as printed, a fraction in as many digits as tell the two apart (never "0.1 to
-    0.1", nor 17 digits where 4 will do); an integer, a string, NaN as written."""
-    try:
-        a, b = float(was), float(now)
-    except ValueError:
-        return was, now
-    if a == b or not math.isfinite(a - b) or any(re.fullmatch(r"-?\d+", t) for t in (was, now)):
-        return was, now
-    digits = next((d for d in range(4, 18) if f"{a:.{d}g}" != f"{b:.{d}g}"), 17)
-    return f"{a:.{digits}g}", f"{b:.{digits}g}"
-
-
-def shape_said(comparison: Comparison) -> str:
-    """A value's, a presence's or an ending's comparison in words: what each side showed."""
-    if comparison.shape is Shape.VALUE and comparison.counts is None and comparison.flags:
-        return comparison.flags[-1]
-    if comparison.shape is Shape.VALUE:
-        return constant_said(comparison)
-    if comparison.counts is None:
-        return comparison.flags[-1] if comparison.flags else str(comparison.verdict)
-    word = "printed" if comparison.shape is Shape.PRESENCE else "died"
-    (k_a, n_a), (k_b, n_b) = comparison.counts
-    said = f"{word} in {k_a} of {n_a} processes on A, {k_b} of {n_b} on B"
-    if comparison.sides is not None:
-        said = " → ".join(comparison.sides)
-    if comparison.verdict is Verdict.CHANGED or math.isnan(comparison.p_value):
-        return said
-    return f"{said} ({comparison.verdict}, Fisher p={comparison.p_value:.2g})"
 
 
 def two_sided_z(p_value: float) -> float:

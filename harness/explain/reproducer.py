@@ -61,11 +61,11 @@ PER_PROGRAM = ("call_ms", "compile_ms", "temp_bytes")
 COUNTERPARTS = {COMPILE_TIME: COMPILE, MEMORY_SIZE: MEMORY, RUN_TIME: RUN}
 
 
-def counterpart(key: MetricKey, shape: Shape = Shape.COST) -> MetricKey | str:
+def counterpart(key: MetricKey, shape: Shape | None = None) -> MetricKey | str:
     """The reproducer's metric that shows what ``key`` of the script measured: a compile time by
     the programs' compile, memory by their temporary bytes, a run time by their run time; or why
-    it has none (it is never judged by another metric)."""
-    if shape is not Shape.COST:
+    it has none (it is never judged by another metric); ``shape``: the metric's (None: a cost)."""
+    if shape is not None and not shape.ratio:
         return f"the reproducer prints no {shape} the programs compute, only their costs"
     if key.name == PROCESS and key.measured is not None and not key.measured.compiled:
         return "it happens before any compiled program runs"
@@ -456,7 +456,7 @@ def measure_reproducer(
     """The reproducer measured on the step's two releases together, until its counterparts of the
     step's metrics are decided, once it ran on the release it was exported from (``proof``: on
     each of those); each counterpart compared, and each side's result."""
-    found = {m: counterpart(m, step.shapes.get(m, Shape.COST)) for m in step.metrics}
+    found = {m: counterpart(m, step.shape_of(m)) for m in step.metrics}
     counterparts = {m: key for m, key in found.items() if isinstance(key, MetricKey)}
     unmatched = {m: why for m, why in found.items() if isinstance(why, str)}
     base = dataclasses.replace(

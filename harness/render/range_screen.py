@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, outcome
-from harness.analysis.significance import Comparison, Shape, Thresholds
+from harness.analysis.significance import Comparison, Thresholds
 from harness.findings import Finding, FollowUp
 from harness.metric_names import Criterion
 from harness.render import screen
@@ -165,11 +165,10 @@ def metric_row(criterion: Criterion, comparison: Comparison, verdict: str = "") 
     if comparison.counts is not None:
         (k_a, n_a), (k_b, n_b) = comparison.counts
         figures = f"{k_a} of {n_a} → {k_b} of {n_b}"
-    cost = comparison.shape is Shape.COST
     return Row(
         criterion,
         figures,
-        format_ratio(comparison.ratio) if cost else "",
+        comparison.ratio_cell,
         verdict or comparison.said,
         sure_cell(comparison),
         comparison,

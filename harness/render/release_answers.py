@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.analysis.claims import claim_evidence, claim_verdict, outcome
 from harness.analysis.metrics import MetricKey, metric_samples
-from harness.analysis.significance import Comparison, Shape
+from harness.analysis.significance import Comparison
 from harness.findings import Finding
 from harness.host.environment import redact
 from harness.render.bisect_screen import Bisected, bisect_follow_ups, bisect_screen, bisect_why
@@ -82,7 +82,7 @@ def median_cell(result: StoredResult | None, metric: MetricKey | None) -> str:
 def against_cell(comparison: Comparison | None) -> str:
     if comparison is None:
         return "–"
-    if comparison.shape is not Shape.COST:  # no ratio: what each side showed
+    if not comparison.shape.ratio:  # no ratio: what each side showed
         return comparison.said
     if comparison.constant:  # known exactly: no interval, no test; from or to zero, no ratio either
         return f"{format_ratio(comparison.ratio)} {comparison.said}"
@@ -268,7 +268,7 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
     lines = []
     for step in found.steps:
         compared = step.comparison
-        if compared is not None and compared.shape is not Shape.COST:  # its words say the change
+        if compared is not None and not compared.shape.ratio:  # its words say the change
             detail = against_cell(compared)
         else:
             detail = f"{step.change} {against_cell(compared)}" if compared else step.change

@@ -4,7 +4,6 @@ changes, the why of its first metric, the bisect below the releases), the undeci
 from __future__ import annotations
 
 from harness.analysis.metrics import hlo_facts
-from harness.analysis.significance import Shape
 from harness.analysis.statuses import verb
 from harness.findings import FollowUp, leading
 from harness.render import screen
@@ -44,7 +43,7 @@ def _triage_row(change: Confirmation, *, fix: bool) -> Row:
         return Row(step.criterion, claims, "", flip, sure)
     comparison = change.comparison
     duration = comparison.metric is not None and comparison.metric.is_duration
-    fixed = fix and duration and comparison.shape is Shape.COST and not change.regression
+    fixed = fix and duration and comparison.shape.ratio and not change.regression
     word = "fixed" if fixed else comparison.said
     if not duration and not comparison.constant:  # slower and faster say which way already
         # A status step that stops running ok says what its dead side does (``crashes``).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.analysis.significance import Shape, Thresholds
+from harness.analysis.significance import Thresholds
 from harness.analysis.statuses import error_line, innermost_frame, verb
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 
@@ -121,7 +121,7 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
     for a script's own number; the import of jax named as JAX's own cost, never as the script's."""
     step, comparison = change.step, change.comparison
     assert comparison is not None
-    if comparison.shape is Shape.PRESENCE and comparison.counts is not None:
+    if comparison.counts is not None:  # a presence (an ending is the status answer's)
         (k_a, n_a), (k_b, n_b) = comparison.counts
         return (
             f"{step.criterion.name}: printed on {step.before} in {k_a} of {n_a}, "
@@ -133,7 +133,7 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
     figures = f"{key.format(before)} → {key.format(after)}"
     own = " (JAX's own import, not the script's code)" if key.is_jax_import else ""
     name = f"{step.criterion.name}{own}"
-    if comparison.shape is Shape.VALUE or (comparison.constant and 0 in (before, after)):
+    if not comparison.shape.ratio or (comparison.constant and 0 in (before, after)):
         # From zero or to zero: no ratio means anything, the values say it all.
         return f"{name}: {comparison.said} since {step.after} (last {step.before})"
     # the script's own unit: which way is better is the user's (--higher-is-better)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from harness.analysis.significance import MOVED, Comparison, Shape, Verdict
+from harness.analysis.significance import MOVED, Comparison, Verdict
 from harness.explain.crash import MAX_STATUS_TRIED, NOT_ASKED, CrashAnswer
 from harness.explain.dumps import VALUE, CompiledAnswer, ModuleChange, diff_name
 from harness.explain.held_library import (
@@ -182,7 +182,7 @@ def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
     )
     if Verdict.UNDECIDED in (tried.vs_before.verdict, tried.vs_after.verdict):
         against += ": more processes could tell"
-    if tried.vs_before.shape is not Shape.COST:  # no ratio: the same as a release, or not
+    if not tried.vs_before.ratio_cell:  # no ratio: the same as a release, or not
         return f"on {trial.release}, {trial.words()} gives {against}"
     ratio = format_ratio(tried.vs_before.ratio)
     return f"on {trial.release}, {trial.words()} gives {ratio} of {answer.before} ({against})"
@@ -632,8 +632,8 @@ def _shared_out(parts: Parts) -> str:
 def _said(found: Comparison | None) -> str:
     if found is None:
         return "not measured"
-    if found.verdict in MOVED and found.shape is Shape.COST:
-        return f"{format_ratio(found.ratio)} {found.said}"
+    if found.verdict in MOVED and found.ratio_cell:
+        return f"{found.ratio_cell} {found.said}"
     return found.said
 
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from harness.analysis.metrics import compare_results, metric_samples
-from harness.analysis.significance import Shape, Thresholds
+from harness.analysis.metrics import shapes_between
+from harness.analysis.significance import Shape, Thresholds, common_shape
 from harness.analysis.spending import CHANGES
 from harness.errors import UsageError
 from harness.measure.locks import ASIDE, Aside
@@ -93,13 +93,16 @@ class Step:
         step; else the shape its metrics share, a cost where they are of several."""
         if self.by_status:
             return Shape.ENDING
-        found = {self.shapes.get(metric, Shape.COST) for metric in self.metrics}
-        return found.pop() if len(found) == 1 else Shape.COST
+        return common_shape(self.shapes.get(metric) for metric in self.metrics)
+
+    def shape_of(self, metric: MetricKey) -> Shape:
+        """A metric's shape; one not known is a cost."""
+        return common_shape([self.shapes.get(metric)])
 
     @property
     def costs(self) -> tuple[MetricKey, ...]:
         """The step's metrics that are costs (a time, a size): not a value, nor a presence."""
-        return tuple(m for m in self.metrics if self.shapes.get(m, Shape.COST) is Shape.COST)
+        return tuple(m for m in self.metrics if self.shape_of(m).ratio)
 
     @property
     def exact(self) -> tuple[MetricKey, ...]:
@@ -240,17 +243,8 @@ class StepSides:
         """``step`` with each metric's shape, as its two sides' stored results judge it (a metric
         one side printed in no process is a presence)."""
         before, after = (self.stored(release) for release in step.pair)
-        printed = [metric_samples(end) if end is not None else {} for end in (before, after)]
-        shapes, constant = {}, set()
-        for metric in step.metrics:
-            compared = compare_results(before, after, metric, step.thresholds)
-            if compared is not None:
-                shapes[metric] = compared.shape
-                if compared.constant and compared.shape is Shape.COST:
-                    constant.add(metric)
-            elif (metric in printed[0]) != (metric in printed[1]):
-                shapes[metric] = Shape.PRESENCE
-        return dataclasses.replace(step, shapes=shapes, constant=frozenset(constant))
+        shapes, constant = shapes_between(before, after, step.metrics, step.thresholds)
+        return dataclasses.replace(step, shapes=shapes, constant=constant)
 
     def bounded(self, seconds: float | None) -> float | None:
         """A measurement's time bound ``seconds`` (None: none), or less: the budget's rest."""

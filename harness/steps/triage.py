@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, flip_chance, outcome, process_claims
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
-from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
+from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import (
     change_between,
     compare_endings,
@@ -70,7 +70,7 @@ class Confirmation:
         metric went missing; otherwise a fix (faster, the claim holds again, they run again) or a
         metric newly printed."""
         compared = self.comparison or self.step.comparison
-        if compared is not None and compared.shape is not Shape.COST:
+        if compared is not None and not compared.shape.ratio:
             return compared.worse
         return self.step.change in (Verdict.SLOWER, STOPS_HOLDING)
 

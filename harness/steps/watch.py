@@ -47,7 +47,7 @@ from typing import Any
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
-from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
+from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import ran as ran_at_all
 from harness.analysis.statuses import summarise
 from harness.errors import UsageError
@@ -395,10 +395,7 @@ def findings(
         ratio = _ratio_of(confirmation.comparison)
         if confirmation.confirmed:
             # Load slows a process; it neither makes processes die nor changes what they print.
-            exact = (
-                confirmation.comparison is not None
-                and confirmation.comparison.shape is not Shape.COST
-            )
+            exact = confirmation.comparison is not None and not confirmation.comparison.shape.ratio
             loaded = [] if exact else _under_load(confirmation, _probes(found))
             text = answers.get(id(confirmation), f"{step.criterion.name}: {step.change}")
             if loaded:

@@ -19,7 +19,7 @@ from harness.explain.crash import (
 )
 from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.dumps import CompiledAnswer
-from harness.explain.kinds import KINDS, SETTLES, kinds_for
+from harness.explain.kinds import KINDS, kinds_for
 from harness.explain.tried import Trial
 from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.why import crash_lines
@@ -249,7 +249,7 @@ def test_an_ending_asks_the_crash_kind_first_then_what_was_compiled_and_the_flag
         order = [kind.name for kind in kinds_for(scripted)]
         assert order[:3] == ["crash", "compiled", "crash flags"], order
         assert order.index("crash flags") < order.index("library") < order.index("reproducer")
-    assert SETTLES[step().shape] == "crash"
+    assert step().shape.settles == "crash"
 
 
 def test_the_flags_named_like_what_was_compiled_are_tried_after_it_only_where_no_default_ran():

@@ -4,8 +4,8 @@ kind."""
 import dataclasses
 from pathlib import Path
 
-from harness.analysis.significance import Shape, Thresholds
-from harness.explain.kinds import KINDS, ORDER, SETTLES, kinds_for
+from harness.analysis.significance import SHAPES, Shape, Thresholds
+from harness.explain.kinds import KINDS, NAMED, kinds_for
 from harness.explain.profiles import OpProfile
 from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.evidence import Step
@@ -28,7 +28,7 @@ def names(step: Step) -> list[str]:
 def test_a_value_asks_the_changed_defaults_first_then_the_compiled_programs():
     value = step({DRAW: Shape.VALUE})
     assert value.shape is Shape.VALUE and names(value)[:2] == ["defaults", "compiled"]
-    assert SETTLES[Shape.VALUE] == "defaults"
+    assert Shape.VALUE.settles == "defaults"
     assert "profile" not in names(value) and "host" not in names(value), "a value is no time"
     assert names(step({DRAW: Shape.PRESENCE}))[:2] == ["defaults", "compiled"]
 
@@ -71,6 +71,6 @@ def test_the_op_profile_is_asked_only_for_a_time():
 
 
 def test_every_kind_is_in_some_shape_s_order_and_each_shape_has_one():
-    assert set(ORDER) == set(Shape) == set(SETTLES)
-    assert all(any(SETTLES[s] == k.name for k in ORDER[s]) for s in Shape), "asked, in its order"
+    assert {name for s in SHAPES for name in s.why} == set(NAMED), "each kind asked by a shape"
+    assert all(s.settles in s.why for s in SHAPES), "asked, in its order"
     assert len({kind.name for kind in KINDS}) == len(KINDS)

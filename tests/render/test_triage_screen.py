@@ -5,7 +5,7 @@ once, the report last."""
 
 import dataclasses
 
-from harness.analysis.significance import Shape, Thresholds, Verdict
+from harness.analysis.significance import Thresholds, Verdict
 from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.tried import DefaultsAnswer
 from harness.metric_names import Criterion, Judged, parse_metric_name
@@ -15,6 +15,7 @@ from harness.steps.answers import RangeLibraries, Setting
 from harness.steps.bisection import ReleaseStep
 from harness.steps.probes import Probe
 from harness.steps.triage import STOPS_HOLDING, Confirmation, triage
+from harness.units import format_ratio
 from tests.conftest import FakeReleases, FakeScriptReleases
 from tests.steps.test_triage import FakeConfirmer
 
@@ -196,10 +197,9 @@ def test_a_direct_run_s_follow_up_names_no_profile_nox_would_refuse():
 class Part:
     """Stands in for one part's Comparison: its direction, ratio and word."""
 
-    shape = Shape.COST
-
     def __init__(self, verdict, ratio):
         self.verdict, self.ratio, self.said = verdict, ratio, str(verdict)
+        self.ratio_cell = format_ratio(ratio)
 
 
 def test_a_step_that_comes_with_a_library_says_so_whole_and_offers_the_library_s_releases():

@@ -359,7 +359,6 @@ def _why(shape: str, wait: float) -> list:
     """A value's or a cost's why under a budget of 30 s, its first kind waiting ``wait`` s for the
     lock: the kinds it found, in order (a skipped kind by what it says)."""
     from harness.analysis.significance import Shape
-    from harness.explain.kinds import SETTLES
 
     budget, clock = clocked(30.0)
     order = {
@@ -368,7 +367,7 @@ def _why(shape: str, wait: float) -> list:
     }[shape]
     kinds = [Measuring(name, clock, budget.aside, wait=wait if i == 0 else 0.0) for i, name in
              enumerate(order)]  # fmt: skip
-    settles = SETTLES[Shape.VALUE if shape == "value" else Shape.COST]
+    settles = (Shape.VALUE if shape == "value" else Shape.COST).settles
     found = gather(kinds, step(), Sides(), budget, settles=settles)  # type: ignore[arg-type, list-item]
     return [
         each.kind if not isinstance(each, Skipped) else f"{each.kind} skipped" for each in found
