@@ -21,7 +21,7 @@ from harness.analysis.significance import (
     two_sided_z,
 )
 from harness.analysis.spending import ALL, at_level
-from harness.analysis.statuses import summary_of
+from harness.analysis.statuses import compare_endings, summary_of
 from harness.metric_names import Criterion, Judged
 from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import format_p, format_ratio
@@ -91,11 +91,12 @@ def open_comparison(
     a, b = process_samples(a_ok[:common]), process_samples(b_ok[:common])
     level = at_level(thresholds, settings, common)  # the look these processes reached
     found = []
-    if STATUS in wanted:
+    ends = [summary_of(runs) for runs in (a_runs, b_runs)]
+    if STATUS in wanted and (ends[0].dead_counts[0] or ends[1].dead_counts[0]):
         # Every process counts for how processes end: the look is theirs, not the ok ones'.
-        judged = min(len(a_runs), len(b_runs))
-        ends = _open_ending(a_runs, b_runs, at_level(thresholds, settings, judged, counts=True))
-        found += [f"{name} {ends}"] if ends else []
+        at_look = at_level(thresholds, settings, min(len(a_runs), len(b_runs)), counts=True)
+        ending = compare_endings(*ends, at_look)
+        found += [f"{name} {ending.said}"] if ending.verdict is Verdict.UNDECIDED else []
     for key in a.keys() | b.keys():
         if wanted and key.metric_name not in wanted:
             continue
@@ -124,15 +125,3 @@ def open_comparison(
                 f"p={format_p(comparison.p_value)} (needs < {level.alpha:.2g})"
             )
     return sorted(found)
-
-
-def _open_ending(
-    a_runs: Sequence[ProcessRun], b_runs: Sequence[ProcessRun], level: Thresholds
-) -> str:
-    """How the sides' processes end, where some died on one side and their counts are undecided;
-    "" where decided, or where no process died."""
-    counts = [summary_of(runs).dead_counts for runs in (a_runs, b_runs)]
-    if not counts[0][0] and not counts[1][0]:
-        return ""
-    compared = compare_counts(Shape.ENDING, counts[0], counts[1], level)
-    return compared.said if compared.verdict is Verdict.UNDECIDED else ""

@@ -161,6 +161,13 @@ class _Counted(Shape):
             return said
         return f"{said} ({comparison.verdict}, Fisher p={comparison.p_value:.2g})"
 
+    def shown(self, comparison: Comparison) -> tuple[str, str]:
+        """``3 of 10``: of how many processes each side's were counted."""
+        if comparison.counts is None:
+            return super().shown(comparison)
+        (k_a, n_a), (k_b, n_b) = comparison.counts
+        return f"{k_a} of {n_a}", f"{k_b} of {n_b}"
+
     def worse(self, comparison: Comparison) -> bool:
         changed = comparison.verdict is Verdict.CHANGED
         return changed and (comparison.counts is None or self.leans_worse(comparison))

@@ -160,14 +160,9 @@ def metric_row(criterion: Criterion, comparison: Comparison, verdict: str = "") 
     """A metric's (or the processes' ending's) row from the comparison that settled it (the
     re-measured one, or a probe's): a presence or an ending by its counts, and no ratio but a
     cost's."""
-    a, b = comparison.baseline.median, comparison.candidate.median
-    figures = f"{comparison.format(a)} → {comparison.format(b)}"
-    if comparison.counts is not None:
-        (k_a, n_a), (k_b, n_b) = comparison.counts
-        figures = f"{k_a} of {n_a} → {k_b} of {n_b}"
     return Row(
         criterion,
-        figures,
+        " → ".join(comparison.shown),
         comparison.ratio_cell,
         verdict or comparison.said,
         sure_cell(comparison),

@@ -54,11 +54,8 @@ def _rank(comparison: Comparison) -> int:
 
 def _short_row(m: MetricComparison, comparison: SetComparison) -> list[str]:
     found = m.comparison
-    a, b = (found.format(side.median) for side in (found.baseline, found.candidate))
-    if found.counts is not None:  # a presence: printed in k of n processes
-        a, b = (f"{k} of {n}" for k, n in found.counts)
     marks = marks_text(found, comparison.thresholds)
-    return [m.key.metric_name, a, b, format_ratio(found.ratio), found.said, marks]
+    return [m.key.metric_name, *found.shown, format_ratio(found.ratio), found.said, marks]
 
 
 def _counts(metrics: list[MetricComparison]) -> str:
