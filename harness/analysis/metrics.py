@@ -335,28 +335,6 @@ def compare_results(
     return None if a is None or b is None else compare_metric(a, b, thresholds, key)
 
 
-def shapes_between(
-    before: StoredResult | None,
-    after: StoredResult | None,
-    keys: Iterable[MetricKey],
-    thresholds: Thresholds,
-) -> tuple[dict[MetricKey, Shape], frozenset[MetricKey]]:
-    """Each of ``keys``' shape as two stored results judge it: its comparison's, a presence where
-    one side printed it in no process (one neither tells is left out); and the costs among them
-    constant in every process of both sides."""
-    printed = [metric_samples(end) if end is not None else {} for end in (before, after)]
-    shapes, constant = {}, set()
-    for key in keys:
-        compared = compare_results(before, after, key, thresholds)
-        if compared is not None:
-            shapes[key] = compared.shape
-            if compared.constant and compared.shape.ratio:
-                constant.add(key)
-        elif (key in printed[0]) != (key in printed[1]):
-            shapes[key] = Shape.PRESENCE
-    return shapes, frozenset(constant)
-
-
 def hlo_facts(result: StoredResult) -> dict[str, dict[str, Any]]:
     """The optional exact facts of each compiled function's HLO, where the result has them.
 

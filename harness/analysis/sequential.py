@@ -95,7 +95,7 @@ def open_comparison(
     if STATUS in wanted and (ends[0].dead_counts[0] or ends[1].dead_counts[0]):
         # Every process counts for how processes end: the look is theirs, not the ok ones'.
         at_look = at_level(thresholds, settings, min(len(a_runs), len(b_runs)), counts=True)
-        ending = compare_endings(*ends, at_look)
+        ending = compare_endings(ends[0], ends[1], at_look)
         found += [f"{name} {ending.said}"] if ending.verdict is Verdict.UNDECIDED else []
     for key in a.keys() | b.keys():
         if wanted and key.metric_name not in wanted:

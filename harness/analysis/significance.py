@@ -52,7 +52,8 @@ OPPOSITE = {
 
 
 WELCH_LOG_MEDIANS = "Welch's t on log process medians"
-# The why's kinds in the order an exact metric (a value, a presence, a constant cost) asks them.
+# The why's kinds in the order an exact metric (a value, a presence, a constant cost) asks them:
+# whether an old default brings it back takes two processes a side, then what was compiled.
 EXACT_FIRST = ("defaults", "compiled", "flags", "library", "reproducer")
 
 
@@ -69,9 +70,7 @@ class Shape:
     counted: str = ""  # what each process is counted for: "printed", "died"
     fewer_is_worse: bool = False  # a counted shape's worse way: fewer printed, more died
     # The why's kinds (``harness.explain.kinds``) by name, in the order asked: what settles the
-    # shape first (asked however much of the budget is left), so that a why cut short still has
-    # it.  A value or a presence is exact: whether an old default brings it back takes two
-    # processes a side, so the changed defaults come first, then what was compiled; no profile.
+    # shape first (asked however much of the budget is left), so that a why cut short still has it.
     why: tuple[str, ...] = EXACT_FIRST
     settles: str = "defaults"
     COST: ClassVar[Shape]

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from harness.analysis.metrics import shapes_between
+from harness.analysis.metrics import compare_results, metric_samples
 from harness.analysis.significance import Shape, Thresholds, common_shape
 from harness.analysis.spending import CHANGES
 from harness.errors import UsageError
@@ -243,8 +243,17 @@ class StepSides:
         """``step`` with each metric's shape, as its two sides' stored results judge it (a metric
         one side printed in no process is a presence)."""
         before, after = (self.stored(release) for release in step.pair)
-        shapes, constant = shapes_between(before, after, step.metrics, step.thresholds)
-        return dataclasses.replace(step, shapes=shapes, constant=constant)
+        printed = [metric_samples(end) if end is not None else {} for end in (before, after)]
+        shapes, constant = {}, set()
+        for metric in step.metrics:
+            compared = compare_results(before, after, metric, step.thresholds)
+            if compared is not None:
+                shapes[metric] = compared.shape
+                if compared.constant and compared.shape.ratio:
+                    constant.add(metric)
+            elif (metric in printed[0]) != (metric in printed[1]):
+                shapes[metric] = Shape.PRESENCE  # a shape made here: printed on one side only
+        return dataclasses.replace(step, shapes=shapes, constant=frozenset(constant))
 
     def bounded(self, seconds: float | None) -> float | None:
         """A measurement's time bound ``seconds`` (None: none), or less: the budget's rest."""
