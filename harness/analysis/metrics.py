@@ -249,13 +249,10 @@ def _compared(
     a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds, key: MetricKey | None
 ) -> Comparison:
     """``compare_metric`` of a metric's figures, a value's or a cost's, where they were printed."""
-    printed = a.printed, b.printed
-    shape = (
-        Shape.COST if key is None else shape_of(key, a.processes, b.processes, thresholds, printed)
-    )
-    if key is not None and shape is Shape.VALUE:
-        return compare_values(a.processes, b.processes, key, printed)
-    if key is not None and (fell := compare_signs(a.processes, b.processes, key)) is not None:
+    sides, printed = (a.processes, b.processes), (a.printed, b.printed)
+    if key is not None and shape_of(key, *sides, thresholds, printed) is Shape.VALUE:
+        return compare_values(*sides, key, printed)
+    if key is not None and (fell := compare_signs(*sides, key)) is not None:
         return fell
     source, other = a.source, b.source
     separate = source is not None and other is not None and separate_invocations(source, other)

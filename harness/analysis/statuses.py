@@ -258,18 +258,10 @@ def measured(stored: StoredResult | None) -> bool:
 
 
 def status_change(
-    before: StoredResult,
-    after: StoredResult,
-    thresholds: Thresholds | None = None,
-    *,
-    screen: bool = False,
+    before: StoredResult, after: StoredResult, thresholds: Thresholds | None = None
 ) -> Ending | None:
-    """``ok → SIGSEGV (exit 139)`` where every process of ``before`` ran ok and every one of
-    ``after`` died (alike or not), ``SIGSEGV (exit 139) → ok`` the other way; None where the two
-    are no status step.  With ``thresholds``, also a new ending in some processes only, where the
-    counts of processes that died differ by Fisher's exact test at its level (``screen``: wherever
-    one side has none, a candidate to measure again); it is named by the commonest ending there."""
-    return change_between(summarise(before), summarise(after), thresholds, screen=screen)
+    """``change_between`` of two stored results."""
+    return change_between(summarise(before), summarise(after), thresholds)
 
 
 def change_between(
@@ -279,7 +271,11 @@ def change_between(
     *,
     screen: bool = False,
 ) -> Ending | None:
-    """``status_change`` of two releases' summaries."""
+    """``ok → SIGSEGV (exit 139)`` where every process of ``was`` ran ok and every one of ``now``
+    died (alike or not), ``SIGSEGV (exit 139) → ok`` the other way; None where the two are no
+    status step.  With ``thresholds``, also a new ending in some processes only, where the counts
+    of processes that died differ by Fisher's exact test at its level (``screen``: wherever one
+    side has none, a candidate to measure again); it is named by the commonest ending there."""
     if was.alike and now.alike and OK in (was.alike, now.alike) and was.alike != now.alike:
         return Ending(was.alike, now.alike, (now if was.alike == OK else was).verb)
     if thresholds is None:

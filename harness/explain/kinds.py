@@ -20,17 +20,10 @@ from harness.explain.reproducer import Reproducer
 from harness.explain.tried import ChangedDefaults
 from harness.steps.evidence import Evidence, Step
 
-LIBRARY, REPRODUCER, DEFAULTS = HeldLibrary(), Reproducer(), ChangedDefaults()
-COMPILED, FLAGS, CRASH, CRASH_FLAGS = (
-    CompiledPrograms(),
-    FlagsNamedLikeTheProgram(),
-    CrashWorkaround(),
-    CrashFlags(),
-)
-PROFILE, HOST = OpProfile(), HostProfile()
-
+# Each kind once, in the order a cost asks them, then an ending's own.
 KINDS: tuple[Evidence, ...] = (
-    LIBRARY, REPRODUCER, DEFAULTS, COMPILED, FLAGS, PROFILE, HOST, CRASH, CRASH_FLAGS,
+    HeldLibrary(), Reproducer(), ChangedDefaults(), CompiledPrograms(), FlagsNamedLikeTheProgram(),
+    OpProfile(), HostProfile(), CrashWorkaround(), CrashFlags(),
 )  # fmt: skip
 NAMED = {kind.name: kind for kind in KINDS}
 
