@@ -1,8 +1,10 @@
 """Each shape of metric judged by its own rule, with an A/A test for each: a value by equality per
 process, a presence and an ending by their counts, never a ratio."""
 
+import copy
 import json
 import math
+import pickle
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from harness.analysis.metrics import (
     process_samples,
 )
 from harness.analysis.shapes import compare_counts, compare_values, fisher_p, shape_of
-from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
+from harness.analysis.significance import SHAPES, Comparison, Shape, Thresholds, Verdict
 from harness.analysis.statuses import status_change
 from harness.measure.script_numbers import script_numbers
 from harness.metric_names import parse_metric_name
@@ -47,6 +49,16 @@ def test_an_ending_is_judged_on_its_counts(a, b, verdict):
     compared = compare_counts(Shape.ENDING, a, b, Thresholds())
     assert compared.verdict is verdict
     assert math.isnan(compared.ratio), "never a ratio"
+
+
+def test_each_shape_is_one_object_that_owns_its_words_and_survives_a_copy():
+    """A page asks the shape (``shape.ratio``, ``comparison.shown``): the one object per shape is
+    itself after a copy or a pickle, and only a cost is judged by a ratio."""
+    for shape in SHAPES:
+        assert copy.deepcopy(shape) is shape and pickle.loads(pickle.dumps(shape)) is shape
+    assert [str(s) for s in SHAPES if s.ratio] == ["cost"], "a new shape says whether it has one"
+    counted = compare_counts(Shape.PRESENCE, (5, 5), (0, 5), Thresholds(), LOSS)
+    assert counted.shown == ("5 of 5", "0 of 5") and counted.ratio_cell == "" and counted.worse
 
 
 def test_a_metric_gone_is_worse_and_one_newly_printed_is_not():
