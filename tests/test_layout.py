@@ -138,17 +138,13 @@ def lines_matching(pattern: str) -> list[str]:
     ]
 
 
-# The draft's modules, whose shape branches the draft's own rework of #76 folds into one renderer.
-DRAFT = ("harness/upstream/", "harness/render/issue_draft.py", "harness/commands/issue.py")
-
-
 def test_a_shape_is_asked_what_it_means_never_named_outside_analysis():
     """Each shape is one object that owns its words, its worse side, its cell, its why's kinds
     (``harness.analysis.significance.Shape``): a page asks it, so a new shape is never read as a
     cost's or a value's silently.  Naming one outside analysis/ is left to the few places that make
     a shape (a status step's ending)."""
     named = [w for w in lines_matching(r"\bShape\.") if not w.startswith("harness/analysis/")]
-    assert len([w for w in named if not w.startswith(DRAFT)]) <= 4, named
+    assert len(named) <= 4, named
 
 
 def class_lengths() -> dict[str, int]:

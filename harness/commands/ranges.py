@@ -209,6 +209,20 @@ def rerun_command(options: RangeOptions, why_budget_s: float, every_kind: bool =
     return nox_command("bisect", target, words, options.sizes, options.profile)
 
 
+def why_budget(budget: WhyBudget, options: RangeOptions, measuring_s: float) -> WhyBudget:
+    """``budget`` fitted to a run that measured for ``measuring_s`` (its default share of that),
+    with the commands that ask what it leaves out."""
+    budget.at_most(measuring_s)
+    fourfold = 4 * (budget.seconds or 0)
+    budget.again = budget.again or rerun_command(options, fourfold)
+    budget.again_with = budget.again_with or (
+        lambda seconds: rerun_command(options, max(seconds, fourfold))
+    )
+    budget.every_kind = options.why_every_kind
+    budget.again_every = budget.again_every or rerun_command(options, fourfold, every_kind=True)
+    return budget
+
+
 def no_change_hint(options: RangeOptions) -> Finding:
     return Finding(
         f"The endpoints agree, but a change introduced and undone between {options.first} and "
@@ -366,16 +380,7 @@ class RangeRun:
         installs left out); the files a kind keeps
         go beside the answer ``stem``; what is found so far handed to ``kept`` as each kind
         settles.  Below releases, the defaults compared are those of the range's ``releases``."""
-        budget = self.why_budget
-        budget.at_most(ASIDE.own_since(self.own))
-        budget.again = budget.again or rerun_command(self.options, 4 * (budget.seconds or 0))
-        budget.again_with = budget.again_with or (
-            lambda seconds: rerun_command(self.options, max(seconds, 4 * (budget.seconds or 0)))
-        )
-        budget.every_kind = self.options.why_every_kind
-        budget.again_every = budget.again_every or rerun_command(
-            self.options, 4 * (budget.seconds or 0), every_kind=True
-        )
+        budget = why_budget(self.why_budget, self.options, ASIDE.own_since(self.own))
         before, after = pair
         progress(
             f"[{self.options.command}] why {before} → {after} moved: asking every kind of evidence"

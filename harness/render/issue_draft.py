@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, outcome
 from harness.analysis.groups import release_key
 from harness.analysis.metrics import metric_samples
-from harness.analysis.significance import MOVED, Shape, Verdict
+from harness.analysis.significance import MOVED, Verdict
 from harness.catalogue.discovery import CaseInfo
 from harness.explain.reproducer_script import REQUIREMENTS
 from harness.host.environment import redact, scrub, shareable_variables
@@ -172,7 +172,7 @@ def description(d: DraftInputs) -> str:
     if change is not None and change.dead is not None:
         return ending_description(d, change.dead)
     context = d.case.subject.provenance(d.case.claim, d.case.source)  # a user's, or a discussion
-    shaped = change is not None and change.shape is not Shape.COST and change.significant
+    shaped = change is not None and not change.shape.ratio and change.significant
     if change is not None and change.metric is not None and shaped:
         compared = change.compared
         assert compared is not None
@@ -204,7 +204,7 @@ def how_sure(change: Change) -> str:
     medians; "" where the two releases' stored results were not compared, or the step is a value's
     or a presence's (its own words say every process)."""
     compared = change.compared
-    if compared is None or compared.shape is not Shape.COST:
+    if compared is None or not compared.shape.ratio:
         return ""
     old, new = compared.baseline, compared.candidate
     count = f"{old.n}" if old.n == new.n else f"{old.n} and {new.n}"
@@ -236,7 +236,7 @@ def phase_reading(change: Change) -> str:
     # What comes before the run first (tracing, lowering, compiling), then the run's own times.
     for kind, measured in sorted(table.items(), key=lambda row: row[1].run_time):
         compared = change.comparisons.get(MetricKey(name, kind))
-        if not measured.words or compared is None or compared.shape is not Shape.COST:
+        if not measured.words or compared is None or not compared.shape.ratio:
             continue
         if compared.verdict in MOVED:
             ratio = max(compared.ratio, 1 / compared.ratio)
@@ -432,7 +432,7 @@ def releases_table(
     release above (a cost's), the step's own comparison in its words on the step's release (any
     other shape's, never judged here), the claim."""
     metric = change.metric if change is not None else None
-    cost = change is None or change.shape is Shape.COST
+    cost = change is None or change.shape.ratio
     mine = [
         r
         for r in results

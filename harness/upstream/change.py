@@ -458,7 +458,7 @@ def _with_stored_figures(
         comparisons=compared,
         significant=step.verdict in MOVED if step is not None else None,
     )
-    if metric not in a or metric not in b or judged.shape is not Shape.COST:
+    if metric not in a or metric not in b or not judged.shape.ratio:
         return judged
     # A bisect by the claim stores no figure per probe: that release's stored result gives it.
     stored = {p.release: newest_result(mine, p.release, sizes, profile) for p in change.probes}
@@ -517,7 +517,7 @@ def title(change: Change | None, case_headline: str, platform_kind: str, name: s
         if metric.name in (JSON, PROCESS)
         else f"`{metric.name}` {metric.kind}"
     )
-    if change.shape is not Shape.COST and change.significant:
+    if not change.shape.ratio and change.significant:
         return f"{named} {shape_words(change)} since jax {change.first_bad} on {where}"
     if change.ratio is None:
         return f"{case_headline} (jax, {where})"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.analysis.metrics import compare_results
-from harness.analysis.significance import MOVED, Comparison, Shape, Thresholds, Verdict
+from harness.analysis.significance import MOVED, Comparison, Thresholds, Verdict
 from harness.analysis.spending import ALL, CHANGES
 from harness.analysis.statuses import ran, summarise
 from harness.catalogue.discovery import CaseInfo
@@ -35,7 +35,7 @@ from harness.pins import PROFILE_BY_NAME
 from harness.steps.evidence import CannotKeep, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.schema import Settings
-from harness.units import format_ratio, version_key
+from harness.units import version_key
 from harness.upstream.change import Dead, Reproduced, reproducer_named
 
 
@@ -146,9 +146,7 @@ def newest_line(
         named = metric.metric_name
         return f"jax {newest}, the newest release on the index, gave no figure of {named}", ""
     # A value or a presence is said by what each side showed, never a ratio.
-    ratio = (
-        format_ratio(against_good.ratio) if against_good.shape is Shape.COST else against_good.said
-    )
+    ratio = against_good.ratio_cell or against_good.said
     if against_good.verdict == step.verdict and step.verdict in MOVED:
         return f"still on {newest}: {ratio} against jax {good}", ""
     if against_good.verdict == Verdict.UNCHANGED or (
