@@ -11,7 +11,10 @@ set on the crashing release to the other release's value.  The crash kind is ask
 on) to empty.  Each runs one process alone on the crashing release; one that runs ok runs
 ``STATUS_SCREEN`` more, and the first that runs ok in every one of them is the workaround: it ends
 the search.  A trial whose processes died some other way is said with how, since a new way to die
-is a hint too.
+is a hint too.  Where the release dies in some processes only (a flaky crash, told apart by its
+counts), a trial runs in doubling rounds until a process dies (not a workaround: it stops there, so
+a trial costs about one process per death rate) or until as many as the release measured ran ok,
+judged against the release's counts by Fisher's exact test (``judge_counts``).
 
 Kinds that judge only a number (where the time goes) are not asked for a status step: the answer
 says so once (``NOT_ASKED``); library or JAX judges the middle side by status
@@ -25,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.analysis.shapes import Counts, compare_counts
+from harness.analysis.significance import Shape, Thresholds, Verdict
 from harness.analysis.statuses import Ending, StatusSummary, status_change, summarise
 from harness.explain.defaults import XLA, Change, Option, changes, relevant
 from harness.explain.dumps import CompiledAnswer
@@ -132,6 +137,36 @@ def ends_of(step: Step, stored: Callable[[str], StoredResult | None]) -> tuple[s
     return (step.after if change.stops_running else step.before), change
 
 
+def partly_crashing(
+    step: Step, stored: Callable[[str], StoredResult | None]
+) -> tuple[str, Ending, Counts] | None:
+    """The release that dies in some of its processes only, told apart from the other by the counts
+    at the step's thresholds, how, and its counts (None: not such a step)."""
+    results = [stored(label) for label in step.pair]
+    if results[0] is None or results[1] is None or status_change(results[0], results[1]):
+        return None
+    change = status_change(results[0], results[1], step.thresholds)
+    if not isinstance(change, Ending):
+        return None
+    crashing = step.after if change.stops_running else step.before
+    dying = results[step.pair.index(crashing)]
+    assert dying is not None
+    return crashing, change, summarise(dying).dead_counts
+
+
+def judge_counts(
+    trial: Trial, source: str, ran: int, against: Counts, thresholds: Thresholds
+) -> StatusTried:
+    """A trial on a release that dies in some processes (``against``: its counts), ok in all of its
+    ``ran``: a workaround where Fisher's exact test tells the two apart."""
+    compared = compare_counts(Shape.ENDING, against, (0, ran), thresholds)
+    told = compared.verdict is Verdict.CHANGED
+    dead, of = against
+    how = "told apart" if told else "not told apart"
+    ended = f"ok in {ran} of {ran} processes ({how} from {dead} of {of} dead on the release)"
+    return StatusTried(trial, source, ended, runs=told)
+
+
 def planned_trials(
     listed: Sequence[Any], crashing: str, before: str, platform: str, words: Set[str] = frozenset()
 ) -> list[tuple[Trial, str]]:
@@ -179,21 +214,44 @@ def judge_status(trial: Trial, source: str, stored: StoredResult | None) -> Stat
     return StatusTried(trial, source, summary.words(), runs=summary.all_ok)
 
 
+def run_until_one_dies(
+    trial: Trial, source: str, run: Callable[[Trial, int], StoredResult | None], most: int
+) -> tuple[StatusTried | None, int]:
+    """``trial`` run in doubling rounds until a process dies (its round's result judged by how
+    they ended) or ``most`` ran ok (None, and how many ran)."""
+    ran, size = 0, 1
+    while ran < most:
+        stored = run(trial, size)
+        if stored is None or summarise(stored).ok < len(stored.result.processes):
+            return judge_status(trial, source, stored), ran
+        ran += len(stored.result.processes)
+        size = min(2 * size, most - ran)
+    return None, ran
+
+
 def try_in_turn(
     planned: Sequence[tuple[Trial, str]],
     run: Callable[[Trial, int], StoredResult | None],
     progress: Callable[[str], None] = lambda line: None,
+    against: tuple[Counts, Thresholds] | None = None,
 ) -> tuple[tuple[StatusTried, ...], int]:
     """Each trial run in turn (``run``: its side with that many processes), up to the first that
     runs ok in every process (a workaround ends the search), at most ``MAX_STATUS_TRIED``; what each
     did, and how many were left untried.  A trial runs one process first: one that dies (or hangs to
     its time-out) is not run again; one that runs ok is run ``STATUS_SCREEN`` more, judged on those.
+    ``against``: the counts of a release that dies in some processes only, and the thresholds that
+    told it apart: a trial runs until one dies or as many ran ok (``run_until_one_dies``).
     """
     done: list[StatusTried] = []
     for trial, source in planned[:MAX_STATUS_TRIED]:
-        first = run(trial, 1)
-        ran_ok = first is not None and summarise(first).ok == len(first.result.processes) > 0
-        judged = judge_status(trial, source, run(trial, STATUS_SCREEN) if ran_ok else first)
+        if against is not None:
+            (counts, thresholds) = against
+            died, ran = run_until_one_dies(trial, source, run, counts[1])
+            judged = died or judge_counts(trial, source, ran, counts, thresholds)
+        else:
+            first = run(trial, 1)
+            ran_ok = first is not None and summarise(first).ok == len(first.result.processes) > 0
+            judged = judge_status(trial, source, run(trial, STATUS_SCREEN) if ran_ok else first)
         progress(f"  {trial.words()} on {trial.release}: {judged.ended or 'void'}")
         done.append(judged)
         if judged.runs:
@@ -214,7 +272,8 @@ class CrashWorkaround:
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> CrashAnswer:
         answer = CrashAnswer(step.before, step.after, named_only=self.named_only)
-        told = ends_of(step, lambda label: sides.prober.reuse.stored(label))
+        partly = partly_crashing(step, sides.prober.reuse.stored)
+        told = partly[:2] if partly is not None else ends_of(step, sides.prober.reuse.stored)
         if isinstance(told, str):
             return dataclasses.replace(answer, problem=told)
         crashing, arrow = told
@@ -248,9 +307,14 @@ class CrashWorkaround:
         answer = dataclasses.replace(answer, names=names, problem=problem or later)
         if not planned:
             return answer
+        each = (
+            f"until a process dies (up to {partly[2][1]} where none does)"
+            if partly is not None
+            else f"one process each ({STATUS_SCREEN} more where it runs)"
+        )
         sides.progress(
-            f"  trying {min(len(planned), MAX_STATUS_TRIED)} setting(s) on {crashing}, "
-            f"one process each ({STATUS_SCREEN} more where it runs), until one runs"
+            f"  trying {min(len(planned), MAX_STATUS_TRIED)} setting(s) on {crashing}, {each}, "
+            "until one runs"
         )
         base = made[crashing]
 
@@ -258,7 +322,8 @@ class CrashWorkaround:
             side = side_of(trial, base)
             return sides.screened([side], processes).get(side.label)
 
-        tried, untried = try_in_turn(planned, run, sides.progress)
+        against = (partly[2], step.thresholds) if partly is not None else None
+        tried, untried = try_in_turn(planned, run, sides.progress, against)
         return dataclasses.replace(answer, tried=tried, untried=untried)
 
 

@@ -13,6 +13,7 @@ from harness.explain.crash import (
     StatusTried,
     ends_of,
     judge_status,
+    partly_crashing,
     planned_trials,
     status_reproduced,
     try_in_turn,
@@ -75,6 +76,36 @@ def test_a_crash_in_some_processes_only_is_not_tried_one_process_at_a_time():
     some = as_stored(died(base, {**SEGFAULT, "processes": 10}))
     said = ends_of(step(), {"0.10.1": ok(processes=20), "0.10.2": some}.get)
     assert isinstance(said, str) and said.startswith("a new ending in some processes only")
+    crashing, ending, counts = partly_crashing(step(), {"0.10.1": ok(20), "0.10.2": some}.get)  # type: ignore[misc]
+    assert (crashing, ending, counts) == ("0.10.2", "ok → SIGSEGV (exit 139)", (10, 20)), (
+        "the crash kind tries it by its counts"
+    )
+    assert partly_crashing(step(), {"0.10.1": ok(), "0.10.2": segfaults()}.get) is None
+
+
+def test_a_trial_on_a_partly_crashing_release_runs_until_one_dies_or_as_many_ran_ok():
+    """A flaky crash (10 of 20 dead): a setting that still crashes is dropped at its first death,
+    about two processes at that rate; one that runs ok in as many processes as the release measured
+    is the workaround where Fisher's exact test tells 0 of 20 from 10 of 20."""
+    trials = [(Trial(change, "0.10.2", "false"), CHANGED) for change in (ASYNC, THUNK, YNN)]
+    asked = []
+
+    def run(trial, processes):
+        asked.append((trial.change.name, processes))
+        if trial.change is ASYNC and len(asked) > 1:
+            return segfaults(processes)
+        return ok(processes)
+
+    tried, untried = try_in_turn(trials, run, against=((10, 20), Thresholds()))
+    assert asked[:2] == [(ASYNC.name, 1), (ASYNC.name, 2)], "doubling rounds, stopped at a death"
+    assert [n for name, n in asked if name == THUNK.name] == [1, 2, 4, 8, 5], "20 in all"
+    assert [t.runs for t in tried] == [False, True] and untried == 1
+    assert tried[0].ended == "SIGSEGV (exit 139) in 2 of 2 processes"
+    assert tried[1].ended == (
+        "ok in 20 of 20 processes (told apart from 10 of 20 dead on the release)"
+    )
+    few = try_in_turn(trials[1:2], run, against=((1, 4), Thresholds()))[0][0]
+    assert not few.runs and "not told apart from 1 of 4" in few.ended, "4 ok cannot tell 1 of 4"
 
 
 def test_each_changed_default_is_set_on_the_release_that_dies_to_the_other_s_value():
