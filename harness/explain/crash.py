@@ -308,13 +308,13 @@ class CrashWorkaround:
         if not planned:
             return answer
         each = (
-            f"until a process dies (up to {partly[2][1]} where none does)"
+            f"each until a process dies (up to {partly[2][1]} where none does)"
             if partly is not None
             else f"one process each ({STATUS_SCREEN} more where it runs)"
         )
         sides.progress(
-            f"  trying {min(len(planned), MAX_STATUS_TRIED)} setting(s) on {crashing}, {each}, "
-            "until one runs"
+            f"  trying {min(len(planned), MAX_STATUS_TRIED)} setting(s) on {crashing}, {each}; "
+            "the first that runs ends the search"
         )
         base = made[crashing]
 
