@@ -51,8 +51,31 @@ NOX_MODULES = (
 )
 
 
+# The other modules whose real processes keep a worker longest (a minute or more each, by
+# ``--durations``): handed out right after the nox chain, so that none of them, started last, leaves
+# the other worker idle while it runs.
+LONGEST_MODULES = (
+    "tests/commands/test_shapes_commands.py",
+    "tests/test_cli_script.py",
+    "tests/commands/test_status_commands.py",
+    "tests/explain/test_reproducer.py",
+    "tests/measure/test_resume.py",
+    "tests/measure/test_runner.py",
+    "tests/test_main.py",
+    "tests/explain/test_defaults.py",
+    "tests/test_end_to_end.py",
+)
+
+
 def runs_nox(nodeid: str) -> bool:
     return nodeid.split("::", 1)[0] in NOX_MODULES
+
+
+def handed_out(nodeid: str) -> int:
+    """When xdist hands a test's scope out: the nox chain first, then the longest modules, then
+    the rest (each group in the order collected)."""
+    module = nodeid.split("::", 1)[0]
+    return 0 if module in NOX_MODULES else 1 if module in LONGEST_MODULES else 2
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -71,8 +94,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests that run nox first (xdist hands out scopes in the order collected)."""
-    items.sort(key=lambda item: not runs_nox(item.nodeid))
+    """The tests that run nox first, then the longest modules (xdist hands out scopes in the order
+    collected)."""
+    items.sort(key=lambda item: handed_out(item.nodeid))
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -110,9 +111,23 @@ def measured(tmp_path: Path, name: str, source: str) -> Path:
     return results
 
 
+@pytest.fixture(scope="module")
+def results_of(tmp_path_factory) -> Callable[[str], Path]:
+    """``results_of(name)``: the script ``name`` measured once in this module (``measured``), its
+    results folder read by every test that asks about it."""
+    made: dict[str, Path] = {}
+
+    def of(name: str) -> Path:
+        if name not in made:
+            made[name] = measured(tmp_path_factory.mktemp("hostile"), name, HOSTILE_SCRIPTS[name])
+        return made[name]
+
+    return of
+
+
 @pytest.mark.parametrize("name", HOSTILE_SCRIPTS)
-def test_what_a_script_printed_is_stored_readable(tmp_path, name):
-    results = measured(tmp_path, name, HOSTILE_SCRIPTS[name])
+def test_what_a_script_printed_is_stored_readable(results_of, name):
+    results = results_of(name)
     loaded, problems = load_results(results)
     assert problems == [] and len(loaded) == 1
     assert all(p.status == "ok" for p in loaded[0].result.processes), (
@@ -136,8 +151,8 @@ SAID = {
 
 
 @pytest.mark.parametrize("name", SAID)
-def test_what_was_left_out_is_said_in_the_results_notes(tmp_path, name):
-    [stored], _ = load_results(measured(tmp_path, name, HOSTILE_SCRIPTS[name]))
+def test_what_was_left_out_is_said_in_the_results_notes(results_of, name):
+    [stored], _ = load_results(results_of(name))
     assert any(SAID[name] in note for note in stored.result.all_notes()), stored.result.all_notes()
 
 
@@ -155,22 +170,17 @@ KEPT = {
 
 
 @pytest.mark.parametrize("name", KEPT)
-def test_a_value_no_figure_holds_is_stored_as_written(tmp_path, name):
-    [stored], _ = load_results(measured(tmp_path, name, HOSTILE_SCRIPTS[name]))
+def test_a_value_no_figure_holds_is_stored_as_written(results_of, name):
+    [stored], _ = load_results(results_of(name))
     printed = [p.printed.get("json.x") or p.printed.get("json.a") for p in stored.result.processes]
     assert printed == [KEPT[name]] * PROCESSES
 
 
-def test_a_reserved_program_name_never_merges_into_the_harnesss_own_figures(tmp_path):
-    [stored], _ = load_results(
-        measured(tmp_path, "json", HOSTILE_SCRIPTS["figure of program json"])
-    )
+def test_a_reserved_program_name_never_merges_into_the_harnesss_own_figures(results_of):
+    [stored], _ = load_results(results_of("figure of program json"))
     process = stored.result.processes[0]
     assert "json" not in process.programs and not any(
         k.startswith("json.") for k in process.figures
     )
-    (tmp_path / "p").mkdir()
-    [stored], _ = load_results(
-        measured(tmp_path / "p", "process", HOSTILE_SCRIPTS["figure of program process"])
-    )
+    [stored], _ = load_results(results_of("figure of program process"))
     assert stored.result.processes[0].programs["process"].stopped_by == "whole process"

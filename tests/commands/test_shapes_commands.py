@@ -5,6 +5,8 @@ only (``HARNESS_TEST_SHAPES``)."""
 
 import json
 
+import pytest
+
 from harness.main import main
 from harness.metric_names import parse_metric_name
 from harness.store.results import load_results
@@ -15,12 +17,21 @@ from tests.conftest import FIXTURES
 SCRIPT = FIXTURES / "scripts" / "shapes.py"
 
 
-def triage(tmp_path, capsys, monkeypatch, shapes, *more):
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory):
+    """The two releases' plan, in a folder of this module's own: the script's venvs (each release
+    resolved into one) are made under it by the first triage and reused by every other, as a user's
+    are (about half a minute each to make, a few seconds to measure in)."""
+    folder = tmp_path_factory.mktemp("shapes-releases")
+    plan(folder, {"0.4.30": "ok", "0.4.31": "ok"})
+    return folder / "plan.json"
+
+
+def triage(tmp_path, capsys, monkeypatch, releases, shapes, *more):
     monkeypatch.setenv("HARNESS_TEST_SHAPES", shapes)
-    plan(tmp_path, {"0.4.30": "ok", "0.4.31": "ok"})
     answer = tmp_path / "triage.json"
     argv = ["triage", "--script", str(SCRIPT), "--from", "0.4.30", "--to", "0.4.31"]
-    argv += ["--releases", str(tmp_path / "plan.json"), "--results", str(tmp_path / "results")]
+    argv += ["--releases", str(releases), "--results", str(tmp_path / "results")]
     argv += ["--out", str(tmp_path / "reports"), "--processes", "3", "--no-why"]
     argv += ["--json", str(answer), *more]
     code = main(argv)
@@ -28,8 +39,10 @@ def triage(tmp_path, capsys, monkeypatch, shapes, *more):
     return code, " ".join(captured.out.split()), json.loads(answer.read_text()), captured.err
 
 
-def test_a_number_that_went_missing_is_a_change_never_no_change(tmp_path, capsys, monkeypatch):
-    code, out, data, err = triage(tmp_path, capsys, monkeypatch, "0.4.31=silent")
+def test_a_number_that_went_missing_is_a_change_never_no_change(
+    tmp_path, capsys, monkeypatch, releases
+):
+    code, out, data, err = triage(tmp_path, capsys, monkeypatch, releases, "0.4.31=silent")
     assert code == 0, err[-3000:]
     assert "No change found" not in out
     missing = [a for a in data["answers"] if a.startswith("json.loop_ms")]
@@ -42,9 +55,9 @@ def test_a_number_that_went_missing_is_a_change_never_no_change(tmp_path, capsys
 
 
 def test_a_computed_value_that_changed_is_said_with_its_values_never_a_ratio(
-    tmp_path, capsys, monkeypatch
+    tmp_path, capsys, monkeypatch, releases
 ):
-    code, out, data, err = triage(tmp_path, capsys, monkeypatch, "0.4.31=value")
+    code, out, data, err = triage(tmp_path, capsys, monkeypatch, releases, "0.4.31=value")
     assert code == 0, err[-3000:]
     [changed] = [a for a in data["answers"] if a.startswith("json.draw")]
     assert (
@@ -84,26 +97,26 @@ def drafted(tmp_path, data: dict, metric: str | None, *, ends: bool = True) -> s
     return title(change, "headline", "cpu")
 
 
-def test_a_value_equal_on_both_sides_is_never_a_change(tmp_path, capsys, monkeypatch):
-    _, _, data, _ = triage(tmp_path, capsys, monkeypatch, "")
+def test_a_value_equal_on_both_sides_is_never_a_change(tmp_path, capsys, monkeypatch, releases):
+    _, _, data, _ = triage(tmp_path, capsys, monkeypatch, releases, "")
     assert all(not a.startswith("json.draw") for a in data["answers"]), data["answers"]
     [draw] = [c for c in data["first_round"]["comparisons"] if c["metric"] == "json.draw"]
     assert draw["vs_previous"]["shape"] == "value", draw
     assert draw["vs_previous"]["verdict"] == "unchanged", draw
 
 
-def every_other(tmp_path, capsys, monkeypatch, how: str):
+def every_other(tmp_path, capsys, monkeypatch, releases, how: str):
     """A triage where the script does ``how`` in every other process on 0.4.31, up to 20 a side."""
     counter = tmp_path / "processes"
     counter.mkdir()
     monkeypatch.setenv("HARNESS_TEST_DIES_MARKER", str(counter))
-    return triage(tmp_path, capsys, monkeypatch, f"0.4.31={how}", "--max-processes", "20")
+    return triage(tmp_path, capsys, monkeypatch, releases, f"0.4.31={how}", "--max-processes", "20")
 
 
 def test_a_crash_in_half_the_processes_is_measured_until_its_counts_decide(
-    tmp_path, capsys, monkeypatch
+    tmp_path, capsys, monkeypatch, releases
 ):
-    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, "flaky")
+    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, releases, "flaky")
     assert code == 0, err[-3000:]
     assert "Nothing could be measured" not in out
     [status] = [c for c in data["confirmations"] if c["metric"] == "status"]
@@ -114,9 +127,9 @@ def test_a_crash_in_half_the_processes_is_measured_until_its_counts_decide(
 
 
 def test_a_number_missing_in_some_processes_is_measured_until_its_counts_decide(
-    tmp_path, capsys, monkeypatch
+    tmp_path, capsys, monkeypatch, releases
 ):
-    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, "patchy")
+    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, releases, "patchy")
     assert code == 0, err[-3000:]
     assert "No change found" not in out
     [confirmed] = [c for c in data["confirmations"] if c["metric"] == "json.loop_ms"]
@@ -127,12 +140,12 @@ def test_a_number_missing_in_some_processes_is_measured_until_its_counts_decide(
 
 
 def test_a_number_missing_in_a_few_processes_stays_undecided_never_unchanged(
-    tmp_path, capsys, monkeypatch
+    tmp_path, capsys, monkeypatch, releases
 ):
     """Printed in 3 of 3 against 2 of 3, a candidate; measured again, one process of 0.4.31 leaves
     it out: counts no test can decide, and the processes that printed it alike are no evidence
     that nothing changed."""
-    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, "rarely")
+    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, releases, "rarely")
     assert code == 3, err[-3000:]  # undecided: not 1, "no change found"
     [again] = [c for c in data["confirmations"] if c["metric"] == "json.loop_ms"]
     assert (again["outcome"], again["again"]["shape"]) == ("undecided", "presence"), again
@@ -140,11 +153,11 @@ def test_a_number_missing_in_a_few_processes_stays_undecided_never_unchanged(
 
 
 def test_processes_that_all_die_each_their_own_way_are_a_change_on_their_counts(
-    tmp_path, capsys, monkeypatch
+    tmp_path, capsys, monkeypatch, releases
 ):
     """On 0.4.31 every process dies, five ways in turn (SIGSEGV, exit 3, SIGABRT, a ValueError,
     SIGKILL), against none on 0.4.30: a change judged on its counts, how they died its detail."""
-    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, "mixed")
+    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, releases, "mixed")
     assert code == 0, err[-3000:]
     assert "No confirmed change" not in out and "No change found" not in out
     [status] = [c for c in data["confirmations"] if c["metric"] == "status"]

@@ -3,6 +3,7 @@ this test's own Python with ``HARNESS_TEST_DIES`` set, so a case segfaults on so
 on others, with no install; triage and bisect --status find, confirm and bisect where it stops
 running ok."""
 
+import io
 import json
 import os
 import signal
@@ -11,6 +12,10 @@ import sys
 import sysconfig
 import threading
 import time
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+
+import pytest
 
 from harness.install.venvs import INSTALLED, ReleaseEnv, install_record, write_plan
 from harness.main import main
@@ -56,20 +61,38 @@ def plan(tmp_path, deaths: dict[str, str]) -> None:
     write_plan(tmp_path / "plan.json", [fake_release(tmp_path, r, d) for r, d in deaths.items()])
 
 
-def test_a_triage_finds_confirms_and_says_where_a_release_started_crashing(tmp_path, capsys):
+@dataclass
+class Triaged:
+    code: int
+    out: str
+    err: str
+    data: dict
+
+
+@pytest.fixture(scope="module")
+def crash_triage(tmp_path_factory) -> Triaged:
+    """One real triage over a release that segfaults, its why given two XLA defaults turned between
+    the releases (``turned_defaults``): what it finds, confirms and says, and the workaround its why
+    finds, each read by a test of its own."""
+    tmp_path = tmp_path_factory.mktemp("crash-triage")
     plan(tmp_path, {"0.4.30": "ok", "0.4.31": "segfault"})
     answer = tmp_path / "triage.json"
-    code = main(
-        command(tmp_path, "triage", "--from", "0.4.30", "--to", "0.4.31", "--json", str(answer))
-    )
-    captured = capsys.readouterr()
-    out = captured.out
-    assert code == 0, captured.err[-3000:]
+    more = ["--from", "0.4.30", "--to", "0.4.31", "--why-budget", "600", "--json", str(answer)]
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as monkeypatch, redirect_stdout(out), redirect_stderr(err):
+        turned_defaults(monkeypatch)
+        code = main(command(tmp_path, "triage", *more))
+    data = json.loads(answer.read_text()) if answer.exists() else {}
+    return Triaged(code, out.getvalue(), err.getvalue(), data)
+
+
+def test_a_triage_finds_confirms_and_says_where_a_release_started_crashing(crash_triage):
+    out, data = crash_triage.out, crash_triage.data
+    assert crash_triage.code == 0, crash_triage.err[-3000:]
     assert "Nothing could be measured" not in out
     assert "ok → SIGSEGV (exit 139)" in out and "crashes" in out
     assert "where jax 0.4.31 died: SIGSEGV (exit 139)" in out
     assert 'dies_on_release.py", line' in out, "the innermost frame of the faulthandler stack"
-    data = json.loads(answer.read_text())
     [confirmed] = data["confirmations"]
     assert (confirmed["metric"], confirmed["outcome"]) == ("status", "confirmed")
     assert data["answers"][0].startswith("status: crashes since 0.4.31: SIGSEGV (exit 139) in ")
@@ -143,6 +166,9 @@ def test_a_run_that_crashes_says_where_its_first_process_died(tmp_path, capsys):
     )
 
 
+EIGEN, FAST_MATH = "xla_cpu_multi_thread_eigen", "xla_cpu_enable_fast_math"
+
+
 def turned_defaults(monkeypatch) -> tuple[str, str]:
     """Two XLA defaults turned between the fake releases 0.4.30 and 0.4.31 as their jaxlibs would
     list them, the second the culprit (real flags: the case imports jax, whose XLA refuses a flag it
@@ -150,7 +176,7 @@ def turned_defaults(monkeypatch) -> tuple[str, str]:
     from harness.explain import crash
     from harness.explain.defaults import XLA, Option
 
-    eigen, fast_math = "xla_cpu_multi_thread_eigen", "xla_cpu_enable_fast_math"
+    eigen, fast_math = EIGEN, FAST_MATH
 
     def option(name, default):
         return {name: Option(name, default, XLA, "bool")}
@@ -168,22 +194,14 @@ def turned_defaults(monkeypatch) -> tuple[str, str]:
     return eigen, fast_math
 
 
-def test_a_crash_s_why_finds_the_changed_default_that_makes_the_dying_release_run(
-    tmp_path, capsys, monkeypatch
-):
-    EIGEN, FAST_MATH = turned_defaults(monkeypatch)
-    plan(tmp_path, {"0.4.30": "ok", "0.4.31": "segfault"})
-    answer = tmp_path / "triage.json"
-    more = ["--from", "0.4.30", "--to", "0.4.31", "--why-budget", "600", "--json", str(answer)]
-    code = main(command(tmp_path, "triage", *more))
-    captured = capsys.readouterr()
-    assert code == 0, captured.err[-3000:]
-    out = " ".join(captured.out.split())
+def test_a_crash_s_why_finds_the_changed_default_that_makes_the_dying_release_run(crash_triage):
+    assert crash_triage.code == 0, crash_triage.err[-3000:]
+    out = " ".join(crash_triage.out.split())
     said = (
         "runs with XLA_FLAGS=--xla_cpu_multi_thread_eigen=false on 0.4.31: ok in 3 of 3 processes"
     )
-    assert said in out, captured.err[-4000:]
-    [found] = json.loads(answer.read_text())["crash"]
+    assert said in out, crash_triage.err[-4000:]
+    [found] = crash_triage.data["crash"]
     tried = [(t["option"], t["runs"]) for t in found["tried"]]
     assert tried == [(FAST_MATH, False), (EIGEN, True)], tried
     assert found["workaround"]["setting"] == "XLA_FLAGS=--xla_cpu_multi_thread_eigen=false"
