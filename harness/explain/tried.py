@@ -408,8 +408,13 @@ def screen_and_measure(
             f"  screened at {processes} processes a side, not measured further (moved no "
             f"metric toward the other release): {', '.join(trial.words() for trial in dropped)}"
         )
+    # Only the screen is the settling kind's own: measuring the kept trials until decided fits in
+    # what is left of the budget, or is said left out.
+    after_screen = (
+        dataclasses.replace(sides, settling=False) if isinstance(sides, StepSides) else sides
+    )
     try:
-        results = measure_trials(step, sides, ends, kept) if kept else {}
+        results = measure_trials(step, after_screen, ends, kept) if kept else {}
     except OverBudget as exc:  # the screen's answer stands; the kept trials are said unmeasured
         shown = ", ".join(f"{trial.words()} on {trial.release}" for trial in kept)
         note = f"screened and kept, not measured further ({exc}): {shown}"

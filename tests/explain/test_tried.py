@@ -494,3 +494,27 @@ def test_a_workaround_answers_the_metrics_it_brings_back_so_the_kinds_after_it_a
         {back: results({"before": 1.0, "after": 3.0, "trial": 3.0})},
     )  # fmt: skip
     assert keeps.answered() == ()
+
+
+def test_the_settling_kind_s_screen_is_its_own_but_its_kept_trials_fit_in_what_is_left(
+    monkeypatch,
+):
+    """The changed defaults settle a cost: their screen is measured whatever the budget has left,
+    but measuring the kept trials until decided is not: it fits in what is left, or is said left
+    out, so the why stays within its budget."""
+    back = Trial(THUNK, "0.4.33", "false")
+    seen = []
+    monkeypatch.setattr(tried, "screen", lambda step, sides, ends, planned: ([back], [], {}))
+
+    def measure_trials(step, sides, ends, planned, processes=None):
+        seen.append(sides.settling)
+        raise tried.OverBudget("the why's time budget (19 s) would not cover its trials")
+
+    monkeypatch.setattr(tried, "measure_trials", measure_trials)
+    sides = StepSides(None, settling=True)  # type: ignore[arg-type]
+    answer = tried.screen_and_measure(
+        Step("0.4.31", "0.4.33", (Criterion.of(EAGER),), "cpu", Thresholds(), None, "s"),  # type: ignore[arg-type]
+        sides, (None, None), [back], answer_of("0.4.31", "0.4.33", [THUNK]),  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert seen == [False], "the kept trials measured as any kind's, within what is left"
+    assert "screened and kept, not measured further (the why's time budget (19 s)" in answer.problem
