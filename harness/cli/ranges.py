@@ -168,7 +168,7 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
             "a change happened: trying its changed defaults (jax's options, XLA's flags) on its "
             "two releases and comparing what each compiled",
             "over every step; a kind not asked once it is spent is said in the answer with the "
-            "command that asks it (default: half as long as the command's own measuring took)",
+            "command that asks it (default: 40 % of what the command's own measuring took)",
         )
         parser.add_argument(
             "--why-every-kind",

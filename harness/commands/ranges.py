@@ -27,7 +27,7 @@ from harness.cli.options import declared_metrics, prove_writable
 from harness.cli.ranges import RangeOptions, bounded, target_words
 from harness.commands.progress import Progress
 from harness.errors import UsageError
-from harness.explain.kinds import kinds_for
+from harness.explain.kinds import kinds_for, settling_kind
 from harness.explain.option_commits import repo_at_hand
 from harness.findings import Finding, FollowUp, nox_command
 from harness.host.environment import shown_path
@@ -401,7 +401,7 @@ class RangeRun:
             defaults_between=releases,
         )
         step = self.sides.shaped(step)
-        return gather(kinds_for(step), step, self.sides, budget, kept, step.shape.settles)
+        return gather(kinds_for(step), step, self.sides, budget, kept, settling_kind(step))
 
     def libraries(self) -> RangeLibraries:
         return stored_libraries(self.options, self.labels, self.prober)

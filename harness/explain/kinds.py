@@ -34,3 +34,13 @@ def kinds_for(step: Step) -> tuple[Evidence, ...]:
     trial), an exact metric's order first, since its first kind settles them cheapest."""
     names = (*EXACT_FIRST, *step.shape.why) if step.exact else step.shape.why
     return tuple(NAMED[name] for name in dict.fromkeys(names))
+
+
+def settling_kind(step: Step) -> str:
+    """The kind whose answer settles ``step``: its shape's, but library or JAX where the script
+    declares a library that moved with jax and the step is a varying cost's (which side to look at
+    comes before any workaround, and a cost's order asks it first)."""
+    library = NAMED["library"]
+    if step.declared and step.varying and not step.exact and library.wanted(step, ()):
+        return library.name
+    return step.shape.settles

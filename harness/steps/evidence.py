@@ -46,7 +46,9 @@ from harness.store.results import StoredResult
 
 Pair = tuple[str, str]  # the two sides of a step, older first
 HELD_LABEL = 64  # the longest label of a side with pins held, spelled out
-DEFAULT_SHARE = 0.5  # the why's default budget, as a share of the command's own measuring
+# The why's default budget, as a share of the command's own measuring: under half, since a kind's
+# first round is measured whole once started, so that the why adds at most about half again.
+DEFAULT_SHARE = 0.4
 KEPT_FOR_SETTLING = 0.5  # the share of it the kinds before the settling one leave for it
 T = TypeVar("T")
 
@@ -419,8 +421,8 @@ class WhyBudget:
 
     def at_most(self, seconds: float) -> None:
         """With no budget set: a share of ``seconds`` (what the triage's or bisect's measuring
-        took), so that asking why adds at most half again to the command's time (the kind that
-        settles the step's shape asked however little is left)."""
+        took), so that asking why adds at most about half again to the command's time (the kind
+        that settles the step's shape asked however little is left)."""
         if self.seconds is None:
             self.seconds, self.by_default = max(seconds * DEFAULT_SHARE, 1.0), True
 
@@ -432,7 +434,7 @@ class WhyBudget:
         """Why a kind was not asked, the budget named as the budget, and the command that asks the
         ``left_out`` kinds, with a budget that would cover them at the pace of the ``asked``."""
         used = self.used()
-        default = ", by default half the command's own measuring" if self.by_default else ""
+        default = ", by default 40 % of the command's own measuring" if self.by_default else ""
         kept = (
             f", {self.kept_for_settling:.0f} s of it kept for the kind that settles the step"
             if self.kept_for_settling

@@ -74,3 +74,16 @@ def test_every_kind_is_in_some_shape_s_order_and_each_shape_has_one():
     assert {name for s in SHAPES for name in s.why} == set(NAMED), "each kind asked by a shape"
     assert all(s.settles in s.why for s in SHAPES), "asked, in its order"
     assert len({kind.name for kind in KINDS}) == len(KINDS)
+
+
+def test_library_or_jax_settles_a_varying_cost_of_a_script_whose_declared_library_moved():
+    from harness.explain.kinds import settling_kind
+
+    moved = {"equinox": ("0.13.0", "0.13.1")}
+    library = dataclasses.replace(step({RUN: Shape.COST}), libraries=moved, declared=("equinox",))
+    assert settling_kind(library) == "library" and names(library)[0] == "library"
+    assert settling_kind(step({RUN: Shape.COST})) == "defaults", "no library declared"
+    undeclared = dataclasses.replace(library, declared=())
+    assert settling_kind(undeclared) == "defaults", "jax's own dependencies moved, none declared"
+    value = dataclasses.replace(step({DRAW: Shape.VALUE}), libraries=moved, declared=("equinox",))
+    assert settling_kind(value) == "defaults", "an exact metric: an old default settles it cheapest"
