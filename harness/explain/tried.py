@@ -414,18 +414,20 @@ def screen_and_measure(
         dataclasses.replace(sides, settling=False) if isinstance(sides, StepSides) else sides
     )
     try:
-        results = measure_trials(step, after_screen, ends, kept) if kept else {}
-    except OverBudget as exc:  # the screen's answer stands; the kept trials are said unmeasured
+        results = measure_trials(step, after_screen, ends, list(kept)) if kept else {}
+    except OverBudget as exc:  # the kept trials are judged on their screen, and said so
         shown = ", ".join(f"{trial.words()} on {trial.release}" for trial in kept)
         note = f"screened and kept, not measured further ({exc}): {shown}"
         answer = dataclasses.replace(
             answer, problem="; ".join(part for part in (answer.problem, note) if part)
         )
-        kept, results = [], {}
+        results = {}
     return dataclasses.replace(
         answer,
         trials=[trial for trial in planned if trial not in dropped and trial in (*kept, *failed)],
-        measured={**failed, **results},
+        # A kept trial measured no further keeps its screen's results: what they decide (a value
+        # brought back exactly beside a time still open) stands.
+        measured={**failed, **kept, **results},
         screened_out=tuple(dropped),
         screen_processes=processes,
     )
@@ -478,14 +480,16 @@ def screen_processes(step: Step) -> int:
 
 def screen(
     step: Step, sides: StepSides, ends: tuple[Side, Side], planned: list[Trial]
-) -> tuple[list[Trial], list[Trial], Measured]:
+) -> tuple[Measured, list[Trial], Measured]:
     """Every trial measured once at ``screen_processes`` a side with both releases: those to measure
     until decided (they move a cost toward the other release, or leave a value or presence
-    undecided: kept), those that move none (dropped), and those the screen answers (a process
-    failed, a void flag, every value decided: their screen results are their answer, never measured
-    again)."""
+    undecided: kept, with their screen's results), those that move none (dropped), and those the
+    screen answers (a process failed, a void flag, every value decided: their screen results are
+    their answer, never measured again)."""
     screened = measure_trials(step, sides, ends, planned, screen_processes(step))
-    kept, dropped, answered = [], [], {}
+    kept: Measured = {}
+    dropped: list[Trial] = []
+    answered: Measured = {}
     exact = step.exact
     for trial in planned:
         results = screened[trial]
@@ -494,7 +498,7 @@ def screen(
         if any(each.note or each.void for each in judgements.values()):
             answered[trial] = results
         elif open_values or any(toward(trial, results, k, step.thresholds) for k in step.varying):
-            kept.append(trial)
+            kept[trial] = results
         elif exact:
             answered[trial] = results
         else:

@@ -504,7 +504,10 @@ def test_the_settling_kind_s_screen_is_its_own_but_its_kept_trials_fit_in_what_i
     out, so the why stays within its budget."""
     back = Trial(THUNK, "0.4.33", "false")
     seen = []
-    monkeypatch.setattr(tried, "screen", lambda step, sides, ends, planned: ([back], [], {}))
+    screened = results({"before": 1.0, "after": 3.0, "trial": 1.0})
+    monkeypatch.setattr(
+        tried, "screen", lambda step, sides, ends, planned: ({back: screened}, [], {})
+    )
 
     def measure_trials(step, sides, ends, planned, processes=None):
         seen.append(sides.settling)
@@ -518,3 +521,6 @@ def test_the_settling_kind_s_screen_is_its_own_but_its_kept_trials_fit_in_what_i
     )  # fmt: skip
     assert seen == [False], "the kept trials measured as any kind's, within what is left"
     assert "screened and kept, not measured further (the why's time budget (19 s)" in answer.problem
+    assert answer.trials == [back] and answer.measured == {back: screened}, (
+        "judged on its screen: a value it brought back exactly stands beside a time left open"
+    )
