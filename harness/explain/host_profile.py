@@ -38,6 +38,8 @@ STDLIB_FOLDER = re.compile(r"^python3\.\d+$")  # lib/python3.12/…, below it si
 # ``<method 'flatten' of 'jaxlib.xla_extension.pytree.PyTreeDef' objects>``.
 BUILTIN_OWNER = re.compile(r"of '([A-Za-z_][\w.]*)' objects|<built-in method ([\w.]+)")
 
+CPROFILED_COST = 3  # plain processes one under cProfile costs, for the why's budget
+
 
 @dataclass
 class HostTimes:
@@ -157,6 +159,7 @@ class HostProfile:
         return reproducer is None or not shown_in_programs(reproducer)
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> HostAnswer:
+        sides.afford(step, 2 * CPROFILED_COST, "its two processes under cProfile")
         sides.progress(f"  where {step.script}'s host time goes: one process each under cProfile")
         old, new = (host_times(sides, label, step.script) for label in step.pair)
         return HostAnswer(step.before, step.after, old, new)

@@ -182,11 +182,17 @@ class OpProfile:
         return any(key.about_run_time for key in step.costs)
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> ProfileAnswer:
+        # A profiled process writes and reads back a trace of every op: about ten plain ones (32 s
+        # for two of equinox's 1.6 s processes).
+        sides.afford(step, 2 * PROFILED_COST, "its two profiled processes")
         sides.progress(
             f"  where the time of {step.before} and {step.after} goes: one profiled process each"
         )
         old, new = (profile_ops(sides, label, step.platform) for label in step.pair)
         return ProfileAnswer(step.before, step.after, old, new)
+
+
+PROFILED_COST = 10  # plain processes a profiled one costs, for the why's budget
 
 
 def profile_ops(sides: StepSides, label: str, platform: str) -> OpTimes | str:

@@ -121,3 +121,23 @@ def test_only_run_time_metrics_are_profiled():
         parse_metric_name(name).about_run_time
         for name in ("scan.compile_ns", "process.import_ns", "process.peak_rss_bytes")
     )
+
+
+def test_a_profile_is_not_started_where_the_why_s_budget_would_not_cover_its_profiled_processes():
+    """Two profiled processes cost about ten plain ones each (equinox's took 32 s of a why budgeted
+    at 31): the kind is left out, said with the command that asks it, never started to overrun."""
+    import pytest
+
+    from harness.explain.profiles import PROFILED_COST, OpProfile
+    from harness.steps.evidence import OverBudget
+
+    asked = []
+
+    class Sides:
+        def afford(self, step, processes, what):
+            asked.append(processes)
+            raise OverBudget(f"would not cover {what}")
+
+    with pytest.raises(OverBudget, match="its two profiled processes"):
+        OpProfile().gather(None, Sides())  # type: ignore[arg-type]
+    assert asked == [2 * PROFILED_COST]
