@@ -81,7 +81,8 @@ class Step:
     # not known is a cost.
     shapes: Mapping[MetricKey, Shape] = field(default_factory=dict)
     # The costs constant in every process of both sides (a compiled buffer's bytes, an op count):
-    # exact as a value is, so two processes a side settle a trial of them; they keep their ratio.
+    # exact as a value is, so a screen's few processes settle a trial of them; they keep their
+    # ratio.
     constant: frozenset[MetricKey] = frozenset()
 
     @property
@@ -434,7 +435,8 @@ class WhyBudget:
         """Why a kind was not asked, the budget named as the budget, and the command that asks the
         ``left_out`` kinds, with a budget that would cover them at the pace of the ``asked``."""
         used = self.used()
-        default = ", by default 40 % of the command's own measuring" if self.by_default else ""
+        share = f"{round(100 * DEFAULT_SHARE)} %"
+        default = f", by default {share} of the command's own measuring" if self.by_default else ""
         kept = (
             f", {self.kept_for_settling:.0f} s of it kept for the kind that settles the step"
             if self.kept_for_settling
