@@ -272,8 +272,9 @@ class CrashWorkaround:
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> CrashAnswer:
         answer = CrashAnswer(step.before, step.after, named_only=self.named_only)
-        partly = partly_crashing(step, sides.prober.reuse.stored)
-        told = partly[:2] if partly is not None else ends_of(step, sides.prober.reuse.stored)
+        stored = {label: sides.prober.reuse.stored(label) for label in step.pair}.get
+        partly = partly_crashing(step, stored)
+        told = partly[:2] if partly is not None else ends_of(step, stored)
         if isinstance(told, str):
             return dataclasses.replace(answer, problem=told)
         crashing, arrow = told
