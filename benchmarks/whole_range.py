@@ -7,9 +7,9 @@ same steps.
     python benchmarks/whole_range.py benchmarks/regressions/reg_square_cpu.py --script-arg 256
 
 Without --from/--to the range is the release table's oldest to newest.  The release venvs are
-nox's, shared by both runs (the first run makes what is missing, so run it once before timing, or
-give --order to see the other first); nothing one run measured is reused by the other.  Not a test:
-each triage takes minutes, and the machine should be quiet.
+nox's, shared by the runs (the first run makes what is missing: --run chooses the runs and their
+order); nothing one run measured is reused by another.  Not a test: each triage takes minutes, and
+the machine should be quiet.
 """
 
 from __future__ import annotations
@@ -44,10 +44,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--to", dest="last", metavar="VERSION", help="the range's last")
     parser.add_argument("--processes", type=int, help="the triage's --processes")
     parser.add_argument(
-        "--order",
-        choices=["adaptive-first", "every-release-first"],
-        default="adaptive-first",
-        help="which run goes first (default: adaptive-first)",
+        "--run",
+        dest="runs",
+        action="append",
+        choices=list(KINDS),
+        help="the runs, in order (repeatable: --run adaptive --run adaptive asks whether one "
+        "triage confirms the same steps twice; default: adaptive, then every-release)",
     )
     parser.add_argument("--keep", type=Path, help="keep both runs' folders and output here")
     args = parser.parse_args(argv)
@@ -128,12 +130,11 @@ def side_by_side(runs: list[Run]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    kinds = list(KINDS) if args.order == "adaptive-first" else list(KINDS)[::-1]
     runs = []
     with tempfile.TemporaryDirectory(prefix="whole-range-") as scratch:
         base = args.keep or Path(scratch)
-        for kind in kinds:
-            root = base / kind
+        for number, kind in enumerate(args.runs or list(KINDS), start=1):
+            root = base / f"{number}-{kind}"
             root.mkdir(parents=True, exist_ok=True)
             started = time.monotonic()
             done = subprocess.run(

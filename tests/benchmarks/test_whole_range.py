@@ -37,6 +37,14 @@ def test_each_run_is_a_whole_range_triage_without_the_why_into_folders_of_its_ow
     assert every[-1] == "--every-release" and str(tmp_path / "e" / "results") in every
 
 
+def test_the_runs_and_their_order_are_chosen_and_one_kind_may_run_twice(tmp_path):
+    script = tmp_path / "repro.py"
+    script.write_text("print(1)\n")
+    assert whole_range.parse_args([str(script)]).runs is None, "default: adaptive, every-release"
+    twice = whole_range.parse_args([str(script), "--run", "adaptive", "--run", "adaptive"])
+    assert twice.runs == ["adaptive", "adaptive"]
+
+
 def test_a_missing_script_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         whole_range.parse_args([str(tmp_path / "nothing.py")])
