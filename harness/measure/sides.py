@@ -24,7 +24,7 @@ from harness.host import installed_jax
 from harness.metric_names import parse_metric_name
 from harness.names import name_problem
 from harness.store.files import parse_document, read_bounded
-from harness.store.schema import Libraries, SchemaError, parse_libraries
+from harness.store.schema import Libraries, SchemaError, read_record
 
 PLAN_BYTES = 1024 * 1024
 KEYS = (
@@ -156,7 +156,7 @@ def _side(entry: Any, where: str) -> Side:
     libraries = None
     if entry.get("libraries") is not None:
         try:
-            libraries = parse_libraries(entry["libraries"], "libraries")
+            libraries = read_record(Libraries, entry["libraries"], "libraries")
         except SchemaError as exc:
             raise UsageError(f"{where}: {exc}") from None
     compared = tuple(dict.fromkeys(metrics))
