@@ -173,12 +173,6 @@ def undeclared_import(stderr: str) -> str:
     return f"{undeclared} {block} or give --with {module}"
 
 
-def _read_start(handle: Any) -> tuple[str, bool]:
-    handle.seek(0)
-    data = handle.read(OUTPUT_BYTES + 1)
-    return data[:OUTPUT_BYTES].decode(errors="replace"), len(data) > OUTPUT_BYTES
-
-
 def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, Any]]:
     """The ``process.PHASE_ns`` figures of the hook's report, and the events as counted.
 
@@ -269,7 +263,9 @@ def run_script(
         if importtime:
             err.seek(0)
             Path(env[IMPORT_TIME]).write_bytes(err.read(IMPORT_BYTES))
-        stdout, cut = _read_start(out)
+        out.seek(0)
+        start = out.read(OUTPUT_BYTES + 1)
+        stdout, cut = start[:OUTPUT_BYTES].decode(errors="replace"), len(start) > OUTPUT_BYTES
         stderr = deaths.tail_of(err, 64 * 1024)
         report = _read_report(report_path)
         suite = read_suite_run(Path(env[BENCHMARK_JSON]))
@@ -319,7 +315,8 @@ def _measured(
     if suite.cut_short is not None:
         record["cut_short"] = {"ran": suite.cut_short[0], "planned": suite.cut_short[1]}
     if suite.programs:  # what a process of the suite costs, where (``harness.steps.suite_floor``)
-        record["suite_phases"] = {**suite.phases, "benchmarks_ns": suite.rounds_ns}
+        rounds_ns = sum(s.wall_ns for p in suite.programs.values() for s in p.samples)
+        record["suite_phases"] = {**suite.phases, "benchmarks_ns": rounds_ns}
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
     if not (programs or compiled) and figures.lines:  # of metrics the statistics do not know
