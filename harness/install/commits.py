@@ -64,17 +64,16 @@ class Commit:
 def git(repo: Path, *args: str, stdin: str | None = None) -> str:
     """``git -C repo ARGS``'s output; a failure is a UsageError naming ``--jax-repo``."""
     command = ["git", "-C", str(repo), *args]
+    where = f"`git {' '.join(args[:2])}` in the jax repository {repo}"
     try:
         done = subprocess.run(
             command, input=stdin, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        where = f"`git {' '.join(args[:2])}` in the jax repository {repo}"
         raise UsageError(f"{where} failed: {exc}") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        where = f"`git {' '.join(args[:2])}` in the jax repository {repo} (--jax-repo)"
-        raise UsageError(f"{where} failed: {last}")
+        raise UsageError(f"{where} (--jax-repo) failed: {last}")
     return done.stdout
 
 
