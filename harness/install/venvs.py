@@ -213,10 +213,9 @@ def mark_used(venv: Path) -> None:
 def missing_files(venv: Path) -> list[str]:
     """Files the venv's distributions recorded (their RECORD) that are gone from ``venv`` (a module,
     a jaxlib ``.so``), or a RECORD that cannot be read."""
-    found = sorted(venv.glob("lib/python3*/site-packages"))
-    if not found:
+    site = venv_files.site_packages(venv)
+    if site is None:
         return ["site-packages"]
-    site = found[-1]
     gone = []
     for info in site.glob("*.dist-info"):
         try:
