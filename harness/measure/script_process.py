@@ -140,14 +140,6 @@ def lost_flags(harness: str, seen: str) -> list[str]:
     return [f"--{name}" for name, value in wanted.items() if got.get(name) != value]
 
 
-def xla_flags_record(harness: str, report: dict[str, Any]) -> dict[str, Any] | None:
-    """What a result keeps of a script that set ``XLA_FLAGS`` itself: the harness's flags it lost
-    and what XLA read instead; None where XLA got every flag (or never started)."""
-    seen = report.get("xla_flags")
-    lost = lost_flags(harness, seen) if isinstance(seen, str) else []
-    return {"lost": lost, "read": scrub(str(seen)[:300])} if lost else None
-
-
 def lost_in(stored_processes: Any) -> list[str]:
     """The harness's XLA flags a script's processes lost (``xla_flags_record``); [] for a case."""
     lost: dict[str, None] = {}
@@ -331,12 +323,14 @@ def _measured(
     named, events = phase_figures(report)
     if events:
         record["events"] = events
-    lost = xla_flags_record(env.get("XLA_FLAGS", ""), report)
-    if lost is not None:
-        record["xla_flags"] = lost
+    seen = report.get("xla_flags")  # as XLA read it (none where it never started)
+    lost = lost_flags(env.get("XLA_FLAGS", ""), seen) if isinstance(seen, str) else []
+    if lost:  # the script set XLA_FLAGS itself: what XLA read instead is kept
+        read = scrub(str(seen)[:300])
+        record["xla_flags"] = {"lost": lost, "read": read}
         notes.append(
-            f"the script sets XLA_FLAGS itself: XLA read `{lost['read']}`, without the harness's "
-            f"{', '.join(lost['lost'])} (append to the variable instead of replacing it)"
+            f"the script sets XLA_FLAGS itself: XLA read `{read}`, without the harness's "
+            f"{', '.join(lost)} (append to the variable instead of replacing it)"
         )
     if not report:
         hook = "the start-up hook left no report (the script ended the process itself?)"
