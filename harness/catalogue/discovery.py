@@ -184,17 +184,13 @@ def _is_count(value: Any) -> bool:
     return _is_int(value) and 0 < value <= MAX_SIZE
 
 
-def _is_source(value: Any) -> bool:
-    """One non-empty line; a URL is an https:// one without spaces."""
-    return _is_line(value) and ("://" not in value or SOURCE_URL.fullmatch(value) is not None)
-
-
 def _problem(constants: dict[str, Any]) -> str | None:
     """Which constant has the wrong form, or None."""
-    ranges, anchors = constants["SIZE_SPACE"], constants["ANCHORS"]
+    ranges, anchors, source = constants["SIZE_SPACE"], constants["ANCHORS"], constants["SOURCE"]
     checks = {
         "CLAIM": isinstance(constants["CLAIM"], str),
-        "SOURCE": _is_source(constants["SOURCE"]),
+        # one line; a URL an https:// one without spaces
+        "SOURCE": _is_line(source) and ("://" not in source or SOURCE_URL.fullmatch(source)),
         "SIZE_SPACE": isinstance(ranges, dict)
         and all(
             isinstance(k, str)
@@ -317,15 +313,13 @@ def read_case(path: Path) -> CaseInfo:
     problem = _problem(constants)
     if problem:
         raise UsageError(f"case file {path.name}: {problem}")
-    ranges = constants["SIZE_SPACE"]
-    anchors = constants["ANCHORS"]
     return CaseInfo(
         name=path.stem,
         path=path,
         claim=constants["CLAIM"],
         source=constants["SOURCE"],
-        space=SizeSpace(dict(ranges), dict(constants.get("COST", {}))),
-        anchors=list(anchors),
+        space=SizeSpace(dict(constants["SIZE_SPACE"]), dict(constants.get("COST", {}))),
+        anchors=list(constants["ANCHORS"]),
         accelerator_anchors=(
             list(constants["ACCELERATOR_ANCHORS"]) if "ACCELERATOR_ANCHORS" in constants else None
         ),

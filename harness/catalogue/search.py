@@ -67,7 +67,6 @@ def search(
     seed: int = 0,
     database_dir: Path | None = DATABASE_DIR,
 ) -> SearchOutcome:
-    target = want_holds
     outcome = SearchOutcome(case.name, "holds" if want_holds else "fails", None, seed=seed)
     verdicts: dict[tuple[tuple[str, int], ...], bool | None] = {}
 
@@ -80,9 +79,9 @@ def search(
         key = tuple(sorted(point.items()))
         if key not in verdicts:
             first = measured(point)
-            if first is target:
+            if first is want_holds:
                 # Re-measure before believing it: stop at the first disagreement.
-                agreeing = all(measured(point) is target for _ in range(confirm))
+                agreeing = all(measured(point) is want_holds for _ in range(confirm))
                 verdicts[key] = first if agreeing else None
             else:
                 verdicts[key] = first
@@ -105,7 +104,7 @@ def search(
         verdict = confirmed(point)
         if verdict is None:
             reject()
-        if verdict is target:
+        if verdict is want_holds:
             raise _Found(point)
 
     inner: Any = claim_check.hypothesis.inner_test

@@ -82,8 +82,9 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
     try:
         value = walk(tree)
     except (ZeroDivisionError, OverflowError) as exc:
+        what = "divides by zero" if isinstance(exc, ZeroDivisionError) else "overflows"
         raise UsageError(
-            f"cost expression {expression!r} at {_sizes_text(sizes)}: {_arithmetic(exc)}"
+            f"cost expression {expression!r} at {_sizes_text(sizes)}: it {what}"
         ) from None
     # A negative number to a fractional power is complex; inf and nan compare with no budget.
     if not isinstance(value, float) or not math.isfinite(value) or value < 0:
@@ -109,7 +110,8 @@ def _cost_tree(expression: str, names: Sequence[str]) -> ast.Expression:
         ) from None
     allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load)
     for node in ast.walk(tree):
-        number = not isinstance(node, ast.Constant) or _is_number(node.value)
+        value = node.value if isinstance(node, ast.Constant) else 0
+        number = isinstance(value, int | float) and not isinstance(value, bool)
         if not isinstance(node, (*allowed, *_OPERATORS)) or not number:
             raise UsageError(
                 f"cost expression {expression[:80]!r}: only numbers, sizes and + - * / // ** are "
@@ -118,14 +120,6 @@ def _cost_tree(expression: str, names: Sequence[str]) -> ast.Expression:
         if isinstance(node, ast.Name) and node.id not in names:
             raise UsageError(f"cost expression {expression[:80]!r} uses unknown size {node.id}")
     return tree
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _arithmetic(exc: ArithmeticError) -> str:
-    return "it divides by zero" if isinstance(exc, ZeroDivisionError) else "it overflows"
 
 
 def _sizes_text(sizes: Mapping[str, int]) -> str:
@@ -227,12 +221,10 @@ class SizeSpace:
     def refusal(self, point: Mapping[str, int], budget: Budget) -> str | None:
         """Why ``point`` may not run: a cost formula failing there (a division by zero inside the
         space), or its cost over the budget; None when it may."""
-        cost = {}
-        for kind, expression in self.cost.items():
-            try:
-                cost[kind] = evaluate_cost(expression, point)
-            except UsageError as exc:
-                return f"its cost cannot be estimated: {exc}"
+        try:
+            cost = {kind: evaluate_cost(formula, point) for kind, formula in self.cost.items()}
+        except UsageError as exc:
+            return f"its cost cannot be estimated: {exc}"
         return budget.refusal(cost)
 
     def strategy(self, budget: Budget, *, log_spaced: bool = True) -> Any:

@@ -32,10 +32,6 @@ PERSON = "waits for a person"
 SENDS = "sends the output to a web service"
 
 
-def _names(text: str) -> list[str]:
-    return text.split()
-
-
 # pytest's options, and those of the plugins a suite's venv holds (pytest-benchmark; xdist where
 # the suite's --with names it): (takes a value, None where allowed or why it is refused).
 # An option taking an optional value (nargs="?") is refused, so what it consumes never matters.
@@ -85,23 +81,20 @@ REFUSED_FLAGS = {
     OWN: "--benchmark-autosave --benchmark-compare",
 }
 OPTIONS: dict[str, tuple[bool, str | None]] = {
-    **dict.fromkeys(_names(TAKES_VALUE), (True, None)),  # -o: by key (SAFE_INI), -p: no:NAME
-    **dict.fromkeys(_names(FLAGS), (False, None)),
-    **{name: (True, why) for why, names in REFUSED_WITH_VALUE.items() for name in _names(names)},
-    **{name: (False, why) for why, names in REFUSED_FLAGS.items() for name in _names(names)},
+    **dict.fromkeys(TAKES_VALUE.split(), (True, None)),  # -o: by key (SAFE_INI), -p: no:NAME
+    **dict.fromkeys(FLAGS.split(), (False, None)),
+    **{name: (True, why) for why, names in REFUSED_WITH_VALUE.items() for name in names.split()},
+    **{name: (False, why) for why, names in REFUSED_FLAGS.items() for name in names.split()},
 }
 # Ini keys ``-o`` may set: how tests are named, marked and reported; none names a path or code.
-SAFE_INI = frozenset(
-    _names(
-        """
-        markers empty_parameter_set_mark strict_config strict_markers strict filterwarnings
-        norecursedirs python_files python_classes python_functions usefixtures xfail_strict
-        strict_xfail console_output_style verbosity_test_cases verbosity_assertions log_level
-        log_cli log_cli_level log_cli_format log_cli_date_format log_format log_date_format
-        doctest_optionflags doctest_encoding truncation_limit_lines truncation_limit_chars
-        """
-    )
-)
+SAFE_INI_KEYS = """
+    markers empty_parameter_set_mark strict_config strict_markers strict filterwarnings
+    norecursedirs python_files python_classes python_functions usefixtures xfail_strict
+    strict_xfail console_output_style verbosity_test_cases verbosity_assertions log_level
+    log_cli log_cli_level log_cli_format log_cli_date_format log_format log_date_format
+    doctest_optionflags doctest_encoding truncation_limit_lines truncation_limit_chars
+"""
+SAFE_INI = frozenset(SAFE_INI_KEYS.split())
 NUMBER = re.compile(r"-\d+(\.\d*)?$")  # a negative number is a value, as argparse reads it
 VARIABLE = re.compile(r"\$(\w|\{)")
 WHAT = "--pytest-args"
@@ -136,7 +129,7 @@ def _override(value: str) -> None:
         )
 
 
-def _option(name: str, value: str | None, suite_file: str | None) -> None:
+def _option(name: str, value: str | None) -> None:
     why = OPTIONS[name][1]
     if why is not None:
         raise refused(name, why)
@@ -150,7 +143,7 @@ def _option(name: str, value: str | None, suite_file: str | None) -> None:
         _inside(value or "", name, None)
 
 
-def _cluster(token: str, following: str | None, suite_file: str | None) -> bool:
+def _cluster(token: str, following: str | None) -> bool:
     """A single-dash token (``-xvs``, ``-kbfgs``, ``-k=bfgs``): each option in it checked; whether
     it consumed the next token as its value."""
     for at in range(1, len(token)):
@@ -165,9 +158,9 @@ def _cluster(token: str, following: str | None, suite_file: str | None) -> bool:
         takes, _ = OPTIONS[name]
         if takes:
             value = rest.removeprefix("=") if rest else following
-            _option(name, value, suite_file)
+            _option(name, value)
             return not rest and following is not None
-        _option(name, None, suite_file)
+        _option(name, None)
     return False
 
 
@@ -215,15 +208,15 @@ def _read(tokens: tuple[str, ...], suite_file: str | None) -> None:
                     _inside(value, name, None)
                 after_own = not equals
             elif OPTIONS[name][0] and not equals:
-                _option(name, following, suite_file)
+                _option(name, following)
                 at += following is not None
             else:
-                _option(name, value if equals else None, suite_file)
+                _option(name, value if equals else None)
         elif "=" in token and token.partition("=")[0] in OPTIONS:  # -k=bfgs, -o=key=value
             name, _, value = token.partition("=")
-            _option(name, value, suite_file)
+            _option(name, value)
         else:
-            at += _cluster(token, following, suite_file)
+            at += _cluster(token, following)
 
 
 def _optional(token: str) -> bool:

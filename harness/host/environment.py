@@ -324,9 +324,9 @@ def meminfo_bytes(field: str) -> int | None:
     return None
 
 
-def harness_revision(root: Path = REPO_ROOT) -> dict[str, Any]:
+def harness_revision() -> dict[str, Any]:
     def git(*args: str) -> str | None:
-        command = ["git", "-C", str(root), *args]
+        command = ["git", "-C", str(REPO_ROOT), *args]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=10, check=False)
         except (OSError, subprocess.TimeoutExpired):

@@ -39,11 +39,6 @@ def cuda_build() -> str | None:
     return next((build for build in CUDA_BUILDS if local.startswith(build)), None)
 
 
-def has_libtpu() -> bool:
-    """Whether libtpu, through which jax reaches a TPU, is installed here."""
-    return any(version(package, "libtpu") is not None for package in LIBTPU)
-
-
 def device_profile() -> str | None:
     """The profile for the installed jax's devices: its CUDA build where a GPU is usable here,
     ``tpu`` where libtpu is installed and a TPU chip attached; None otherwise (a run then keeps its
@@ -51,4 +46,6 @@ def device_profile() -> str | None:
     build = cuda_build()
     if build is not None:
         return None if gpu.absence_reason() is not None else build
-    return "tpu" if has_libtpu() and tpu.absence_reason() is None else None
+    # libtpu: through which jax reaches a TPU
+    has_libtpu = any(version(package, "libtpu") is not None for package in LIBTPU)
+    return "tpu" if has_libtpu and tpu.absence_reason() is None else None

@@ -27,6 +27,7 @@ COMMIT_URL = JAX_REPO_URL + "/commit/{sha}"
 GIT_TIMEOUT_S = 1800  # a first clone of jax's whole history
 VERSION_FILE = "jax/version.py"
 _FIELD, _RECORD = "\x1f", "\x1e"
+ATTRIBUTIONS = 3  # (commit, jaxlib, jaxlib) choices measured to attribute a change
 _VERSION = re.compile(r"^_version\s*(?::\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", re.M)
 _MINIMUM = re.compile(r"^_minimum_jaxlib_version\s*(?::\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", re.M)
 # "Merge pull request #23415 from …", "… (#23415)", or copybara's "…/pull/23415".
@@ -61,20 +62,19 @@ class Commit:
         return [jaxlib for jaxlib in jaxlibs if self.accepts(jaxlib)]
 
 
-def git(repo: Path, *args: str, stdin: str | None = None) -> str:
+def git(repo: Path, *args: str) -> str:
     """``git -C repo ARGS``'s output; a failure is a UsageError naming ``--jax-repo``."""
     command = ["git", "-C", str(repo), *args]
+    where = f"`git {' '.join(args[:2])}` in the jax repository {repo}"
     try:
         done = subprocess.run(
-            command, input=stdin, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
+            command, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        where = f"`git {' '.join(args[:2])}` in the jax repository {repo}"
         raise UsageError(f"{where} failed: {exc}") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        where = f"`git {' '.join(args[:2])}` in the jax repository {repo} (--jax-repo)"
-        raise UsageError(f"{where} failed: {last}")
+        raise UsageError(f"{where} (--jax-repo) failed: {last}")
     return done.stdout
 
 
@@ -234,9 +234,9 @@ def segments(
 
 
 def attribution_choices(
-    commits: Sequence[Commit], jaxlibs: Sequence[str], good: str, bad: str, count: int = 3
+    commits: Sequence[Commit], jaxlibs: Sequence[str], good: str, bad: str
 ) -> list[tuple[Commit, str, str]]:
-    """Up to ``count`` (commit, older jaxlib, newer jaxlib) to measure with both jaxlibs, best
+    """Up to ``ATTRIBUTIONS`` (commit, older jaxlib, newer jaxlib) to measure with both, best
     first: the pair nearest the releases' own that some commit accepts, the widest first; for it,
     the latest commits that accept both, since late commits of a range have caught up with the
     newer jaxlib's API (an early one accepted by number may not import)."""
@@ -250,5 +250,5 @@ def attribution_choices(
     for a, b in sorted(pairs, key=rank):
         both = [c for c in commits if c.accepts(a) and c.accepts(b)]
         if both:
-            return [(c, a, b) for c in reversed(both[-count:])]
+            return [(c, a, b) for c in reversed(both[-ATTRIBUTIONS:])]
     return []

@@ -11,7 +11,6 @@ could not be tried (one line, never stored, tried again on the next run).
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from harness.install import script_envs, venvs
 from harness.install.script_envs import InstallFailed, NotInstallable, ScriptEnvRequest
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv
+from harness.measure.locks import stderr_line
 from harness.pins import Profile, index_release
 from harness.store.schema import Libraries
 from harness.units import version_key
@@ -75,10 +75,6 @@ def shown_requirements(requirements: tuple[str, ...]) -> str:
     return f"{listed} and {more} more" if more > 0 else listed
 
 
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 @dataclass
 class Environments:
     """Each release's environment for one case or script, made when first needed and then reused."""
@@ -89,7 +85,7 @@ class Environments:
     hold: tuple[str, ...] = ()  # exact pins held on every release
     # by label: pins held there only (--vary)
     extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    progress: Callable[[str], None] = _stderr
+    progress: Callable[[str], None] = stderr_line
     # by label: made elsewhere (a commit's venv)
     fixed: dict[str, Prepared] = field(default_factory=dict)
     _noted: bool = field(default=False, init=False, repr=False)  # the script's notes said, once

@@ -174,14 +174,6 @@ def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(held))
 
 
-def cutoff_for(release: Release, policy: str, times: UploadTimes) -> datetime | None:
-    """The ``--exclude-newer`` date of ``policy`` on ``release`` (UTC); None under ``newest``."""
-    if check_policy(policy) == NEWEST:
-        return None
-    cutoff = times.jax_release_time(release.jax, release.jaxlib) + GRACE
-    return cutoff.astimezone(UTC).replace(microsecond=0)
-
-
 def constraint_lines(
     release: Release, profile: Profile | None, hold: Sequence[str] = ()
 ) -> list[str]:
@@ -190,36 +182,30 @@ def constraint_lines(
     return [f"jax=={release.jax}", *jaxlib, *release.pins, *hold]
 
 
-def exclude_newer_args(
-    cutoff: datetime | None, profile: Profile | None, hold: Sequence[str] = ()
+def compile_command(
+    uv: Sequence[str],
+    python: str,
+    cutoff: datetime | None,
+    profile: Profile | None,
+    hold: Sequence[str],
 ) -> list[str]:
-    """The cutoff, but for the release's own packages (an index without upload times would hide
-    them) and those held at one version (``--hold``, ``--vary``: they may be newer than it)."""
+    """``uv pip compile`` of ``requirements.in`` under ``constraints.txt``, for ``python``: the
+    cutoff, but for the release's own packages (an index without upload times would hide them) and
+    those held at one version (``--hold``, ``--vary``: they may be newer than it)."""
+    files = ["requirements.in", "--constraints", "constraints.txt", "--python", python]
+    command = [*uv, "pip", "compile", *files, "--no-header", "--no-annotate", "--color", "never"]
     if cutoff is None:
-        return []
+        return command
     plugins = [
         f"jax-{extra}-{kind}"
         for extra in (profile.jax_extras if profile else ())
         for kind in ("plugin", "pjrt")
     ]
     held = [str(canonicalize_name(Requirement(pin).name)) for pin in hold]
-    arguments = ["--exclude-newer", cutoff.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
+    command += ["--exclude-newer", cutoff.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
     for package in dict.fromkeys(["jax", "jaxlib", *plugins, *held]):
-        arguments += ["--exclude-newer-package", f"{package}=false"]
-    return arguments
-
-
-def compile_command(
-    uv: Sequence[str],
-    python: str,
-    cutoff: datetime | None,
-    profile: Profile | None,
-    hold: Sequence[str] = (),
-) -> list[str]:
-    """``uv pip compile`` of ``requirements.in`` under ``constraints.txt``, for ``python``."""
-    files = ["requirements.in", "--constraints", "constraints.txt", "--python", python]
-    output = ["--no-header", "--no-annotate", "--color", "never"]
-    return [*uv, "pip", "compile", *files, *output, *exclude_newer_args(cutoff, profile, hold)]
+        command += ["--exclude-newer-package", f"{package}=false"]
+    return command
 
 
 def resolution_key(
@@ -429,22 +415,6 @@ def resolve(
     return pins
 
 
-def install_steps(
-    uv: Sequence[str], venv: Path, reinstall: bool = False
-) -> list[tuple[str, list[str]]]:
-    """The commands that make the venv hold exactly its ``resolved.txt``, compiled, and list what it
-    holds; ``reinstall``: every distribution installed again (a file of one was lost)."""
-    interpreter = str(venv / "bin" / "python")
-    again = ["--reinstall"] if reinstall else []
-    sync = [*uv, "pip", "sync", *again, "--python", interpreter, "--color", "never"]
-    return [
-        # `sync`, not `install`: exactly the set, nothing left from an earlier, broken attempt.
-        ("uv pip sync", [*sync, str(venv / PINS_FILE)]),
-        ("compileall", compile_all(venv)),
-        ("uv pip freeze", [*uv, "pip", "freeze", "--python", interpreter, "--color", "never"]),
-    ]
-
-
 def _recorded(venv: Path, wanted: dict[str, object]) -> tuple[str, ...] | None:
     """What the venv's record says it holds, where it records ``wanted``; else None."""
     try:
@@ -481,7 +451,15 @@ def install(
                 return recorded
             # a module or a jaxlib library deleted since: every process would fail alike
             damaged = True
-        steps = install_steps(uv, venv, reinstall=damaged)
+        # `sync`, not `install`: exactly the set, nothing left from an earlier, broken attempt;
+        # every distribution installed again where a file of one was lost.
+        python_of_venv = ["--python", str(venv / "bin" / "python"), "--color", "never"]
+        again = ["--reinstall"] if damaged else []
+        steps = [
+            ("uv pip sync", [*uv, "pip", "sync", *again, *python_of_venv, str(venv / PINS_FILE)]),
+            ("compileall", compile_all(venv)),
+            ("uv pip freeze", [*uv, "pip", "freeze", *python_of_venv]),
+        ]
         if not (venv / "pyvenv.cfg").is_file() or not (venv / "bin" / "python").exists():
             # No venv, or one whose interpreter is gone (its Python removed): uv refuses to make a
             # venv over one, and syncing into it cannot work, run after run: made anew.
@@ -536,10 +514,14 @@ def ensure(
     if python_version is None:
         return InstallFailed(f"the interpreter {request.python} does not run", "resolve")
     check_requires_python(request.declared, python_version)
-    try:
-        cutoff = cutoff_for(request.release, request.policy, times)
-    except IndexUnreachable as exc:
-        return InstallFailed(str(exc), "resolve")
+    cutoff = None  # the ``--exclude-newer`` date (UTC); none under ``newest``
+    if request.policy != NEWEST:
+        release = request.release
+        try:
+            cutoff = times.jax_release_time(release.jax, release.jaxlib) + GRACE
+        except IndexUnreachable as exc:
+            return InstallFailed(str(exc), "resolve")
+        cutoff = cutoff.astimezone(UTC).replace(microsecond=0)
     pins = resolve(
         request, folder, cutoff, python_version, times.index, uv=uv, runner=runner, clock=clock
     )

@@ -40,7 +40,7 @@ from harness.install.index import Listing
 from harness.measure import venv_files
 from harness.measure.locks import ASIDE, venv_lock
 from harness.pins import Profile, Release, install_args
-from harness.store.files import parse_document, read_bounded, replace_file
+from harness.store.files import read_plan_document, replace_file
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLED = ".harness-install.json"  # what the venv holds, written after a successful install
@@ -108,20 +108,14 @@ def write_plan(path: Path, envs: Sequence[ReleaseEnv]) -> None:
 
 
 def read_plan(path: Path) -> list[ReleaseEnv]:
-    """The release plan nox wrote, read as any untrusted document (bounded: ``read_bounded``);
-    UsageError naming the file and, for an entry, the field it lacks or holds wrongly."""
-    try:
-        rows = parse_document(read_bounded(path, limit=PLAN_BYTES))
-    except (OSError, ValueError) as exc:
-        why = getattr(exc, "strerror", None) or exc
-        raise UsageError(f"cannot read the release plan {path}: {why}") from None
+    """The release plan nox wrote; UsageError naming the file and, for an entry, the field it lacks
+    or holds wrongly."""
+    # a plan of a thousand releases is a few hundred kB
+    rows = read_plan_document(path, "the release plan", limit=4 * 2**20)
     if not isinstance(rows, list):
         raise UsageError(f"the release plan {path} is not a list of releases")
     entry = f"the release plan {path}, entry"
     return [_plan_entry(row, f"{entry} {i + 1}") for i, row in enumerate(rows)]
-
-
-PLAN_BYTES = 4 * 2**20  # a plan of a thousand releases is a few hundred kB
 
 
 def _plan_entry(row: object, where: str) -> ReleaseEnv:
@@ -219,10 +213,9 @@ def mark_used(venv: Path) -> None:
 def missing_files(venv: Path) -> list[str]:
     """Files the venv's distributions recorded (their RECORD) that are gone from ``venv`` (a module,
     a jaxlib ``.so``), or a RECORD that cannot be read."""
-    found = sorted(venv.glob("lib/python3*/site-packages"))
-    if not found:
+    site = venv_files.site_packages(venv)
+    if site is None:
         return ["site-packages"]
-    site = found[-1]
     gone = []
     for info in site.glob("*.dist-info"):
         try:

@@ -55,11 +55,6 @@ class SuiteRun:
     # and in the rest of the collection.
     phases: dict[str, float] = field(default_factory=dict)
 
-    @property
-    def rounds_ns(self) -> float:
-        """The benchmarks' own time: every round of every benchmark, summed."""
-        return sum(s.wall_ns for p in self.programs.values() for s in p.samples)
-
 
 def program_name(fullname: str, taken: set[str]) -> str:
     """``tests/test_x.py::test_f[8]`` → ``bench.test_x_py_test_f_8``: the module by file name alone

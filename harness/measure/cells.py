@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.sizes import PlannedPoint
-from harness.claim_rule import HOLDS, MIN_CLAIM_PROCESSES, ClaimVerdict, settle_claim
+from harness.claim_rule import HOLDS, ClaimVerdict, settle_claim
 from harness.measure.sides import Side
 from harness.store.results import REFUSED
 from harness.store.schema import ProcessRun, RunStatus, Settings
@@ -76,10 +76,10 @@ class CellRun:
             return now, now
         return min(start for start, _ in windows), max(end for _, end in windows)
 
-    def claim_verdict(self, min_processes: int = MIN_CLAIM_PROCESSES) -> ClaimVerdict | None:
+    def claim_verdict(self) -> ClaimVerdict | None:
         """The claim settled over the processes finished ok with a verdict; None without one."""
         holds = [p.claim.holds for p in self.processes if p.status is RunStatus.OK and p.claim]
-        return settle_claim(holds, min_processes=min_processes) if holds else None
+        return settle_claim(holds) if holds else None
 
     def finished(self) -> str | None:
         """Why this side needs no further process in this cell, if it does not."""
@@ -171,12 +171,10 @@ def claim_text(run: CellRun) -> str:
     return f" · claim {verdict.text()}"
 
 
-def point_claim(
-    run: CellRun, shown_sizes: str, min_processes: int = MIN_CLAIM_PROCESSES
-) -> tuple[bool | None, str]:
+def point_claim(run: CellRun, shown_sizes: str) -> tuple[bool | None, str]:
     """Whether the claim holds at a size point (for a search), settled as every claim is, and the
     evidence; None when the run did not finish ok or its processes did not settle."""
-    verdict = run.claim_verdict(min_processes)
+    verdict = run.claim_verdict()
     if run.status is not RunStatus.OK:
         return None, f"{shown_sizes}: {run.status}"
     if verdict is None or not verdict.settled:

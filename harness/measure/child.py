@@ -39,7 +39,7 @@ from harness.store.schema import (
     RunStatus,
     StoredProgram,
     TimedSample,
-    parse_jax,
+    read_record,
 )
 
 TRACEBACK_LINES = 25
@@ -293,7 +293,7 @@ def run(
     if "jax" in sys.modules:
         with phase("facts"):
             try:
-                jax = parse_jax(jax_facts())
+                jax = read_record(JaxFacts, jax_facts(), "jax")
             except Exception as exc:  # the case's own failure is the news, not this
                 jax = JaxFacts(error=scrub(f"{type(exc).__name__}: {exc}"))
         device_peak = None

@@ -42,10 +42,10 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def last_lines(text: str, lines: int = LAST_LINES, chars: int = LAST_CHARS) -> str:
+def last_lines(text: str) -> str:
     """The end of a process's output, scrubbed: its last lines, and of those the last characters."""
-    kept = "\n".join(text[-4 * chars :].strip().splitlines()[-lines:])
-    return from_site_packages(scrub(kept if len(kept) <= chars else "…" + kept[-chars:]))
+    kept = "\n".join(text[-4 * LAST_CHARS :].strip().splitlines()[-LAST_LINES:])
+    return from_site_packages(scrub(kept if len(kept) <= LAST_CHARS else "…" + kept[-LAST_CHARS:]))
 
 
 def from_site_packages(text: str) -> str:
@@ -101,9 +101,9 @@ def tail_of(handle: BinaryIO, size: int) -> str:
     return handle.read().decode(errors="replace")
 
 
-def read_stack(path: Path, chars: int = STACK_CHARS) -> str:
+def read_stack(path: Path) -> str:
     """What faulthandler wrote, its end, scrubbed ("" where nothing was)."""
-    return from_site_packages(scrub(read_end(path, chars).strip()))
+    return from_site_packages(scrub(read_end(path, STACK_CHARS).strip()))
 
 
 def first_line(end: ProcessEnd) -> str:

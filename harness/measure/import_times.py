@@ -57,12 +57,12 @@ def parse(text: str) -> list[Imported]:
     return [module for _, module in pending]
 
 
-def costliest(text: str, shown: int = SHOWN) -> list[str]:
-    """The ``shown`` costliest top-level imports, each with the module whose own time is the most
+def costliest(text: str) -> list[str]:
+    """The ``SHOWN`` costliest top-level imports, each with the module whose own time is the most
     of it where that is a module below it: "`import sif2jax` 56 s, of it
     `sif2jax.cutest._constrained_minimisation.cleuven7` 45 s"."""
     lines = []
-    for top in sorted(parse(text), key=lambda m: -m.cumulative_us)[:shown]:
+    for top in sorted(parse(text), key=lambda m: -m.cumulative_us)[:SHOWN]:
         said = f"`import {top.name}` {format_ns(top.cumulative_us * 1e3)}"
         heaviest = max(top.within(), key=lambda m: m.self_us, default=None)
         if heaviest is not None and heaviest.self_us > top.self_us:

@@ -28,7 +28,7 @@ from harness.host.environment import REPO_ROOT, scrub, shown_path
 from harness.measure import venv_files
 from harness.measure.guardian import die_with_parent
 from harness.measure.sides import Side
-from harness.store.schema import HostFacts, SchemaError, parse_host
+from harness.store.schema import HostFacts, SchemaError, read_record
 
 # Seconds a worker may take to import JAX and take the host's facts on a busy machine.
 READY_TIMEOUT_S = 300.0
@@ -311,7 +311,7 @@ class WorkerPool:
             check_venv(next(s for s in self.sides if s.label == label), str(exc))
             raise HarnessError(f"the worker of side {label!r} did not start: {exc}") from None
         try:
-            self.hosts[label] = parse_host(worker.facts.get("host") or {})
+            self.hosts[label] = read_record(HostFacts, worker.facts.get("host") or {}, "host")
         except SchemaError as exc:
             unreadable = f"the worker of side {label!r} sent unreadable host facts: {exc}"
             raise HarnessError(unreadable) from None

@@ -239,7 +239,7 @@ def _start_capture(jax) -> None:
         _capture.start(jax)
     except Exception as exc:  # no capture: the script still runs, and the listing says why
         _capture = None
-        print(f"harness: programs not captured: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
+        _say("programs not captured", exc)
 
 
 _TIMER = _JaxImportTimer()
@@ -284,7 +284,7 @@ def start_profile(environ) -> bool:
     try:
         jax.profiler.start_trace(folder, create_perfetto_trace=True)
     except Exception as exc:  # a release without the option, or a profiler already running
-        print(f"harness: no profile: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
+        _say("no profile", exc)
         return False
     return True
 
@@ -295,8 +295,11 @@ def stop_profile() -> None:
     try:
         jax.profiler.stop_trace()
     except Exception as exc:
-        said = f"harness: the profile did not stop cleanly: {type(exc).__name__}: {exc}"
-        print(said[:300], file=sys.stderr)
+        _say("the profile did not stop cleanly", exc)
+
+
+def _say(what: str, exc: Exception) -> None:
+    print(f"harness: {what}: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
 
 
 def _events_in_source() -> dict[str, bool]:
@@ -377,8 +380,7 @@ def main() -> None:
             try:
                 _capture.finish(os.environ[EXPORT_DIR])
             except Exception as exc:
-                said = f"harness: programs not exported: {type(exc).__name__}: {exc}"
-                print(said[:300], file=sys.stderr)
+                _say("programs not exported", exc)
         _write(report)
     if interrupted:
         sys.stderr.flush()

@@ -140,14 +140,6 @@ def lost_flags(harness: str, seen: str) -> list[str]:
     return [f"--{name}" for name, value in wanted.items() if got.get(name) != value]
 
 
-def xla_flags_record(harness: str, report: dict[str, Any]) -> dict[str, Any] | None:
-    """What a result keeps of a script that set ``XLA_FLAGS`` itself: the harness's flags it lost
-    and what XLA read instead; None where XLA got every flag (or never started)."""
-    seen = report.get("xla_flags")
-    lost = lost_flags(harness, seen) if isinstance(seen, str) else []
-    return {"lost": lost, "read": scrub(str(seen)[:300])} if lost else None
-
-
 def lost_in(stored_processes: Any) -> list[str]:
     """The harness's XLA flags a script's processes lost (``xla_flags_record``); [] for a case."""
     lost: dict[str, None] = {}
@@ -171,12 +163,6 @@ def undeclared_import(stderr: str) -> str:
     undeclared = f"the script imports {module}, which it does not declare: add it to the script's"
     block = f'`# /// script` block (dependencies = ["{module}"], by its name on the package index)'
     return f"{undeclared} {block} or give --with {module}"
-
-
-def _read_start(handle: Any) -> tuple[str, bool]:
-    handle.seek(0)
-    data = handle.read(OUTPUT_BYTES + 1)
-    return data[:OUTPUT_BYTES].decode(errors="replace"), len(data) > OUTPUT_BYTES
 
 
 def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, Any]]:
@@ -269,7 +255,9 @@ def run_script(
         if importtime:
             err.seek(0)
             Path(env[IMPORT_TIME]).write_bytes(err.read(IMPORT_BYTES))
-        stdout, cut = _read_start(out)
+        out.seek(0)
+        start = out.read(OUTPUT_BYTES + 1)
+        stdout, cut = start[:OUTPUT_BYTES].decode(errors="replace"), len(start) > OUTPUT_BYTES
         stderr = deaths.tail_of(err, 64 * 1024)
         report = _read_report(report_path)
         suite = read_suite_run(Path(env[BENCHMARK_JSON]))
@@ -319,7 +307,8 @@ def _measured(
     if suite.cut_short is not None:
         record["cut_short"] = {"ran": suite.cut_short[0], "planned": suite.cut_short[1]}
     if suite.programs:  # what a process of the suite costs, where (``harness.steps.suite_floor``)
-        record["suite_phases"] = {**suite.phases, "benchmarks_ns": suite.rounds_ns}
+        rounds_ns = sum(s.wall_ns for p in suite.programs.values() for s in p.samples)
+        record["suite_phases"] = {**suite.phases, "benchmarks_ns": rounds_ns}
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
     if not (programs or compiled) and figures.lines:  # of metrics the statistics do not know
@@ -334,12 +323,14 @@ def _measured(
     named, events = phase_figures(report)
     if events:
         record["events"] = events
-    lost = xla_flags_record(env.get("XLA_FLAGS", ""), report)
-    if lost is not None:
-        record["xla_flags"] = lost
+    seen = report.get("xla_flags")  # as XLA read it (none where it never started)
+    lost = lost_flags(env.get("XLA_FLAGS", ""), seen) if isinstance(seen, str) else []
+    if lost:  # the script set XLA_FLAGS itself: what XLA read instead is kept
+        read = scrub(str(seen)[:300])
+        record["xla_flags"] = {"lost": lost, "read": read}
         notes.append(
-            f"the script sets XLA_FLAGS itself: XLA read `{lost['read']}`, without the harness's "
-            f"{', '.join(lost['lost'])} (append to the variable instead of replacing it)"
+            f"the script sets XLA_FLAGS itself: XLA read `{read}`, without the harness's "
+            f"{', '.join(lost)} (append to the variable instead of replacing it)"
         )
     if not report:
         hook = "the start-up hook left no report (the script ended the process itself?)"

@@ -23,10 +23,9 @@ from harness.errors import UsageError
 from harness.host import installed_jax
 from harness.metric_names import parse_metric_name
 from harness.names import name_problem
-from harness.store.files import parse_document, read_bounded
-from harness.store.schema import Libraries, SchemaError, parse_libraries
+from harness.store.files import read_plan_document
+from harness.store.schema import Libraries, SchemaError, read_record
 
-PLAN_BYTES = 1024 * 1024
 KEYS = (
     "label",
     "release",
@@ -156,7 +155,7 @@ def _side(entry: Any, where: str) -> Side:
     libraries = None
     if entry.get("libraries") is not None:
         try:
-            libraries = parse_libraries(entry["libraries"], "libraries")
+            libraries = read_record(Libraries, entry["libraries"], "libraries")
         except SchemaError as exc:
             raise UsageError(f"{where}: {exc}") from None
     compared = tuple(dict.fromkeys(metrics))
@@ -189,11 +188,7 @@ def _sizes(value: Any, where: str) -> dict[str, int]:
 
 def load_plan(path: Path) -> list[Side]:
     """The sides a plan file lists, after every check; UsageError naming the file otherwise."""
-    try:
-        entries = parse_document(read_bounded(path, limit=PLAN_BYTES))
-    except (OSError, ValueError) as exc:
-        why = getattr(exc, "strerror", None) or exc
-        raise UsageError(f"cannot read the sides plan {path}: {why}") from None
+    entries = read_plan_document(path, "the sides plan", limit=2**20)
     if not isinstance(entries, list) or not entries:
         raise UsageError(f"the sides plan {path} must be a non-empty list of sides")
     sides = [_side(entry, f"sides plan {path}, side {i + 1}") for i, entry in enumerate(entries)]

@@ -43,11 +43,9 @@ def _recorded(site: Path, named: set[str]) -> dict[str, str]:
 
 
 def _digest(path: Path) -> str:
-    hashed = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            hashed.update(block)
-    return base64.urlsafe_b64encode(hashed.digest()).rstrip(b"=").decode()
+        digest = hashlib.file_digest(handle, "sha256").digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def damaged(venv: Path, output: str) -> list[str]:

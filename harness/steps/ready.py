@@ -38,7 +38,7 @@ from harness.measure.sides import Side
 from harness.measure.storing import RunContext, not_installable_result, store
 from harness.pins import device_class
 from harness.store.results import StoredResult
-from harness.store.schema import RunStatus, Settings, parse_host
+from harness.store.schema import HostFacts, RunStatus, Settings, read_record
 from harness.units import time_left
 
 
@@ -187,6 +187,6 @@ class Readiness:
             "",
         )
         cell = self.plan(self.settings)[0]
-        host = parse_host(host_facts())
+        host = read_record(HostFacts, host_facts(), "host")
         result = not_installable_result(context, cell, side, unavailable.line, host)
         return store(self.results_dir, result)

@@ -126,6 +126,16 @@ def parse_document(data: bytes) -> Any:
     return document
 
 
+def read_plan_document(path: Path, what: str, limit: int) -> Any:
+    """A plan file (``what``: "the release plan"), read as any untrusted document; UsageError
+    naming the file where it cannot be read."""
+    try:
+        return parse_document(read_bounded(path, limit=limit))
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise UsageError(f"cannot read {what} {path}: {why}") from None
+
+
 def _lone_surrogate(document: Any) -> bool:
     """Whether a string holds half a surrogate pair, which no page or copy could encode as UTF-8."""
     try:

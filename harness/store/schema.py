@@ -11,13 +11,10 @@ A result is one *cell* (a case at sizes on a release under a profile) measured i
 processes; each process keeps its own measurements (``ProcessRun``).  Statistics and claim verdicts
 over processes are the readers' business (``harness.analysis``), never stored.
 
-Each record class both reads and writes its shape by its fields: ``_read`` checks each by its type
-(``_check_of``; the few whose JSON says more by ``_SPECIAL``) and takes its default, and ``to_json``
-writes each by its name (``_Record``), so names, types and defaults are written out once.  The case
-process (``harness.measure.child``) builds a ``ProcessRun`` and writes it; the runner reads it back,
-adds what only the parent knows (index, window, load) and stores it in a ``Result`` it builds the
-same way.  ``parse(result.to_json()) == result`` for every record: a field a writer leaves out at
-its default reads back as that default.
+Each record class both reads and writes its shape by its fields: ``read_record`` checks each by
+its type (``_check_of``; the few whose JSON says more by ``_SPECIAL``) and takes its default, and
+``to_json`` writes each by its name (``_Record``), so names, types and defaults are written out
+once: ``parse(result.to_json()) == result`` for every record.
 
 Why not validate with the published JSON Schema (``docs/result.schema.json``, which the tests keep
 matched to this module) and a schema library: a reader needs the typed records anyway, which
@@ -614,7 +611,7 @@ def _check_of(hint: Any) -> Check[Any]:
     if origin is Mapping:
         return json_object if args[1] is Any else map_of(_check_of(args[1]))
     if isinstance(hint, type) and issubclass(hint, _Record):
-        return lambda value, where: _read(hint, value, where)
+        return lambda value, where: read_record(hint, value, where)
     return _PLAIN[hint]
 
 
@@ -658,7 +655,7 @@ def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
 def _machine(value: Any, where: str) -> MachineFacts | None:
     """The machine's facts; None without an id (absent, null, or the empty string earlier writers
     put for none), which then reads, and is written back, as an unrecorded machine."""
-    found = _read(MachineFacts, value, where, id=None)
+    found = read_record(MachineFacts, value, where, id=None)
     return MachineFacts(path_name(found.id, f"{where}.id"), found.basis) if found.id else None
 
 
@@ -717,7 +714,7 @@ def _fields(record: type) -> list[tuple[str, Check[Any], Field[Any]]]:
     return _FIELDS[record]
 
 
-def _read(record: type[R], value: Any, where: str, **defaults: Any) -> R:
+def read_record(record: type[R], value: Any, where: str, **defaults: Any) -> R:
     """A record from its JSON object, each field checked (``_fields``) and named by its path where
     it is wrong: a field with a default may be absent or null and reads as that default;
     ``defaults`` are the caller's instead of the record's (``MISSING``: required after all)."""
@@ -732,24 +729,10 @@ def _read(record: type[R], value: Any, where: str, **defaults: Any) -> R:
     return record(**read)
 
 
-def parse_jax(value: Any, where: str = "jax") -> JaxFacts:
-    """What ``harness.host.environment.jax_facts`` said, as the record a process keeps."""
-    return _read(JaxFacts, value, where)
-
-
-def parse_host(value: Any, where: str = "host") -> HostFacts:
-    """``host_facts`` as a side's worker sends it (``harness.host.environment``), as stored."""
-    return _read(HostFacts, value, where)
-
-
-def parse_libraries(value: Any, where: str = "libraries") -> Libraries:
-    return _read(Libraries, value, where)
-
-
 def parse_process(value: Any, where: str = "process", position: int = 0) -> ProcessRun:
     """One process's record (a result's ``processes`` entry) on its own, its index its position
     where it has none; SchemaError saying where otherwise."""
-    return _read(ProcessRun, value, where, index=position)
+    return read_record(ProcessRun, value, where, index=position)
 
 
 def check_identity(data: Any) -> Mapping[str, Any]:
@@ -769,4 +752,4 @@ def parse(data: Any) -> Result:
             "schema_version", f"{version} where {SCHEMA_VERSION} was expected (migrate it first)"
         )
     # A result without processes is refused, though one is built without them (a skipped cell).
-    return _read(Result, data, "", processes=MISSING)
+    return read_record(Result, data, "", processes=MISSING)
