@@ -215,9 +215,6 @@ def _comparison(
     return Comparison(
         base,
         cand,
-        math.nan,
-        math.nan,
-        math.nan,
         p_value,
         verdict,
         flags,

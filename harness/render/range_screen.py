@@ -24,7 +24,7 @@ from harness.steps.answers import Setting
 from harness.steps.bisection import ReleaseStep, SweepOutcome
 from harness.steps.judge import Judgement
 from harness.steps.probes import Probe
-from harness.units import format_p, format_ratio, sizes_text
+from harness.units import format_p, sizes_text
 
 STEP_HEADERS = ["metric", "releases", "B/A", "verdict", "caveats"]
 # Lines for the head, the counts, the legend, the notes under the steps and the report's path.
@@ -57,7 +57,7 @@ def step_row(step: ReleaseStep, comparison: Comparison | None, setting: Setting)
     return [
         step.criterion.name,
         f"{step.before} → {step.after}",
-        format_ratio(comparison.ratio),
+        comparison.ratio_cell or "n/a",
         comparison.said,
         marks_text(comparison, setting.thresholds),
     ]

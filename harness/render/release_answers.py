@@ -19,7 +19,7 @@ from harness.host.environment import redact
 from harness.render.bisect_screen import Bisected, bisect_follow_ups, bisect_screen, bisect_why
 from harness.render.json_out import comparison_json, leaves_mapped, thresholds_json
 from harness.render.range_screen import sweep_screen, unmeasured_line
-from harness.render.tables import format_interval, markdown_table, rule_text
+from harness.render.tables import markdown_table, rule_text
 from harness.render.text import inline
 from harness.render.why import why_json
 from harness.steps.answers import Setting
@@ -28,7 +28,7 @@ from harness.steps.judge import FIX, Judgement, Terms
 from harness.steps.probes import Probe
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
-from harness.units import format_p, format_ratio
+from harness.units import format_p
 
 
 @dataclass(frozen=True)
@@ -85,9 +85,9 @@ def against_cell(comparison: Comparison | None) -> str:
     if not comparison.shape.ratio:  # no ratio: what each side showed
         return comparison.said
     if comparison.constant:  # known exactly: no interval, no test; from or to zero, no ratio either
-        return f"{format_ratio(comparison.ratio)} {comparison.said}"
+        return f"{comparison.ratio_cell} {comparison.said}"
     return (
-        f"{format_ratio(comparison.ratio)} [{format_interval(comparison)}] "
+        f"{comparison.ratio_cell} [{comparison.interval_cell}] "
         f"p={format_p(comparison.p_value)} {comparison.said}"
     )
 

@@ -98,7 +98,7 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
 def _measured(comparison: Comparison) -> str:
     """`` (10 processes a side, within ±7.5%)``: how far an undecided confirmation went, and the
     change it allows."""
-    margin = format_margin(comparison.margin)
+    margin = format_margin(comparison.cost.margin) if comparison.cost else ""
     return f" ({min(comparison.processes)} processes a side{', ' + margin if margin else ''})"
 
 

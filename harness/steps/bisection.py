@@ -27,7 +27,7 @@ from harness.analysis.metrics import (
     metric_samples,
     union_keys,
 )
-from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict, past_factor
+from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict
 from harness.analysis.statuses import change_between, compare_endings, measured, ran, summarise
 from harness.metric_names import Criterion, Judged
 from harness.steps.judge import FIX, REGRESSION, Judgement, ReleaseVerdict, Terms
@@ -170,7 +170,7 @@ def bisect(
 
 def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
     """Which way a ratio points past the factor (worse is SLOWER), or None inside the band."""
-    direction = past_factor(comparison.ratio, thresholds)
+    direction = comparison.past(thresholds)
     if direction is None or key.metric_name not in thresholds.higher_is_better:
         return direction
     return OPPOSITE[direction]  # a higher figure is the better one: a rise is faster

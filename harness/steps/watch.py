@@ -503,7 +503,7 @@ def first_round_undecided(
             else "not measured again"
         )
         text = (
-            f"{metric} {baseline} → {release}: ×{comparison.ratio:.3g}, "
+            f"{metric} {baseline} → {release}: {comparison.ratio_cell or 'n/a'}, "
             f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
             f"in the first round; {how}: undecided (the next watch measures it again)"
         )
@@ -515,7 +515,7 @@ def _ratio_of(comparison: Comparison | None) -> float | None:
     """A finding's ratio: a cost's; None for a value, a presence or an ending, which have none (a
     NaN would be refused when the memory is recalled, and the finding measured and drafted
     again)."""
-    ratio = comparison.ratio if comparison is not None else None
+    ratio = comparison.cost.ratio if comparison is not None and comparison.cost else None
     return None if _ratio_problem(ratio) else ratio
 
 

@@ -5,7 +5,7 @@ once, the report last."""
 
 import dataclasses
 
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import CostDetail, Thresholds, Verdict
 from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.tried import DefaultsAnswer
 from harness.metric_names import Criterion, Judged, parse_metric_name
@@ -198,8 +198,8 @@ class Part:
     """Stands in for one part's Comparison: its direction, ratio and word."""
 
     def __init__(self, verdict, ratio):
-        self.verdict, self.ratio, self.said = verdict, ratio, str(verdict)
-        self.ratio_cell = format_ratio(ratio)
+        self.verdict, self.said = verdict, str(verdict)
+        self.cost, self.ratio_cell = CostDetail(ratio), format_ratio(ratio)
 
 
 def test_a_step_that_comes_with_a_library_says_so_whole_and_offers_the_library_s_releases():

@@ -180,7 +180,7 @@ def test_a_metric_measured_in_too_few_processes_never_makes_a_step():
     assert {"eager.wall_ns", "jit.wall_ns"} <= stepped
     assert "jit.compile_ns" not in stepped, "two processes a side can never reach a verdict"
     compiled = found.comparisons[(parse_metric_name("jit.compile_ns"), "b")]
-    assert compiled.verdict == Verdict.UNDECIDED and compiled.ratio > 2.9
+    assert compiled.verdict == Verdict.UNDECIDED and compiled.cost.ratio > 2.9
     assert "too few processes (2 and 2) for a verdict" in compiled.flags
 
 
