@@ -77,6 +77,7 @@ class Shape:
     VALUE: ClassVar[Shape]
     PRESENCE: ClassVar[Shape]
     ENDING: ClassVar[Shape]
+    CLAIM: ClassVar[Shape]
 
     def __str__(self) -> str:
         return self.name
@@ -193,7 +194,12 @@ Shape.ENDING = _Counted(
     "ending", FISHER, counted="died", settles="crash",
     why=("crash", "compiled", "crash flags", "library", "reproducer"),
 )  # fmt: skip
-SHAPES = (Shape.COST, Shape.VALUE, Shape.PRESENCE, Shape.ENDING)
+# A claim held in k of the n processes that gave a verdict, judged by its settling rule in each run
+# (``harness.claim_rule``): its flip is a change, each side's outcome its words.
+Shape.CLAIM = _Counted(
+    "claim", "the claim settled on each side", counted="held", fewer_is_worse=True
+)
+SHAPES = (Shape.COST, Shape.VALUE, Shape.PRESENCE, Shape.ENDING, Shape.CLAIM)
 
 
 def common_shape(shapes: Iterable[Shape | None]) -> Shape:

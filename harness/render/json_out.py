@@ -67,7 +67,7 @@ def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
         # Every process of each side gave one value: judged exactly, no test (``processes``).
         "constant": comparison.constant,
         # What kind of observation it is, each judged by its own rule (docs/scripts.md, "Shapes"):
-        # cost, value, presence or ending; a presence's or an ending's counts, [[k, n] A, [k, n] B].
+        # cost, value, presence, ending or claim; a counted one's counts, [[k, n] A, [k, n] B].
         "shape": str(comparison.shape),
         "counts": [list(side) for side in comparison.counts] if comparison.counts else None,
         # a value's sides as printed ("converged", NaN), an ending's in words; else null

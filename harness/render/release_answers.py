@@ -267,11 +267,8 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
         return ["No significant step between consecutive releases."]
     lines = []
     for step in found.steps:
-        compared = step.comparison
-        if compared is not None and not compared.shape.ratio:  # its words say the change
-            detail = against_cell(compared)
-        else:
-            detail = f"{step.change} {against_cell(compared)}" if compared else step.change
+        detail = against_cell(step.comparison)  # a cost's said beside its way; the rest say it
+        detail = f"{step.said} {detail}" if step.comparison.shape.ratio else detail
         said = f"{step.criterion.name}: {step.before} → {step.after}: {detail}"
         lines.append(f"- {inline(said)}")
     several = found.stepped_more_than_once()
@@ -418,7 +415,7 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
                 "metric": step.criterion.name,
                 "before": step.before,
                 "after": step.after,
-                "change": step.change,
+                "change": step.said,
                 "comparison": comparison_json(step.comparison),
             }
             for step in found.steps

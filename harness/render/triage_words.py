@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.analysis.significance import Thresholds
-from harness.analysis.statuses import error_line, innermost_frame, verb
+from harness.analysis.statuses import error_line, innermost_frame
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 
 
@@ -94,7 +94,7 @@ def status_answer(change: Confirmation) -> str:
     said = f" ({error})" if error else ""
     if change.regression:
         return (
-            f"status: {verb(step.change)} since {step.after}: {dead.words()}{said}; {step.before} "
+            f"status: {step.verb} since {step.after}: {dead.words()}{said}; {step.before} "
             f"{fine.words()}"
         )
     return (

@@ -123,7 +123,7 @@ def test_a_sweep_reports_every_step_of_a_series_that_goes_up_and_back_down():
     )
     found = sweep(releases, fake, metrics=[WALL], with_claim=True, thresholds=Thresholds())
     assert [m.release for m in found.not_ok()] == ["r4"]
-    steps = [(s.criterion.name, s.before, s.after, s.change) for s in found.steps]
+    steps = [(s.criterion.name, s.before, s.after, s.said) for s in found.steps]
     assert steps == [
         ("eager.wall_ns", "r1", "r2", Verdict.SLOWER),
         ("claim", "r1", "r2", "holds → does not hold"),
