@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import Shape, Thresholds, Verdict
 from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.bisection import bisect, expected_probes, sweep
 from harness.steps.judge import FIX, Judge, Judgement, ReleaseVerdict
@@ -130,6 +130,11 @@ def test_a_sweep_reports_every_step_of_a_series_that_goes_up_and_back_down():
         ("eager.wall_ns", "r3", "r5", Verdict.FASTER),
         ("claim", "r3", "r5", "does not hold → holds"),
     ]
+    flip = found.steps[1].comparison
+    assert flip.shape is Shape.CLAIM and flip.worse and not found.steps[3].comparison.worse, (
+        "the claim's flip carries its counts, worse where it stops holding"
+    )
+    assert flip.counts is not None and flip.counts[1][0] == 0
     assert found.stepped_more_than_once() == ["claim", "eager.wall_ns"], "a bisect finds one"
     assert found.comparisons[(parse_metric_name("eager.wall_ns"), "r1")].verdict == "undecided", (
         "the same processes: no step, no proof"
