@@ -20,7 +20,10 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
+from harness.analysis.shapes import counted
+from harness.analysis.significance import Comparison, Shape, Verdict
 from harness.claim_rule import (
     DOES_NOT_HOLD,
     HOLDS,
@@ -58,6 +61,20 @@ def claim_verdict(result: StoredResult) -> ClaimVerdict | None:
     if result.result.status is not RunStatus.OK or not claims:
         return None
     return settle_claim([claim.holds for claim in claims])
+
+
+def compare_claims(before: StoredResult, after: StoredResult) -> Comparison:
+    """The claim on two releases as a counted comparison: held in k of the n processes that gave a
+    verdict on each side, judged by its settling rule, not a test (``flip_chance`` bounds a flip's
+    error): a change where both settled and differ, unchanged where they agree, else undecided.
+    Each side's outcome is its words: ``holds → does not hold``."""
+    sides = outcome(before), outcome(after)
+    k_a, k_b = (sum(c.holds for c in process_claims(side)) for side in (before, after))
+    n_a, n_b = (len(process_claims(side)) for side in (before, after))
+    verdict = Verdict.UNDECIDED
+    if set(sides) <= {HOLDS, DOES_NOT_HOLD}:
+        verdict = Verdict.UNCHANGED if sides[0] == sides[1] else Verdict.CHANGED
+    return replace(counted(Shape.CLAIM, verdict, ((k_a, n_a), (k_b, n_b))), sides=sides)
 
 
 def _settles_holding(chance: float, processes: int) -> float:

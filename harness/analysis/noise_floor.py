@@ -15,10 +15,9 @@ from typing import Protocol
 
 from harness.analysis.metrics import MetricComparison, compare_runs, metric_samples
 from harness.analysis.power import detectable_ratio, log_medians, pooled_spreads
-from harness.analysis.significance import MOVED, Thresholds, Verdict
+from harness.analysis.significance import MOVED, CostDetail, Thresholds, Verdict
 from harness.store.calibrations import CalibrationRun
 from harness.store.results import StoredResult
-from harness.units import format_ratio
 
 
 class Calibrated(Protocol):
@@ -38,7 +37,7 @@ class Calibrated(Protocol):
 
 
 def _described(found: MetricComparison) -> str:
-    return f"{found.key.metric_name} {format_ratio(found.comparison.ratio)} {found.comparison.said}"
+    return f"{found.key.metric_name} {found.comparison.ratio_cell or 'n/a'} {found.comparison.said}"
 
 
 def invocation_spread(pairs: Sequence[tuple[StoredResult, StoredResult]]) -> float | None:
@@ -87,9 +86,11 @@ def summarize_calibration(
         for found in compare_runs(unchanged, more, thresholds)[0]
     ]
     processes += [min(m.comparison.processes) for m in raised]
-    slower = [m.comparison.ratio for m in raised if m.comparison.verdict == Verdict.SLOWER]
-    others = [m.comparison.ratio for m in raised if m.comparison.verdict != Verdict.SLOWER]
-    others = [ratio for ratio in others if not math.isnan(ratio)]
+    costs = [(m.comparison.verdict, m.comparison.cost) for m in raised if m.comparison.cost]
+    slower = [cost.ratio for verdict, cost in costs if verdict == Verdict.SLOWER]
+    others = [
+        c.ratio for verdict, c in costs if verdict != Verdict.SLOWER and not math.isnan(c.ratio)
+    ]
     first = aa_pairs[0][0]
     # per metric, the pooled spread of log process medians within each run
     spreads = pooled_spreads(metric_samples(run) for pair in aa_pairs for run in pair)
@@ -140,12 +141,13 @@ def summarize_calibration(
             "metrics": [
                 {
                     "metric": m.key.metric_name,
-                    "ratio": None if math.isnan(m.comparison.ratio) else m.comparison.ratio,
+                    "ratio": None if math.isnan(cost.ratio) else cost.ratio,
                     "p_value": None if math.isnan(m.comparison.p_value) else m.comparison.p_value,
                     "verdict": str(m.comparison.verdict),
                     "processes": list(m.comparison.processes),
                 }
                 for m in raised
+                for cost in [m.comparison.cost or CostDetail(math.nan)]
             ],
         },
     )

@@ -45,6 +45,7 @@ from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
     WELCH_LOG_MEDIANS,
     Comparison,
+    CostDetail,
     SideSpread,
     Thresholds,
     Verdict,
@@ -260,16 +261,14 @@ def _constant(found: Comparison, thresholds: Thresholds) -> Comparison:
         ratio = 1.0
     else:
         ratio = math.inf if _from_zero(base, cand) else cand.median / base.median
+    margin = max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf
     return replace(
         found,
-        ratio=ratio,
-        ci_low=ratio,
-        ci_high=ratio,
         p_value=1.0 if ratio == 1 else 0.0,
         verdict=past_factor(ratio, thresholds) or Verdict.UNCHANGED,
         level=thresholds.alpha,
-        margin=max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf,
         constant=True,
+        cost=CostDetail(ratio, ratio, ratio, margin),
     )
 
 
@@ -339,10 +338,9 @@ def compare_processes(
     if not enough:
         flags.insert(0, f"too few processes ({len(a)} and {len(b)}) for a verdict")
     spreads = (a_spread, b_spread, WELCH_LOG_MEDIANS, invocation_spread)
-    nan = math.nan
     # what every outcome shares: each fills in its figures
     undecided = Comparison(
-        base, cand, nan, nan, nan, nan, Verdict.UNDECIDED, tuple(flags), *spreads
+        base, cand, math.nan, Verdict.UNDECIDED, tuple(flags), *spreads, cost=CostDetail(math.nan)
     )
     if (
         enough
@@ -395,13 +393,9 @@ def compare_processes(
     )
     return replace(
         undecided,
-        ratio=ratio,
-        ci_low=low,
-        ci_high=high,
         p_value=p_value,
         verdict=verdict,
         flags=tuple(flags),
         level=thresholds.alpha,
-        margin=margin,
-        rank_p=rank_p,
+        cost=CostDetail(ratio, low, high, margin, rank_p),
     )

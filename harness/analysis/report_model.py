@@ -227,8 +227,8 @@ def timing_changes(timings: Iterable[TimingGroup]) -> list[TimingChange]:
 
 
 def _first_shown(change: TimingChange) -> tuple[bool, float]:
-    ratio = change.comparison.ratio
-    return not change.slower, -abs(math.log(ratio)) if ratio > 0 else 0.0
+    cost = change.comparison.cost
+    return not change.slower, -abs(math.log(cost.ratio)) if cost and cost.ratio > 0 else 0.0
 
 
 @dataclass(frozen=True)

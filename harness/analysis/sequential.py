@@ -24,7 +24,7 @@ from harness.analysis.spending import ALL, at_level
 from harness.analysis.statuses import compare_endings, summary_of
 from harness.metric_names import Criterion, Judged
 from harness.store.schema import ProcessRun, RunStatus, Settings
-from harness.units import format_p, format_ratio
+from harness.units import format_p
 
 # What a status step asks to decide: how the processes end (``Criterion.name`` of ``--status``).
 STATUS = Criterion(Judged.STATUS).name
@@ -121,7 +121,7 @@ def open_comparison(
             continue
         if is_open(comparison, mode, level, last_look):
             found.append(
-                f"{name} {key.metric_name} {format_ratio(comparison.ratio)}, "
+                f"{name} {key.metric_name} {comparison.ratio_cell}, "
                 f"p={format_p(comparison.p_value)} (needs < {level.alpha:.2g})"
             )
     return sorted(found)

@@ -35,7 +35,7 @@ from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import compare_endings, measured, ran, summarise
 from harness.errors import UsageError
 from harness.store.results import LoadProblem, StoredResult, load_results
-from harness.units import format_ratio, short_machine, sizes_text
+from harness.units import short_machine, sizes_text
 
 
 @dataclass(frozen=True)
@@ -153,8 +153,8 @@ def worse_words(key: MetricKey | None, comparison: Comparison, short: bool = Fal
     name = "how its processes ended"
     if key is not None:
         name = key.metric_name if short else key.label()
-    if comparison.shape.ratio and not comparison.constant:
-        return f"{name} {format_ratio(comparison.ratio)}"
+    if comparison.cost and not comparison.constant:
+        return f"{name} {comparison.ratio_cell}"
     return f"{name} {comparison.said}"
 
 

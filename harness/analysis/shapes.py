@@ -5,7 +5,9 @@
   ``NaN``): the same in every process, changed from X to Y in every process, one value on one side
   and several on the other (a change), or varying within both sides (no change can be said of it);
 - a *presence*: printed in k of the n processes that ran ok on each side;
-- an *ending*: how many processes died, of how many (``harness.analysis.statuses`` names how).
+- an *ending*: how many processes died, of how many (``harness.analysis.statuses`` names how);
+- a *claim*: held in k of the n processes that gave a verdict, judged by its own settling rule
+  (``harness.analysis.claims.compare_claims``), built here as every count is (``counted``).
 
 What every process of each side shows alike (a value, printed in all or none, dead in all or none)
 is known exactly, as a number that never varied is: at least two processes a side, no test.  A
@@ -196,9 +198,24 @@ def compare_counts(
     else:
         p_value = fisher_p(a, b)
         verdict = Verdict.CHANGED if p_value < thresholds.alpha else Verdict.UNDECIDED
+    found = counted(shape, verdict, (a, b), key, flags=flags, p_value=p_value)
+    return replace(found, level=thresholds.alpha)
+
+
+def counted(
+    shape: Shape,
+    verdict: Verdict,
+    counts: tuple[Counts, Counts],
+    key: MetricKey | None = None,
+    *,
+    flags: tuple[str, ...] = (),
+    p_value: float = math.nan,
+) -> Comparison:
+    """A counted shape's comparison of k of n processes on each side, judged by its own rule."""
+    (k_a, n_a), (k_b, n_b) = counts
     share = (summarize([k_a / n_a if n_a else 0.0]), summarize([k_b / n_b if n_b else 0.0]))
     found = _comparison(shape, verdict, share, (n_a, n_b), key, flags=flags, p_value=p_value)
-    return replace(found, counts=(a, b), level=thresholds.alpha)
+    return replace(found, counts=counts)
 
 
 def _comparison(
@@ -215,9 +232,6 @@ def _comparison(
     return Comparison(
         base,
         cand,
-        math.nan,
-        math.nan,
-        math.nan,
         p_value,
         verdict,
         flags,

@@ -77,6 +77,7 @@ class Shape:
     VALUE: ClassVar[Shape]
     PRESENCE: ClassVar[Shape]
     ENDING: ClassVar[Shape]
+    CLAIM: ClassVar[Shape]
 
     def __str__(self) -> str:
         return self.name
@@ -121,7 +122,7 @@ class _Cost(Shape):
             same = verdict is Verdict.UNCHANGED and a == b
             return _constant_said(comparison, *comparison.shown, same=same)
         if verdict in (Verdict.UNCHANGED, Verdict.UNDECIDED):
-            within = format_margin(comparison.margin)
+            within = format_margin(comparison.cost.margin if comparison.cost else math.nan)
             if verdict is Verdict.UNCHANGED:
                 return f"unchanged ({within})" if within else str(verdict)
             return within or str(verdict)
@@ -193,7 +194,12 @@ Shape.ENDING = _Counted(
     "ending", FISHER, counted="died", settles="crash",
     why=("crash", "compiled", "crash flags", "library", "reproducer"),
 )  # fmt: skip
-SHAPES = (Shape.COST, Shape.VALUE, Shape.PRESENCE, Shape.ENDING)
+# A claim held in k of the n processes that gave a verdict, judged by its settling rule in each run
+# (``harness.claim_rule``): its flip is a change, each side's outcome its words.
+Shape.CLAIM = _Counted(
+    "claim", "the claim settled on each side", counted="held", fewer_is_worse=True
+)
+SHAPES = (Shape.COST, Shape.VALUE, Shape.PRESENCE, Shape.ENDING, Shape.CLAIM)
 
 
 def common_shape(shapes: Iterable[Shape | None]) -> Shape:
@@ -275,16 +281,30 @@ class SideSpread:
 
 
 @dataclass(frozen=True)
+class CostDetail:
+    """What only a cost has, a shape judged by a ratio (``Shape.ratio``): the ratio, its interval,
+    the margin of its test and the rank guard's p (``processes.compare_processes``)."""
+
+    ratio: float  # candidate figure / baseline figure: above 1 is slower
+    ci_low: float = math.nan  # the bootstrap interval of the ratio; nan where none was asked
+    ci_high: float = math.nan
+    # The change the data still allow, either way, as a factor: the far end of Welch's
+    # ``confidence`` interval of the shift of log process medians (the change test's own estimator),
+    # so 1.09 reads "within ±9 %"; *unchanged* is a margin inside the factor.  nan without a test
+    # (fewer than two processes a side).
+    margin: float = math.nan
+    # Mann–Whitney's exact p on the process medians if measured together (the guard), else nan.
+    rank_p: float = math.nan
+
+
+@dataclass(frozen=True)
 class Comparison:
     """B against A.  ``baseline``/``candidate`` summarise what the test compared, each side's
     process medians (``processes.compare_processes``); their median is the side's figure."""
 
     baseline: Summary
     candidate: Summary
-    ratio: float  # candidate figure / baseline figure: above 1 is slower
-    ci_low: float
-    ci_high: float
-    p_value: float
+    p_value: float  # the test's (Welch's, Fisher's); nan where none was made
     verdict: Verdict
     flags: tuple[str, ...]  # reasons to distrust the numbers (noise, too few samples)
     # How each side was measured; None counts as one process.
@@ -299,13 +319,6 @@ class Comparison:
     level: float = math.nan
     # What is compared, whose unit every page shows its figures in (None: a duration in ns).
     metric: MetricKey | None = None
-    # The change the data still allow, either way, as a factor: the far end of Welch's
-    # ``confidence`` interval of the shift of log process medians (the change test's own estimator),
-    # so 1.09 reads "within ±9 %"; *unchanged* is a margin inside the factor.  nan without a test
-    # (fewer than two processes a side).
-    margin: float = math.nan
-    # Mann–Whitney's exact p on the process medians if measured together (the guard), else nan.
-    rank_p: float = math.nan
     # Every sample of every process gave one value on each side (a count, a size, a number printed
     # rounded): judged so, no spread being estimable from numbers that do not vary (``processes``).
     constant: bool = False
@@ -316,6 +329,8 @@ class Comparison:
     # 139)``), a value's as printed (``"converged"``, ``NaN``): what a page shows of it
     # (``statuses.compare_endings``, ``shapes.compare_values``).
     sides: tuple[str, str] | None = None
+    # A cost's ratio, interval and margin; None for the shapes no ratio judges.
+    cost: CostDetail | None = None
 
     @property
     def worse(self) -> bool:
@@ -344,15 +359,26 @@ class Comparison:
     @property
     def ratio_cell(self) -> str:
         """``×1.23`` where its shape is judged by a ratio; empty where none is."""
-        return format_ratio(self.ratio) if self.shape.ratio else ""
+        return format_ratio(self.cost.ratio) if self.cost else ""
+
+    @property
+    def interval_cell(self) -> str:
+        """``1.1–1.3``, a cost's interval of its ratio; n/a where none was made (or no ratio)."""
+        if self.cost is None or math.isnan(self.cost.ci_low):
+            return "n/a"
+        return f"{self.cost.ci_low:.3g}–{self.cost.ci_high:.3g}"
+
+    def past(self, thresholds: Thresholds) -> Verdict | None:
+        """Which way a cost's ratio points past the factor; None inside the band or without one."""
+        return past_factor(self.cost.ratio, thresholds) if self.cost else None
 
     @property
     def direction(self) -> str:
         """Which way a cost moved, in its metric's words, constant or not: slower or faster for a
         duration, higher or lower else."""
-        if self.metric is None or self.metric.is_duration:
+        if self.metric is None or self.metric.is_duration or self.cost is None:
             return str(self.verdict)
-        return "higher" if self.ratio >= 1 else "lower"
+        return "higher" if self.cost.ratio >= 1 else "lower"
 
     @property
     def noisy(self) -> bool:
@@ -407,12 +433,13 @@ def what_would_decide(comparison: Comparison, thresholds: Thresholds) -> str:
             f"{a} and {b} processes, fewer than the {thresholds.min_processes} a side a verdict "
             "needs"
         )
-    if math.isnan(comparison.margin):
+    margin = comparison.cost.margin if comparison.cost else math.nan
+    if math.isnan(margin):
         return "no test of the process medians could be made"
     band = f"×{1 / thresholds.factor:.3g}–×{thresholds.factor:.3g}"
     return (
-        f"the data allow a change of up to ×{comparison.margin:.3g} either way "
-        f"({format_margin(comparison.margin)}, {thresholds.confidence:.0%} interval of the test), "
+        f"the data allow a change of up to ×{margin:.3g} either way "
+        f"({format_margin(margin)}, {thresholds.confidence:.0%} interval of the test), "
         f"beyond the no-change band {band}, and the test does not reject 'no change'; more "
         "processes of both sides, measured together, would narrow it"
     )

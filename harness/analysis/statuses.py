@@ -309,11 +309,6 @@ def same_way(change: str | None, first: str) -> bool:
     return change == first
 
 
-def verb(change: str) -> str:
-    """``crashes``, ``hangs``, ``fails``, ``is killed``: what a status step's dead side does."""
-    return change.verb if isinstance(change, Ending) else ""
-
-
 def innermost_frame(stack: str) -> str:
     """The frame a faulthandler stack names first (its most recent call) in the thread that died, or
     the first thread where none is "Current" (a dump at a time-out):

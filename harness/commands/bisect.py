@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from harness.analysis.metrics import compare_runs
-from harness.analysis.significance import MOVED, Verdict, past_factor
+from harness.analysis.significance import MOVED, Verdict
 from harness.cli.ranges import RangeOptions
 from harness.commands.bisect_commits import run_commit_bisect
 from harness.commands.ranges import (
@@ -30,7 +30,7 @@ from harness.steps.answers import Setting
 from harness.steps.bisection import BisectOutcome, bisect, expected_probes, next_probe
 from harness.steps.evidence import Found, Pair
 from harness.steps.judge import FIX, REGRESSION, Judge, Judgement
-from harness.units import format_ratio, time_left
+from harness.units import time_left
 
 
 def execute(options: RangeOptions) -> int:
@@ -89,10 +89,9 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
     )
     if not moved:
         open_ = [
-            f"{c.key.metric_name} {format_ratio(c.comparison.ratio)}"
+            f"{c.key.metric_name} {c.comparison.ratio_cell}"
             for c in compared
-            if c.comparison.verdict == Verdict.UNDECIDED
-            and past_factor(c.comparison.ratio, options.thresholds)
+            if c.comparison.verdict == Verdict.UNDECIDED and c.comparison.past(options.thresholds)
         ]
         progress.done()
         said = [

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis.metrics import compare_metric, compare_results, process_samples
-from harness.analysis.significance import MOVED, Comparison, Verdict
+from harness.analysis.significance import MOVED, Comparison, CostDetail, Verdict
 from harness.analysis.spending import ALL
 from harness.analysis.statuses import StatusSummary, summarise
 from harness.explain.crash import STATUS_SCREEN, ends_of
@@ -125,7 +125,9 @@ class HeldAnswer:
 
     def data(self) -> dict[str, Any]:
         def said(found: Comparison | None) -> dict[str, Any] | None:
-            return None if found is None else {"verdict": found.verdict, "ratio": found.ratio}
+            if found is None:
+                return None
+            return {"verdict": found.verdict, "ratio": found.cost.ratio if found.cost else None}
 
         return {
             "kind": self.kind,
@@ -321,21 +323,22 @@ def by_share(whole: Comparison, jax: Comparison | None, libraries: Comparison | 
     """``jax`` or ``libraries`` where that part holds more than half of the step and the other less,
     the whole of its interval inside the square root of the step's ratio, either way (a ×4 step:
     the other part within ×0.5–×2); "" where the measurement cannot tell yet."""
-    if whole.verdict not in MOVED or not whole.ratio > 0 or math.isinf(whole.ratio):
+    step = whole.cost
+    if whole.verdict not in MOVED or step is None or not 0 < step.ratio < math.inf:
         return ""
-    half = math.sqrt(max(whole.ratio, 1 / whole.ratio))
-    toward = whole.ratio > 1  # the step's own direction
+    half = math.sqrt(max(step.ratio, 1 / step.ratio))
+    toward = step.ratio > 1  # the step's own direction
     for holds, other, name in ((jax, libraries, JAX), (libraries, jax, LIBRARIES)):
-        if holds is None or other is None:
-            continue
-        beyond = holds.ratio > half if toward else holds.ratio < 1 / half
-        if beyond and _under(other, half):
+        if holds is None or holds.cost is None or other is None or other.cost is None:
+            continue  # a part without a ratio (a value) holds no share of one
+        beyond = holds.cost.ratio > half if toward else holds.cost.ratio < 1 / half
+        if beyond and _under(other.cost, half, constant=other.constant):
             return name
     return ""
 
 
-def _under(part: Comparison, half: float) -> bool:
+def _under(part: CostDetail, half: float, *, constant: bool) -> bool:
     """Whether the whole of ``part``'s interval lies inside ×1/half–×half."""
-    if part.constant:
+    if constant:
         return 1 / half < part.ratio < half
     return not math.isnan(part.margin) and part.margin < half

@@ -118,7 +118,7 @@ class ReproducerAnswer:
                 metric.metric_name: {
                     "counterpart": name.metric_name,
                     "verdict": None if found is None else found.verdict,
-                    "ratio": None if found is None else found.ratio,
+                    "ratio": found.cost.ratio if found and found.cost else None,
                 }
                 for metric, (name, found) in self.measured.items()
             },

@@ -176,14 +176,11 @@ class Tried:
     def undoes(self, step: Comparison) -> float:
         """The share of the step's change (on a log scale) the setting undoes: 1 where it lands on
         the older release's number, 0 where it leaves the newer one's."""
-        if (
-            self.vs_before is None
-            or not step.ratio > 0
-            or step.ratio == 1
-            or not self.vs_before.ratio > 0
-        ):
+        moved = self.vs_before.cost if self.vs_before is not None else None
+        whole = step.cost
+        if moved is None or whole is None or not whole.ratio > 0 or whole.ratio == 1:
             return 0.0
-        return 1 - math.log(self.vs_before.ratio) / math.log(step.ratio)
+        return 1 - math.log(moved.ratio) / math.log(whole.ratio) if moved.ratio > 0 else 0.0
 
     def brings_forward(self, step: Comparison) -> bool:
         """Set on the older release forward: it differs from the older one as the newer does."""
@@ -279,7 +276,9 @@ class DefaultsAnswer:
                     "value": t.trial.value,
                     "back": t.trial.back,
                     "vs_before": None if t.vs_before is None else t.vs_before.verdict,
-                    "ratio_to_before": None if t.vs_before is None else t.vs_before.ratio,
+                    "ratio_to_before": t.vs_before.cost.ratio
+                    if t.vs_before and t.vs_before.cost
+                    else None,
                     "vs_after": None if t.vs_after is None else t.vs_after.verdict,
                     "note": t.note,
                     "void": t.void,
@@ -524,11 +523,13 @@ def toward(
         return True
     own_samples, other_samples, trial_samples = (series[name] for name in (own, other, "trial"))
     assert own_samples is not None and other_samples is not None and trial_samples is not None
-    step = compare_metric(own_samples, other_samples, thresholds, key).ratio
-    moved = compare_metric(own_samples, trial_samples, thresholds, key).ratio
-    if not (step > 0 and moved > 0) or abs(math.log(step)) < NO_SCREEN:
+    step = compare_metric(own_samples, other_samples, thresholds, key).cost
+    moved = compare_metric(own_samples, trial_samples, thresholds, key).cost
+    if step is None or moved is None or not (step.ratio > 0 and moved.ratio > 0):
         return True
-    return math.log(moved) / math.log(step) >= SCREEN_SHARE
+    if abs(math.log(step.ratio)) < NO_SCREEN:
+        return True
+    return math.log(moved.ratio) / math.log(step.ratio) >= SCREEN_SHARE
 
 
 def _samples(result: StoredResult | None, key: MetricKey) -> ProcessSamples | None:

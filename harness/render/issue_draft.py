@@ -204,7 +204,7 @@ def how_sure(change: Change) -> str:
     medians; "" where the two releases' stored results were not compared, or the step is a value's
     or a presence's (its own words say every process)."""
     compared = change.compared
-    if compared is None or not compared.shape.ratio:
+    if compared is None or compared.cost is None:
         return ""
     old, new = compared.baseline, compared.candidate
     count = f"{old.n}" if old.n == new.n else f"{old.n} and {new.n}"
@@ -219,8 +219,8 @@ def how_sure(change: Change) -> str:
         )
     return (
         f"Measured in {count} separate Python processes per release, whose figures overlap: the "
-        f"medians differ ×{compared.ratio:.3g} at p={format_p(compared.p_value)} (Welch's t-test "
-        "on their logs)."
+        f"medians differ ×{compared.cost.ratio:.3g} at p={format_p(compared.p_value)} (Welch's "
+        "t-test on their logs)."
     )
 
 
@@ -236,10 +236,10 @@ def phase_reading(change: Change) -> str:
     # What comes before the run first (tracing, lowering, compiling), then the run's own times.
     for kind, measured in sorted(table.items(), key=lambda row: row[1].run_time):
         compared = change.comparisons.get(MetricKey(name, kind))
-        if not measured.words or compared is None or not compared.shape.ratio:
+        if not measured.words or compared is None or compared.cost is None:
             continue
         if compared.verdict in MOVED:
-            ratio = max(compared.ratio, 1 / compared.ratio)
+            ratio = max(compared.cost.ratio, 1 / compared.cost.ratio)
             moved.append((kind, f"{measured.words} (×{ratio:.3g} {compared.said})"))
         elif compared.verdict is Verdict.UNCHANGED:
             still.append(measured.words)

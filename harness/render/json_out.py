@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.analysis.report_model import ReportModel
 from harness.analysis.set_comparison import SetComparison
-from harness.analysis.significance import Comparison, Thresholds
+from harness.analysis.significance import Comparison, CostDetail, Thresholds
 
 OUTPUT_VERSION = 1
 
@@ -50,22 +50,24 @@ def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
     if comparison is None:
         return None
     a, b = comparison.processes
+    # A value's, a presence's, an ending's: no ratio, interval, margin nor rank test (null).
+    cost = comparison.cost or CostDetail(math.nan)
     return {
-        "ratio": number(comparison.ratio),
-        "ci_low": number(comparison.ci_low),
-        "ci_high": number(comparison.ci_high),
+        "ratio": number(cost.ratio),
+        "ci_low": number(cost.ci_low),
+        "ci_high": number(cost.ci_high),
         "p_value": number(comparison.p_value),
         "level": number(comparison.level),
         "verdict": comparison.verdict,
         # The verdict in words with the change the data still allow ("within ±9%"), that margin as a
         # factor, and the rank test's p where the sides were measured together (docs/statistics.md).
         "said": comparison.said,
-        "margin": number(comparison.margin),
-        "rank_p": number(comparison.rank_p),
+        "margin": number(cost.margin),
+        "rank_p": number(cost.rank_p),
         # Every process of each side gave one value: judged exactly, no test (``processes``).
         "constant": comparison.constant,
         # What kind of observation it is, each judged by its own rule (docs/scripts.md, "Shapes"):
-        # cost, value, presence or ending; a presence's or an ending's counts, [[k, n] A, [k, n] B].
+        # cost, value, presence, ending or claim; a counted one's counts, [[k, n] A, [k, n] B].
         "shape": str(comparison.shape),
         "counts": [list(side) for side in comparison.counts] if comparison.counts else None,
         # a value's sides as printed ("converged", NaN), an ending's in words; else null

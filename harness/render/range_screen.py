@@ -24,7 +24,7 @@ from harness.steps.answers import Setting
 from harness.steps.bisection import ReleaseStep, SweepOutcome
 from harness.steps.judge import Judgement
 from harness.steps.probes import Probe
-from harness.units import format_p, format_ratio, sizes_text
+from harness.units import format_p, sizes_text
 
 STEP_HEADERS = ["metric", "releases", "B/A", "verdict", "caveats"]
 # Lines for the head, the counts, the legend, the notes under the steps and the report's path.
@@ -51,16 +51,12 @@ def head_line(command: str, setting: Setting, first: str, last: str) -> str:
     )
 
 
-def step_row(step: ReleaseStep, comparison: Comparison | None, setting: Setting) -> list[str]:
-    if step.criterion.metric is None or comparison is None:  # the claim's flip, the processes' ends
-        return [step.criterion.name, f"{step.before} → {step.after}", "", step.change, ""]
-    return [
-        step.criterion.name,
-        f"{step.before} → {step.after}",
-        format_ratio(comparison.ratio),
-        comparison.said,
-        marks_text(comparison, setting.thresholds),
-    ]
+def step_row(step: ReleaseStep, setting: Setting) -> list[str]:
+    compared, ends = step.comparison, f"{step.before} → {step.after}"
+    if step.criterion.metric is None:  # the claim's flip, the processes' ends
+        return [step.criterion.name, ends, "", step.said, ""]
+    marks = marks_text(compared, setting.thresholds)
+    return [step.criterion.name, ends, compared.ratio_cell or "n/a", compared.said, marks]
 
 
 def not_ok_line(found: SweepOutcome) -> str:
@@ -98,12 +94,12 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
     steps = sorted(found.steps, key=lambda s: (where.get(s.after, 0), s.criterion.rank()))
     if steps:
         lines.append(f"{len(steps)} step(s), each release against the previous one that ran ok:")
-        rows = [step_row(s, s.comparison, setting) for s in steps]
+        rows = [step_row(s, setting) for s in steps]
         table = screen.table(rows, STEP_HEADERS, indent="  ")
         lines += screen.budgeted(
             table, screen.LINES - _FRAME_LINES, "  … and {n} more steps: the report lists every one"
         )
-        lines += _legend_lines([s.comparison for s in steps if s.comparison], setting.thresholds)
+        lines += _legend_lines([s.comparison for s in steps], setting.thresholds)
         several = found.stepped_more_than_once()
         if several:
             lines += screen.wrap(

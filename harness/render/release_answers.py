@@ -19,7 +19,7 @@ from harness.host.environment import redact
 from harness.render.bisect_screen import Bisected, bisect_follow_ups, bisect_screen, bisect_why
 from harness.render.json_out import comparison_json, leaves_mapped, thresholds_json
 from harness.render.range_screen import sweep_screen, unmeasured_line
-from harness.render.tables import format_interval, markdown_table, rule_text
+from harness.render.tables import markdown_table, rule_text
 from harness.render.text import inline
 from harness.render.why import why_json
 from harness.steps.answers import Setting
@@ -28,7 +28,7 @@ from harness.steps.judge import FIX, Judgement, Terms
 from harness.steps.probes import Probe
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
-from harness.units import format_p, format_ratio
+from harness.units import format_p
 
 
 @dataclass(frozen=True)
@@ -85,9 +85,9 @@ def against_cell(comparison: Comparison | None) -> str:
     if not comparison.shape.ratio:  # no ratio: what each side showed
         return comparison.said
     if comparison.constant:  # known exactly: no interval, no test; from or to zero, no ratio either
-        return f"{format_ratio(comparison.ratio)} {comparison.said}"
+        return f"{comparison.ratio_cell} {comparison.said}"
     return (
-        f"{format_ratio(comparison.ratio)} [{format_interval(comparison)}] "
+        f"{comparison.ratio_cell} [{comparison.interval_cell}] "
         f"p={format_p(comparison.p_value)} {comparison.said}"
     )
 
@@ -267,11 +267,8 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
         return ["No significant step between consecutive releases."]
     lines = []
     for step in found.steps:
-        compared = step.comparison
-        if compared is not None and not compared.shape.ratio:  # its words say the change
-            detail = against_cell(compared)
-        else:
-            detail = f"{step.change} {against_cell(compared)}" if compared else step.change
+        detail = against_cell(step.comparison)  # a cost's said beside its way; the rest say it
+        detail = f"{step.said} {detail}" if step.comparison.shape.ratio else detail
         said = f"{step.criterion.name}: {step.before} → {step.after}: {detail}"
         lines.append(f"- {inline(said)}")
     several = found.stepped_more_than_once()
@@ -418,7 +415,7 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
                 "metric": step.criterion.name,
                 "before": step.before,
                 "after": step.after,
-                "change": step.change,
+                "change": step.said,
                 "comparison": comparison_json(step.comparison),
             }
             for step in found.steps

@@ -24,14 +24,13 @@ from harness.render.plots import DrawnPlots
 from harness.render.tables import (
     METHOD_ANCHOR,
     METHOD_HEADING,
-    format_interval,
     markdown_table,
     rule_line,
     rule_text,
     verdict_text,
 )
 from harness.render.text import Markdown, code_span, folded, inline
-from harness.units import format_ratio, short_machine, sizes_text
+from harness.units import short_machine, sizes_text
 
 INDEX = "index.md"
 # Other commands write their reports into the same folder under these prefixes
@@ -120,7 +119,7 @@ def change_item(change: TimingChange, pages: Mapping[str, str], machines: bool) 
     named = where(key.case, key.profile, sizes_text(dict(key.sizes)), pages, machine)
     metric = inline(change.metric.label())
     return (
-        f"- {named}: {metric} {verdict_text(c)} {format_ratio(c.ratio)} [{format_interval(c)}], "
+        f"- {named}: {metric} {verdict_text(c)} {c.ratio_cell or 'n/a'} [{c.interval_cell}], "
         f"jax {inline(change.baseline)} → {inline(change.release)}"
     )
 

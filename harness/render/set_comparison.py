@@ -27,7 +27,7 @@ from harness.render.tables import (
     statistics_cells,
 )
 from harness.render.text import code_span, inline, terminal
-from harness.units import format_ratio, sizes_text
+from harness.units import sizes_text
 
 SHORT_HEADERS = ["metric", "A", "B", "B/A", "verdict", "caveats"]
 # Changed first, then what more measurement could decide, then no change.
@@ -55,7 +55,7 @@ def _rank(comparison: Comparison) -> int:
 def _short_row(m: MetricComparison, comparison: SetComparison) -> list[str]:
     found = m.comparison
     marks = marks_text(found, comparison.thresholds)
-    return [m.key.metric_name, *found.shown, format_ratio(found.ratio), found.said, marks]
+    return [m.key.metric_name, *found.shown, found.ratio_cell or "n/a", found.said, marks]
 
 
 def _counts(metrics: list[MetricComparison]) -> str:

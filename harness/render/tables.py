@@ -19,7 +19,7 @@ from harness.analysis.metrics import SEPARATE_UNDER_LOAD
 from harness.analysis.processes import UPPER_ESTIMATE
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
 from harness.render.text import Markdown, inline, one_line
-from harness.units import format_p, format_ratio
+from harness.units import format_p
 
 NOISY_MARK = "⚠"
 
@@ -77,12 +77,6 @@ def legend(comparisons: Iterable[Comparison], thresholds: Thresholds) -> str:
     return f"caveats: {' · '.join(shown)}" if shown else ""
 
 
-def format_interval(comparison: Comparison) -> str:
-    if math.isnan(comparison.ci_low):
-        return "n/a"
-    return f"{comparison.ci_low:.3g}–{comparison.ci_high:.3g}"
-
-
 def said_text(comparison: Comparison, markdown: bool = True) -> str:
     """The verdict in the metric's words; in markdown, bold if worse (slower, or higher)."""
     said = comparison.said
@@ -98,8 +92,8 @@ def comparison_cell(comparison: Comparison) -> Markdown:
     """One release's cell in a metric × release table: median, ratio, interval, verdict (computed,
     no stored text)."""
     return Markdown(
-        f"{comparison.shown[1]} {format_ratio(comparison.ratio)} "
-        f"[{format_interval(comparison)}] {verdict_text(comparison)}"
+        f"{comparison.shown[1]} {comparison.ratio_cell or 'n/a'} "
+        f"[{comparison.interval_cell}] {verdict_text(comparison)}"
     )
 
 
@@ -136,8 +130,8 @@ def statistics_cells(
         f"{a.processes}/{b.processes}",
         f"{a.samples}/{b.samples}",
         *comparison.shown,
-        format_ratio(comparison.ratio),
-        format_interval(comparison),
+        comparison.ratio_cell or "n/a",
+        comparison.interval_cell,
         format_p(comparison.p_value),
         f"{format_share(a.between)}/{format_share(b.between)}",
         f"{format_share(a.within)}/{format_share(b.within)}",

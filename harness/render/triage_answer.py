@@ -98,7 +98,7 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
 def _measured(comparison: Comparison) -> str:
     """`` (10 processes a side, within ±7.5%)``: how far an undecided confirmation went, and the
     change it allows."""
-    margin = format_margin(comparison.margin)
+    margin = format_margin(comparison.cost.margin) if comparison.cost else ""
     return f" ({min(comparison.processes)} processes a side{', ' + margin if margin else ''})"
 
 
@@ -154,7 +154,7 @@ def _step_rows(found: TriageOutcome) -> list[list[str]]:
     rows = []
     for c in found.confirmations:
         step = c.step
-        first = step.change if step.criterion.metric is None else against_cell(step.comparison)
+        first = step.said if step.criterion.metric is None else against_cell(step.comparison)
         again = _claim_cells(c) if step.criterion.is_claim else against_cell(c.comparison)
         holds = "yes" if c.confirmed else "no"
         source = f"{c.before.release}: {c.before.note}; {c.after.release}: {c.after.note}"
@@ -243,7 +243,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
             "metric": c.step.criterion.name,
             "before": c.step.before,
             "after": c.step.after,
-            "change": c.step.change,
+            "change": c.step.said,
             "first_round": comparison_json(c.step.comparison),
             "again": comparison_json(c.comparison),
             "outcome": "confirmed"

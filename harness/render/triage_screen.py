@@ -4,7 +4,6 @@ changes, the why of its first metric, the bisect below the releases), the undeci
 from __future__ import annotations
 
 from harness.analysis.metrics import hlo_facts
-from harness.analysis.statuses import verb
 from harness.findings import FollowUp, leading
 from harness.render import screen
 from harness.render.range_screen import (
@@ -47,7 +46,7 @@ def _triage_row(change: Confirmation, *, fix: bool) -> Row:
     word = "fixed" if fixed else comparison.said
     if not duration and not comparison.constant:  # slower and faster say which way already
         # A status step that stops running ok says what its dead side does (``crashes``).
-        word += f" ({verb(step.change) or 'worse'})" if change.regression else " (better)"
+        word += f" ({step.verb or 'worse'})" if change.regression else " (better)"
     return metric_row(step.criterion, comparison, word)
 
 

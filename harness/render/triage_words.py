@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.analysis.significance import Thresholds
-from harness.analysis.statuses import error_line, innermost_frame, verb
+from harness.analysis.statuses import error_line, innermost_frame
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 
 
@@ -94,7 +94,7 @@ def status_answer(change: Confirmation) -> str:
     said = f" ({error})" if error else ""
     if change.regression:
         return (
-            f"status: {verb(step.change)} since {step.after}: {dead.words()}{said}; {step.before} "
+            f"status: {step.verb} since {step.after}: {dead.words()}{said}; {step.before} "
             f"{fine.words()}"
         )
     return (
@@ -128,14 +128,15 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
             f"{'missing' if change.regression else 'printed'} on {step.after} in "
             f"{n_b - k_b if change.regression else k_b} of {n_b}"
         )
-    key, ratio = step.key, comparison.ratio
+    key, cost = step.key, comparison.cost
     before, after = comparison.baseline.median, comparison.candidate.median
     figures = f"{key.format(before)} → {key.format(after)}"
     own = " (JAX's own import, not the script's code)" if key.is_jax_import else ""
     name = f"{step.criterion.name}{own}"
-    if not comparison.shape.ratio or (comparison.constant and 0 in (before, after)):
+    if cost is None or (comparison.constant and 0 in (before, after)):
         # From zero or to zero: no ratio means anything, the values say it all.
         return f"{name}: {comparison.said} since {step.after} (last {step.before})"
+    ratio = cost.ratio
     # the script's own unit: which way is better is the user's (--higher-is-better)
     if not key.is_duration:
         moved = f"higher {_factor(ratio)}" if ratio >= 1 else f"lower {_factor(1 / ratio)}"

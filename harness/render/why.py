@@ -184,7 +184,7 @@ def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
         against += ": more processes could tell"
     if not tried.vs_before.ratio_cell:  # no ratio: the same as a release, or not
         return f"on {trial.release}, {trial.words()} gives {against}"
-    ratio = format_ratio(tried.vs_before.ratio)
+    ratio = tried.vs_before.ratio_cell
     return f"on {trial.release}, {trial.words()} gives {ratio} of {answer.before} ({against})"
 
 
@@ -372,10 +372,10 @@ def reproduced_lines(
     if comparison is None or step is None:
         return [Finding(f"the reproducer's {name} was not measured on both releases")]
     on = f"on {name}, its counterpart of {metric.metric_name}"
-    theirs = format_ratio(comparison.ratio)
+    theirs = comparison.ratio_cell or "n/a"
     if answer.reproduces(metric, step):
         said = (
-            f"reproduces it with jax alone {on}: {theirs} (your script: {format_ratio(step.ratio)})"
+            f"reproduces it with jax alone {on}: {theirs} (your script: {step.ratio_cell or 'n/a'})"
         )
         return [leading(said)]
     if comparison.verdict is Verdict.UNDECIDED:  # too few processes (a why cut short): no evidence
@@ -625,7 +625,7 @@ def _shared_out(parts: Parts) -> str:
     assert parts.whole is not None and parts.jax is not None and parts.libraries is not None
     sides = [("jax's part", parts.jax), ("the libraries'", parts.libraries)]
     (holds, holding), (other, found) = sides if parts.by_share == JAX else sides[::-1]
-    step, held = format_ratio(parts.whole.ratio), format_ratio(holding.ratio)
+    step, held = parts.whole.ratio_cell, holding.ratio_cell
     return f"{holds} {held}; {other} {_said(found)}: under half of the step's {step}"
 
 

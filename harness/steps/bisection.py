@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
+from harness.analysis.claims import compare_claims
 from harness.analysis.metrics import (
     MetricKey,
     ProcessSamples,
@@ -27,8 +27,15 @@ from harness.analysis.metrics import (
     metric_samples,
     union_keys,
 )
-from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict, past_factor
-from harness.analysis.statuses import change_between, compare_endings, measured, ran, summarise
+from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict
+from harness.analysis.statuses import (
+    Ending,
+    change_between,
+    compare_endings,
+    measured,
+    ran,
+    summarise,
+)
 from harness.metric_names import Criterion, Judged
 from harness.steps.judge import FIX, REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.steps.probes import Probe, ProbeRelease
@@ -170,7 +177,7 @@ def bisect(
 
 def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
     """Which way a ratio points past the factor (worse is SLOWER), or None inside the band."""
-    direction = past_factor(comparison.ratio, thresholds)
+    direction = comparison.past(thresholds)
     if direction is None or key.metric_name not in thresholds.higher_is_better:
         return direction
     return OPPOSITE[direction]  # a higher figure is the better one: a rise is faster
@@ -184,16 +191,32 @@ def _newly_missing(a: ProcessSamples, b: ProcessSamples) -> bool:
 
 @dataclass(frozen=True)
 class ReleaseStep:
-    """A significant change of one metric (or the claim's outcome) between consecutive releases."""
+    """A significant change of one metric, the claim's outcome or how the processes ended between
+    consecutive releases: its comparison, which a page words by its shape."""
 
     # The metric that moved, the claim, or how the processes ended (``analysis.statuses``: every
     # process ok on one side, every one dead on the other, or a new ending in some).
     criterion: Criterion
     before: str
     after: str
-    # Verdict.SLOWER or Verdict.FASTER, "holds → does not hold", or "ok → SIGSEGV (exit 139)"
-    change: str
-    comparison: Comparison | None = None
+    comparison: Comparison  # the metric's, the claim's counts (``compare_claims``), the endings'
+    # Which way it moved: slower or faster for a cost (past the factor, where it is a screen's
+    # candidate its comparison has not decided), changed for the other shapes.
+    way: Verdict = Verdict.CHANGED
+    # A status step's ends and what its dead side does (``ok → SIGSEGV (exit 139)``, ``crashes``).
+    ending: Ending | None = None
+
+    @property
+    def verb(self) -> str:
+        """``crashes``, ``hangs``, ``fails``, ``is killed``: what a status step's dead side does."""
+        return self.ending.verb if self.ending is not None else ""
+
+    @property
+    def said(self) -> str:
+        """The step in words: ``slower``, ``holds → does not hold``, ``ok → SIGSEGV (exit 139)``."""
+        if self.ending is not None:
+            return self.ending
+        return self.comparison.said if self.criterion.is_claim else str(self.way)
 
     @property
     def key(self) -> MetricKey:
@@ -250,7 +273,7 @@ def status_steps(
         if change is not None:
             ends = (before.release, after.release)
             compared = compare_endings(was, now, thresholds)
-            steps.append(ReleaseStep(Criterion(Judged.STATUS), *ends, change, compared))
+            steps.append(ReleaseStep(Criterion(Judged.STATUS), *ends, compared, ending=change))
     return steps
 
 
@@ -318,22 +341,17 @@ def judged(
                 continue
             comparison = compare_metric(a.of(key), b.of(key), thresholds, key)
             found.comparisons[(key, after.release)] = comparison
-            change: Verdict | None = comparison.verdict if comparison.verdict in OPPOSITE else None
-            if (
-                change is None
-                and screen
-                and comparison.verdict == Verdict.UNDECIDED
-                and comparison.invocation_spread
-            ):
-                change = _past_factor(comparison, thresholds, key)
-            if change is None and screen and _newly_missing(a.of(key), b.of(key)):
-                change = Verdict.CHANGED
-            if change is not None:
-                found.steps.append(ReleaseStep(Criterion.of(key), *ends, change, comparison))
+            way = comparison.verdict if comparison.verdict in OPPOSITE else None
+            apart = comparison.verdict == Verdict.UNDECIDED and comparison.invocation_spread
+            if way is None and screen and apart:  # measured apart: undecided past the factor
+                way = _past_factor(comparison, thresholds, key)
+            if way is None and screen and _newly_missing(a.of(key), b.of(key)):
+                way = Verdict.CHANGED
+            if way is not None:
+                found.steps.append(ReleaseStep(Criterion.of(key), *ends, comparison, way))
         if with_claim and before.result is not None and after.result is not None:
-            was, now = outcome(before.result), outcome(after.result)
-            if was != now and {was, now} <= {HOLDS, DOES_NOT_HOLD}:
-                claim = Criterion(Judged.CLAIM)
-                found.steps.append(ReleaseStep(claim, *ends, f"{was} → {now}"))
+            claimed = compare_claims(before.result, after.result)
+            if claimed.verdict is Verdict.CHANGED:
+                found.steps.append(ReleaseStep(Criterion(Judged.CLAIM), *ends, claimed))
     found.steps += status_steps(measurements, thresholds, screen=screen)
     return found

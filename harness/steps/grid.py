@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 from harness.analysis.metrics import MetricKey, hlo_facts
-from harness.analysis.significance import Thresholds, Verdict, past_factor
+from harness.analysis.significance import Thresholds, Verdict
 from harness.analysis.statuses import ran
 from harness.steps.bisection import SweepOutcome, judged, measured_together, next_probe
 from harness.steps.probes import Probe, ProbeRelease
@@ -78,7 +78,7 @@ def apart(found: SweepOutcome, before: Probe, after: Probe, thresholds: Threshol
     """Neighbours that ran ok, not yet told apart (undecided past the factor) or whose compiled
     programs' exact facts differ."""
     undecided = any(
-        compared.verdict is Verdict.UNDECIDED and past_factor(compared.ratio, thresholds)
+        compared.verdict is Verdict.UNDECIDED and compared.past(thresholds)
         for (_, release), compared in found.comparisons.items()
         if release == after.release
     )

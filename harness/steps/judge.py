@@ -48,7 +48,7 @@ from harness.metric_names import Criterion
 from harness.steps.probes import Probe, ProbeRelease
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
-from harness.units import format_p, format_ratio
+from harness.units import format_p
 
 
 class ReleaseVerdict(StrEnum):
@@ -115,7 +115,7 @@ def _usable(measurement: Probe) -> str | None:
 
 
 def _describe(comparison: Comparison) -> str:
-    return f"{format_ratio(comparison.ratio)}, p={format_p(comparison.p_value)}, {comparison.said}"
+    return f"{comparison.ratio_cell or 'n/a'}, p={format_p(comparison.p_value)}, {comparison.said}"
 
 
 class Judge:

@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, flip_chance, outcome, process_claims
+from harness.analysis.claims import compare_claims, flip_chance
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import (
@@ -35,7 +35,6 @@ from harness.steps.grid import grid_sweep
 from harness.steps.probes import Pair, ProbeRelease
 from harness.steps.ready import Probe
 
-STOPS_HOLDING = f"{HOLDS} → {DOES_NOT_HOLD}"
 # The first round screens: a step is a candidate at this level (or the strict one, if looser;
 # without the rank guard, which 5 processes a side pass only when wholly apart), and only the
 # confirmation, measured until decided at the strict level, answers.
@@ -70,9 +69,9 @@ class Confirmation:
         metric went missing; otherwise a fix (faster, the claim holds again, they run again) or a
         metric newly printed."""
         compared = self.comparison or self.step.comparison
-        if compared is not None and not compared.shape.ratio:
+        if not compared.shape.ratio:
             return compared.worse
-        return self.step.change in (Verdict.SLOWER, STOPS_HOLDING)
+        return self.step.way is Verdict.SLOWER
 
 
 @dataclass
@@ -135,10 +134,9 @@ def confirm(
     after: Probe,
     metric: MetricKey | None,
     thresholds: Thresholds,
-    first_counts: tuple[int, int] = (0, 0),
 ) -> Confirmation:
-    """``first_counts``: for a claim's flip, the processes with a verdict on each release in the
-    first round."""
+    """The step measured again: a metric's comparison, the endings', or the claim's flip, whose
+    error bounds its processes with a verdict on each release in each round (``flip_chance``)."""
     if step.criterion.is_status:
         return confirm_status(step, before, after, thresholds)
     problem = _ok(before) or _ok(after)
@@ -146,19 +144,18 @@ def confirm(
         return Confirmation(step, before, after, None, False, f"not measured again: {problem}")
     assert before.result is not None and after.result is not None
     if step.criterion.is_claim:
-        was, now = outcome(before.result), outcome(after.result)
-        again = (len(process_claims(before.result)), len(process_claims(after.result)))
-        error = flip_chance(first_counts, again)
-        same = f"{was} → {now}" == step.change
+        again = compare_claims(before.result, after.result)
+        error = flip_chance(step.comparison.processes, again.processes)
+        same = again.sides == step.comparison.sides
         confirmed = same and error <= thresholds.alpha
-        how = "the same flip" if same else f"{was} → {now} instead"
+        how = "the same flip" if same else f"{again.said} instead"
         if same and not confirmed:
             how += f", but so few processes flip twice in {error:.2g} of runs where nothing changed"
         return Confirmation(step, before, after, None, confirmed, f"measured again: {how}", error)
     assert metric is not None
     a, b = metric_samples(before.result).of(metric), metric_samples(after.result).of(metric)
     comparison = compare_metric(a, b, thresholds, metric)
-    confirmed = comparison.verdict == step.change
+    confirmed = comparison.verdict == step.way
     how = f"{comparison.said} again" if confirmed else f"{comparison.said} this time"
     how += f" ({min(comparison.processes)} processes a side)"
     return Confirmation(step, before, after, comparison, confirmed, f"measured again: {how}")
@@ -176,7 +173,8 @@ def confirm_status(
         return Confirmation(step, before, after, None, False, why)
     was, then = summarise(before.result), summarise(after.result)
     comparison = compare_endings(was, then, thresholds)
-    same = same_way(change_between(was, then, thresholds), step.change)
+    assert step.ending is not None, "a status step has its ends"
+    same = same_way(change_between(was, then, thresholds), step.ending)
     how = "the same step" if same else "no such step this time"
     if not same and comparison.verdict is Verdict.UNDECIDED:
         how = "undecided this time"
@@ -231,13 +229,9 @@ def triage(
         "measuring them again, until decided"
     )
     again = confirm_pairs(pairs)
-    claim_counts = {
-        m.release: len(process_claims(m.result)) for m in first.ok() if m.result is not None
-    }
     for number, step in enumerate(first.steps, start=1):
         before, after = again[(step.before, step.after)]
-        counts = (claim_counts.get(step.before, 0), claim_counts.get(step.after, 0))
-        confirmation = confirm(step, before, after, step.criterion.metric, thresholds, counts)
+        confirmation = confirm(step, before, after, step.criterion.metric, thresholds)
         found.confirmations.append(confirmation)
         verdict = (
             "confirmed"

@@ -397,7 +397,7 @@ def findings(
             # Load slows a process; it neither makes processes die nor changes what they print.
             exact = confirmation.comparison is not None and not confirmation.comparison.shape.ratio
             loaded = [] if exact else _under_load(confirmation, _probes(found))
-            text = answers.get(id(confirmation), f"{step.criterion.name}: {step.change}")
+            text = answers.get(id(confirmation), f"{step.criterion.name}: {step.said}")
             if loaded:
                 text += f"; not called a change: measured under load on {', '.join(loaded)}"
             kind = UNDER_LOAD if loaded else REGRESSION if confirmation.regression else IMPROVEMENT
@@ -418,7 +418,7 @@ def _left_open(confirmation: Confirmation) -> list[Finding]:
     if not (confirmation.undecided or seen_once):
         return []
     leans_worse = seen_once or (compared is not None and compared.leans_worse)
-    said = f"{step.change} in the first round ({first.said}); " if seen_once and first else ""
+    said = f"{step.said} in the first round ({first.said}); " if seen_once and first else ""
     text = f"{step.criterion.name} {step.before} → {step.after}: {said}undecided"
     text += f" ({confirmation.reason})"
     kind = BROKEN if leans_worse else UNDECIDED
@@ -503,7 +503,7 @@ def first_round_undecided(
             else "not measured again"
         )
         text = (
-            f"{metric} {baseline} → {release}: ×{comparison.ratio:.3g}, "
+            f"{metric} {baseline} → {release}: {comparison.ratio_cell or 'n/a'}, "
             f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
             f"in the first round; {how}: undecided (the next watch measures it again)"
         )
@@ -515,7 +515,7 @@ def _ratio_of(comparison: Comparison | None) -> float | None:
     """A finding's ratio: a cost's; None for a value, a presence or an ending, which have none (a
     NaN would be refused when the memory is recalled, and the finding measured and drafted
     again)."""
-    ratio = comparison.ratio if comparison is not None else None
+    ratio = comparison.cost.ratio if comparison is not None and comparison.cost else None
     return None if _ratio_problem(ratio) else ratio
 
 

@@ -444,7 +444,13 @@ def _with_stored_figures(
         # An issue reports what got worse, when anything did; a value changed or a number gone is
         # exact, ahead of any ratio.
         changed = [
-            (c.worse, abs(math.log(c.ratio)) if c.ratio > 0 else math.inf, key.name, key.kind, key)
+            (
+                c.worse,
+                abs(math.log(c.cost.ratio)) if c.cost and c.cost.ratio > 0 else math.inf,
+                key.name,
+                key.kind,
+                key,
+            )
             for key, c in compared.items()
             if c.verdict in MOVED
         ]

@@ -211,7 +211,7 @@ def rates(outcome: Outcome, runs: int, seed: int, slower: bool = True) -> Rates:
         found = outcome(rng)
         changed = [c for c in found if c.verdict in (Verdict.SLOWER, Verdict.FASTER)]
         flagged += bool(changed)
-        ratios += [c.ratio for c in changed if (c.verdict == Verdict.SLOWER) == slower]
+        ratios += [c.cost.ratio for c in changed if (c.verdict == Verdict.SLOWER) == slower]
     return Rates(runs, flagged, tuple(ratios))
 
 

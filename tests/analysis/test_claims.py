@@ -8,11 +8,13 @@ from harness.analysis.claims import (
     ClaimVerdict,
     claim_evidence,
     claim_rows,
+    compare_claims,
     mark,
     outcome,
     ranges_text,
     settle_claim,
 )
+from harness.analysis.significance import Verdict
 from harness.store.results import StoredResult
 from tests.conftest import FIXTURES, derive, in_processes, real_result, set_claim
 
@@ -108,6 +110,29 @@ def test_the_processes_of_a_run_decide_its_outcome_together():
     assert claim_evidence(only) == "unsettled: one process (does not hold there); e.g. process 0", (
         "its verdict kept"
     )
+
+
+def test_a_claim_s_flip_is_a_counted_comparison_judged_by_its_settling_rule():
+    """Held in k of n processes a side, words its outcomes: a flip is a change (worse when it
+    stops holding), a side unsettled leaves it undecided however the counts lean."""
+    data = real_result("async_dispatch-0.12.0.1")
+    path = FIXTURES / "results" / "async_dispatch-0.12.0.1.json"
+
+    def run(holds):
+        return StoredResult.from_document(path, in_processes(data, ["ok"] * len(holds), holds))
+
+    held, failed = run([True] * 5), run([True] + [False] * 4)
+    stops = compare_claims(held, failed)
+    assert (stops.verdict, stops.counts, stops.said) == (
+        Verdict.CHANGED,
+        ((5, 5), (1, 5)),
+        "holds → does not hold",
+    )
+    assert stops.worse and not compare_claims(failed, held).worse
+    assert stops.cost is None and stops.shown == ("5 of 5", "1 of 5")
+    assert compare_claims(held, run([True] * 4)).verdict is Verdict.UNCHANGED
+    split = compare_claims(held, run([True, True, False, False, False]))
+    assert split.verdict is Verdict.UNDECIDED, "3 of 5 against: unsettled, no flip"
 
 
 # --- claim verdicts over processes ---

@@ -51,7 +51,7 @@ def test_on_an_accelerator_the_device_s_own_peak_is_a_metric_and_the_rss_named_t
     assert "runtime's mapping" in MetricKey("process", "host_rss").label()
     assert MetricKey("process", "device_peak").metric_name == "process.device_peak_bytes"
     compared = compare_metric(*(ProcessSamples([[v]] * 5) for v in (2e8, 4e8)))
-    assert compared.ratio == 2.0
+    assert compared.cost.ratio == 2.0
 
 
 def test_series_are_the_raw_samples_programs_first():
@@ -130,7 +130,7 @@ def test_compare_runs_flags_an_injected_slowdown_and_lists_unshared_metrics():
     verdicts = {m.key: m.comparison.verdict for m in compared}
     assert verdicts[MetricKey("jit", "wall")] == Verdict.SLOWER
     assert only_a == [MetricKey("eager", "wall"), MetricKey("eager", "dispatch")] and only_b == []
-    assert [m.comparison.ratio for m in compared if m.key.kind == "wall"] == [
+    assert [m.comparison.cost.ratio for m in compared if m.key.kind == "wall"] == [
         pytest.approx(1.3, rel=1e-3)
     ]
 
@@ -151,7 +151,7 @@ def test_compare_group_against_the_chosen_baseline(tmp_path):
     )
     # one cold timing a process: spread apart
     cold = newest.comparisons["0.4.26"][MetricKey("scan", "lower")]
-    assert cold.ratio == pytest.approx(1.25) and cold.p_value >= DEFAULT_THRESHOLDS.alpha
+    assert cold.cost.ratio == pytest.approx(1.25) and cold.p_value >= DEFAULT_THRESHOLDS.alpha
     old = v1_result("scan_sync-0.12.0.1")
     folder = write_results(tmp_path / "v1", [derive(old, release="0.4.26", scale=1.25), old])
     [group] = comparison_groups(latest_runs(load_results(folder)[0]))
@@ -230,7 +230,7 @@ def test_separate_runs_under_load_give_no_verdict_and_say_why():
     loaded["processes"][0]["load"].update(other_cpu_cores=1.0, loaded=True)
     wall = MetricKey("two_scans", "wall")
     apart = {m.key: m.comparison for m in compare_runs(base, as_stored(loaded))[0]}
-    assert apart[wall].verdict == Verdict.UNDECIDED and apart[wall].ratio == pytest.approx(2.0)
+    assert apart[wall].verdict == Verdict.UNDECIDED and apart[wall].cost.ratio == pytest.approx(2.0)
     assert SEPARATE_UNDER_LOAD in apart[wall].flags
     together = {
         m.key: m.comparison

@@ -94,7 +94,7 @@ def test_the_figure_is_the_median_of_process_medians():
     assert process_medians(a) == [11, 21.5, 30]
     # B's process medians 13, 25.5, 41, 50: an even count, so the figure is (25.5 + 41) / 2.
     assert (result.baseline.median, result.candidate.median) == (21.5, 33.25)
-    assert result.ratio == pytest.approx(33.25 / 21.5)
+    assert result.cost.ratio == pytest.approx(33.25 / 21.5)
     assert result.processes == (3, 4) and result.baseline.n == 3
     expected = welch_t_test(
         [math.log(m) for m in (11, 21.5, 30)], [math.log(m) for m in (13, 25.5, 41, 50)]
@@ -169,7 +169,7 @@ def test_a_large_ratio_without_significance_is_undecided_never_unchanged():
     a = [steady(100), steady(180), steady(60)]
     b = [steady(130), steady(70), steady(220)]
     result = compare_processes(a, b, FAST)
-    assert result.ratio == pytest.approx(1.3) and result.p_value > 0.1
+    assert result.cost.ratio == pytest.approx(1.3) and result.p_value > 0.1
     assert result.verdict == UNDECIDED, "its interval reaches far beyond the no-change band"
     # Process medians 100.3, 180.54, 60.18: sd 60.5 around a mean of 113.7.
     assert result.flags == ("A: process medians vary by 54%", "B: process medians vary by 54%")
@@ -223,7 +223,7 @@ def test_hierarchical_interval_is_deterministic_and_sees_the_spread_between_proc
     assert first == hierarchical_bootstrap_interval(a, b)
     assert hierarchical_bootstrap_interval(a, b, seed=1) != first
     low, high = first
-    figure_ratio = compare_processes(a, b, FAST).ratio
+    figure_ratio = compare_processes(a, b, FAST).cost.ratio
     assert low < figure_ratio < high
     # Pooling the samples hides the spread between processes: its interval is less than half as
     # wide.
@@ -371,21 +371,23 @@ def test_unchanged_needs_the_margin_the_test_allows_inside_the_factor():
     same = compare_processes(a, [steady(1.005e6 * level) for level in levels], FAST)
     assert (
         same.verdict == UNCHANGED
-        and 1 < same.margin < 1.05
+        and 1 < same.cost.margin < 1.05
         and same.said.startswith("unchanged (within ±")
     )
     spread = [steady(1.005e6 * level) for level in (1.0, 1.2, 0.85, 1.1, 0.9)]
     wide = compare_processes(a, spread, FAST)
-    assert wide.verdict == UNDECIDED and wide.margin > 1.05, (
+    assert wide.verdict == UNDECIDED and wide.cost.margin > 1.05, (
         "the same median, too spread to show no change"
     )
     logs = [[math.log(m) for m in process_medians(side)] for side in (a, spread)]
     test = welch_t_test(*logs)
     shift = abs(test.difference) + t_quantile(0.995, test.df) * test.error
-    assert wide.margin == pytest.approx(math.exp(shift)), (
+    assert wide.cost.margin == pytest.approx(math.exp(shift)), (
         "the far end of Welch's 99 % interval of the log shift"
     )
-    assert wide.said == f"within ±{wide.margin - 1:.0%}", "how much change the data still allow"
+    assert wide.said == f"within ±{wide.cost.margin - 1:.0%}", (
+        "how much change the data still allow"
+    )
 
 
 def test_the_rank_guard_holds_back_sides_a_two_level_host_split_and_flags_a_barely_passed_ratio():
@@ -394,14 +396,14 @@ def test_the_rank_guard_holds_back_sides_a_two_level_host_split_and_flags_a_bare
         [steady(136 * (1 + i / 500)) for i in range(5)],
     )
     split = compare_processes(fast, slow, FAST)
-    assert split.p_value < 1e-6 and split.rank_p == pytest.approx(2 / 252), (
+    assert split.p_value < 1e-6 and split.cost.rank_p == pytest.approx(2 / 252), (
         "Welch sees a change; the ranks cannot"
     )
     assert (
         split.verdict == UNDECIDED and "5 and 5 processes cannot go below 0.0079" in split.flags[-1]
     )
     apart = compare_processes(fast, slow, FAST, invocation_spread=0.01)
-    assert math.isnan(apart.rank_p), (
+    assert math.isnan(apart.cost.rank_p), (
         "separate runs are not exchangeable: no guard, their own allowance instead"
     )
     rng = random.Random(4)
@@ -425,8 +427,13 @@ def test_a_spread_between_invocations_widens_the_test_and_the_interval():
     separate = compare_processes(a, b, FAST, invocation_spread=0.05)
     assert interleaved.verdict == SLOWER and interleaved.invocation_spread == 0.0
     assert separate.verdict == UNDECIDED and separate.invocation_spread == 0.05
-    assert separate.ratio == interleaved.ratio and separate.p_value > 0.05
-    assert separate.ci_low < interleaved.ci_low < interleaved.ci_high < separate.ci_high
+    assert separate.cost.ratio == interleaved.cost.ratio and separate.p_value > 0.05
+    assert (
+        separate.cost.ci_low
+        < interleaved.cost.ci_low
+        < interleaved.cost.ci_high
+        < separate.cost.ci_high
+    )
     with pytest.raises(ValueError, match="negative"):
         compare_processes(a, b, FAST, invocation_spread=-0.1)
 
@@ -468,13 +475,18 @@ def test_a_large_change_between_separate_invocations_is_still_flagged():
 def test_a_number_the_same_in_every_process_is_said_so_not_given_a_margin():
     same = compare_processes([[30.5]] * 3, [[30.5]] * 3, invocation_spread=0.1)
     assert same.constant and same.verdict == UNCHANGED
-    assert (same.ratio, same.ci_low, same.ci_high, same.margin) == (1.0, 1.0, 1.0, 1.0)
+    assert (same.cost.ratio, same.cost.ci_low, same.cost.ci_high, same.cost.margin) == (
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+    )
     assert same.said == "the same in all 6 processes"
 
 
 def test_a_number_that_changed_in_every_process_is_said_from_and_to():
     moved = compare_processes([[12.0, 12.0]] * 3, [[14.0, 14.0]] * 4, invocation_spread=0.1)
-    assert moved.constant and moved.verdict == SLOWER and moved.ratio == pytest.approx(14 / 12)
+    assert moved.constant and moved.verdict == SLOWER and moved.cost.ratio == pytest.approx(14 / 12)
     assert moved.said == "changed from 12 ns to 14 ns in every process"
     small = compare_processes([[100.0]] * 3, [[101.0]] * 3)
     assert small.verdict == UNCHANGED, "inside the factor: no change beyond it, known exactly"
@@ -494,11 +506,11 @@ def test_a_number_from_zero_or_to_zero_in_every_process_is_a_change_with_no_rati
     from harness.units import format_ratio
 
     up = compare_processes([[0.0]] * 5, [[64.0 * 2**20]] * 5)
-    assert up.constant and up.verdict == SLOWER and math.isinf(up.ratio)
+    assert up.constant and up.verdict == SLOWER and math.isinf(up.cost.ratio)
     assert up.said == "changed from 0 ns to 67.1 ms in every process"
-    assert format_ratio(up.ratio) == "from 0"
+    assert format_ratio(up.cost.ratio) == "from 0"
     down = compare_processes([[64.0]] * 5, [[0.0]] * 5)
-    assert down.constant and down.verdict == FASTER and format_ratio(down.ratio) == "to 0"
+    assert down.constant and down.verdict == FASTER and format_ratio(down.cost.ratio) == "to 0"
     still = compare_processes([[0.0]] * 5, [[0.0]] * 5)
     assert still.constant and still.verdict == UNCHANGED
     varies = compare_processes([[0.0]] * 5, [[60.0], [64.0], [61.0], [63.0], [62.0]])

@@ -141,6 +141,6 @@ def test_the_changes_are_every_slower_or_faster_verdict_slowdowns_first_the_larg
     assert kinds == sorted(kinds, reverse=True), "every slowdown before any speed-up"
     assert {c.release for c in model.changes if c.slower} == {"0.4.30"}
     assert {c.release for c in model.changes if not c.slower} == {"0.5.3"}
-    faster = [c.comparison.ratio for c in model.changes if not c.slower]
+    faster = [c.comparison.cost.ratio for c in model.changes if not c.slower]
     assert faster == sorted(faster), "the largest speed-up first"
     assert all(c.baseline == "0.4.26" and c.key.case == "async_dispatch" for c in model.changes)

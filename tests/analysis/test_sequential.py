@@ -3,7 +3,13 @@
 from dataclasses import replace
 
 from harness.analysis.sequential import STATUS, is_open, open_comparison
-from harness.analysis.significance import Comparison, SideSpread, Thresholds, Verdict
+from harness.analysis.significance import (
+    Comparison,
+    CostDetail,
+    SideSpread,
+    Thresholds,
+    Verdict,
+)
 from harness.analysis.spending import Design
 from harness.stats import summarize
 from harness.store.schema import EndKind, ProcessEnd, RunStatus, Settings
@@ -12,7 +18,9 @@ from tests.analysis.test_power import _processes
 
 def comparison(ratio: float, verdict: Verdict) -> Comparison:
     summary = summarize([1.0, 1.0])
-    return Comparison(summary, summary, ratio, ratio * 0.9, ratio * 1.1, 0.01, verdict, ())
+    return Comparison(
+        summary, summary, 0.01, verdict, (), cost=CostDetail(ratio, ratio * 0.9, ratio * 1.1)
+    )
 
 
 # looks at 5, 10 and 20 processes a side

@@ -50,7 +50,9 @@ def test_an_undecided_comparison_says_what_would_decide_it():
     undecided = compare_processes(a, b)
     assert undecided.verdict == Verdict.UNDECIDED
     assert "beyond the no-change band ×0.952–×1.05" in what_would_decide(undecided, Thresholds())
-    assert f"up to ×{undecided.margin:.3g} either way" in what_would_decide(undecided, Thresholds())
+    assert f"up to ×{undecided.cost.margin:.3g} either way" in what_would_decide(
+        undecided, Thresholds()
+    )
     two = compare_processes(a[:2], b[:2])
     assert "2 and 2 processes, fewer than the 3 a side a verdict needs" in what_would_decide(
         two, Thresholds()

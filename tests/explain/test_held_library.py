@@ -4,7 +4,7 @@ older libraries, or the other way where that cannot be had), and its one line.""
 import dataclasses
 from pathlib import Path
 
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import CostDetail, Thresholds, Verdict
 from harness.analysis.spending import ALL, CHANGES
 from harness.explain.held_library import APART, JAX, LIBRARIES, HeldLibrary
 from harness.measure.sides import Side
@@ -145,7 +145,9 @@ def test_a_part_under_half_of_the_step_is_the_whole_of_its_interval_not_its_rati
     parts = answer.parts[KEY]
     assert parts.jax is not None and parts.libraries is not None and parts.whole is not None
     assert by_share(parts.whole, parts.jax, parts.libraries) == JAX
-    wide = dataclasses.replace(parts.libraries, margin=1.5)  # within ±50%: not under ×1.41
+    wide = dataclasses.replace(
+        parts.libraries, cost=CostDetail(parts.libraries.cost.ratio, margin=1.5)
+    )  # within ±50%: not under ×1.41
     assert by_share(parts.whole, parts.jax, wide) == ""
     assert by_share(parts.whole, parts.libraries, parts.jax) == LIBRARIES
     unmoved = dataclasses.replace(parts.whole, verdict=Verdict.UNDECIDED)

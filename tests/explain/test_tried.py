@@ -4,7 +4,7 @@ judged."""
 import dataclasses
 import json
 
-from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.analysis.significance import Comparison, CostDetail, Thresholds, Verdict
 from harness.catalogue import discovery
 from harness.explain import tried
 from harness.explain.defaults import JAX, XLA, Change, Option
@@ -198,7 +198,7 @@ def derive_step(verdict, ratio=3.0):
     from harness.analysis.processes import compare_processes
 
     return dataclasses.replace(
-        compare_processes([[1.0]] * 3, [[2.0]] * 3), verdict=verdict, ratio=ratio
+        compare_processes([[1.0]] * 3, [[2.0]] * 3), verdict=verdict, cost=CostDetail(ratio)
     )
 
 
@@ -307,8 +307,10 @@ def test_a_trial_whose_flag_the_script_replaced_is_void_never_counted_as_tried()
 
 def test_a_trial_the_statistics_left_undecided_is_said_undecided_not_told_apart():
     summary = summarize([1.0, 2.0])
-    undecided = Comparison(summary, summary, 2.0, 0.9, 4.0, 0.2, Verdict.UNDECIDED, ())
-    slower = dataclasses.replace(undecided, ratio=3.0, verdict=Verdict.SLOWER)
+    undecided = Comparison(
+        summary, summary, 0.2, Verdict.UNDECIDED, (), cost=CostDetail(2.0, 0.9, 4.0)
+    )
+    slower = dataclasses.replace(undecided, cost=CostDetail(3.0), verdict=Verdict.SLOWER)
     back = Trial(THUNK, "0.4.33", "false")
     answer = answer_of("0.4.31", "0.4.33", [THUNK], [back])
     line = tried_text(Tried(back, undecided, slower), answer)
@@ -424,18 +426,16 @@ def test_a_trial_against_a_constant_cost_says_which_way_it_moved_not_its_figures
     slower = Comparison(
         summary,
         summarize([6.292]),
-        0.5,
-        0.5,
-        0.5,
         0.0,
         Verdict.FASTER,
         (),
         metric=parse_metric_name("json.temp_mb"),
         constant=True,
+        cost=CostDetail(0.5, 0.5, 0.5),
     )
     back = Trial(THUNK, "0.4.33", "false")
     answer = answer_of("0.4.31", "0.4.33", [THUNK], [back])
-    unchanged = dataclasses.replace(slower, ratio=1.0, verdict=Verdict.UNCHANGED)
+    unchanged = dataclasses.replace(slower, cost=CostDetail(1.0), verdict=Verdict.UNCHANGED)
     line = tried_text(Tried(back, unchanged, slower), answer)
     assert line.endswith("(the same as 0.4.31, lower than 0.4.33)"), line
 

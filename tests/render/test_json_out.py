@@ -14,18 +14,16 @@ BASE = real_result("scan_sync-0.12.0.1")
 
 
 def test_a_number_that_is_not_one_is_null_and_every_document_names_itself(tmp_path):
-    from harness.analysis.significance import Comparison, Verdict
+    from harness.analysis.significance import Comparison, CostDetail, Verdict
 
     summary = summarize([1.0, 2.0])
     empty = Comparison(
         summary,
         summary,
         math.nan,
-        math.nan,
-        math.nan,
-        math.nan,
         Verdict.UNDECIDED,
         ("A: zero median",),
+        cost=CostDetail(math.nan),
     )
     data = comparison_json(empty)
     assert data["ratio"] is None and data["p_value"] is None and data["verdict"] == "undecided"

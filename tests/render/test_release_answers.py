@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from harness.analysis.shapes import compare_values
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import Thresholds
 from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.release_answers import (
     Answer,
@@ -209,7 +209,7 @@ def test_a_sweep_s_value_step_says_its_change_once():
     fake = FakeReleases({"0.4.30": 1, "0.4.31": 1})
     found = sweep(RELEASES[:2], fake, metrics=[WALL], with_claim=False, thresholds=Thresholds())
     changed = compare_values([[1.0], [1.0]], [[2.0], [2.0]], loss)
-    found.steps = [ReleaseStep(Criterion.of(loss), "0.4.30", "0.4.31", Verdict.CHANGED, changed)]
+    found.steps = [ReleaseStep(Criterion.of(loss), "0.4.30", "0.4.31", changed)]
     markdown = sweep_markdown(found, setting(metric=loss))
     assert "- json.loss: 0.4.30 → 0.4.31: changed from 1 to 2 in every process\n" in markdown
 

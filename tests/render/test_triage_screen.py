@@ -5,7 +5,9 @@ once, the report last."""
 
 import dataclasses
 
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.processes import compare_processes
+from harness.analysis.shapes import counted
+from harness.analysis.significance import CostDetail, Shape, Thresholds, Verdict
 from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.tried import DefaultsAnswer
 from harness.metric_names import Criterion, Judged, parse_metric_name
@@ -14,7 +16,7 @@ from harness.render.triage_screen import follow_ups, triage_screen
 from harness.steps.answers import RangeLibraries, Setting
 from harness.steps.bisection import ReleaseStep
 from harness.steps.probes import Probe
-from harness.steps.triage import STOPS_HOLDING, Confirmation, triage
+from harness.steps.triage import Confirmation, triage
 from harness.units import format_ratio
 from tests.conftest import FakeReleases, FakeScriptReleases
 from tests.steps.test_triage import FakeConfirmer
@@ -141,9 +143,15 @@ def commits_hint(setting, change):
 
 
 def confirmed(metric, change):
+    """A step confirmed as ``change`` moved: a claim's flip (held in 5 of 5, then 0 of 5), else a
+    cost ``change`` way."""
     claim = metric == "claim"
     criterion = Criterion(Judged.CLAIM) if claim else Criterion.of(parse_metric_name(metric))
-    step = ReleaseStep(criterion, "0.4.31", "0.4.33", change)
+    compared = dataclasses.replace(compare_processes([[1.0]] * 3, [[2.0]] * 3), verdict=change)
+    if claim:
+        flip = counted(Shape.CLAIM, change, ((5, 5), (0, 5)))
+        compared = dataclasses.replace(flip, sides=("holds", "does not hold"))
+    step = ReleaseStep(criterion, "0.4.31", "0.4.33", compared, change)
     return Confirmation(step, Probe("0.4.31", None, ""), Probe("0.4.33", None, ""), None, True, "")
 
 
@@ -159,7 +167,7 @@ def test_a_triage_step_offers_the_commit_bisect_of_its_two_releases():
         in commits_hint(SETTING, confirmed("two_scans.dispatch_ns", Verdict.FASTER))
     )
     assert "--good 0.4.31 --bad 0.4.33 --claim --size" in commits_hint(
-        SETTING, confirmed("claim", STOPS_HOLDING)
+        SETTING, confirmed("claim", Verdict.CHANGED)
     )
 
 
@@ -198,8 +206,8 @@ class Part:
     """Stands in for one part's Comparison: its direction, ratio and word."""
 
     def __init__(self, verdict, ratio):
-        self.verdict, self.ratio, self.said = verdict, ratio, str(verdict)
-        self.ratio_cell = format_ratio(ratio)
+        self.verdict, self.said = verdict, str(verdict)
+        self.cost, self.ratio_cell = CostDetail(ratio), format_ratio(ratio)
 
 
 def test_a_step_that_comes_with_a_library_says_so_whole_and_offers_the_library_s_releases():

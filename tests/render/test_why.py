@@ -10,6 +10,7 @@ from harness.findings import Finding
 from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.why import STEP_LINES, libraries_line, next_steps
 from harness.steps.judge import FIX, REGRESSION
+from harness.units import format_ratio
 
 LOOP = Criterion.of(parse_metric_name("json.loop_ms"))
 EAGER = Criterion.of(parse_metric_name("eager.wall_ns"))
@@ -74,7 +75,8 @@ class Compared:
     """Stands in for a Comparison: its direction, ratio and word."""
 
     def __init__(self, verdict, ratio):
-        self.verdict, self.ratio, self.said = verdict, ratio, str(verdict)
+        self.verdict, self.said = verdict, str(verdict)
+        self.ratio_cell = format_ratio(ratio)
 
 
 def test_a_reproducer_that_moved_as_the_script_did_reproduces_it_with_both_ratios():

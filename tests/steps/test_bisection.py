@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import Shape, Thresholds, Verdict
 from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.bisection import bisect, expected_probes, sweep
 from harness.steps.judge import FIX, Judge, Judgement, ReleaseVerdict
@@ -123,13 +123,18 @@ def test_a_sweep_reports_every_step_of_a_series_that_goes_up_and_back_down():
     )
     found = sweep(releases, fake, metrics=[WALL], with_claim=True, thresholds=Thresholds())
     assert [m.release for m in found.not_ok()] == ["r4"]
-    steps = [(s.criterion.name, s.before, s.after, s.change) for s in found.steps]
+    steps = [(s.criterion.name, s.before, s.after, s.said) for s in found.steps]
     assert steps == [
         ("eager.wall_ns", "r1", "r2", Verdict.SLOWER),
         ("claim", "r1", "r2", "holds → does not hold"),
         ("eager.wall_ns", "r3", "r5", Verdict.FASTER),
         ("claim", "r3", "r5", "does not hold → holds"),
     ]
+    flip = found.steps[1].comparison
+    assert flip.shape is Shape.CLAIM and flip.worse and not found.steps[3].comparison.worse, (
+        "the claim's flip carries its counts, worse where it stops holding"
+    )
+    assert flip.counts is not None and flip.counts[1][0] == 0
     assert found.stepped_more_than_once() == ["claim", "eager.wall_ns"], "a bisect finds one"
     assert found.comparisons[(parse_metric_name("eager.wall_ns"), "r1")].verdict == "undecided", (
         "the same processes: no step, no proof"
@@ -180,7 +185,7 @@ def test_a_metric_measured_in_too_few_processes_never_makes_a_step():
     assert {"eager.wall_ns", "jit.wall_ns"} <= stepped
     assert "jit.compile_ns" not in stepped, "two processes a side can never reach a verdict"
     compiled = found.comparisons[(parse_metric_name("jit.compile_ns"), "b")]
-    assert compiled.verdict == Verdict.UNDECIDED and compiled.ratio > 2.9
+    assert compiled.verdict == Verdict.UNDECIDED and compiled.cost.ratio > 2.9
     assert "too few processes (2 and 2) for a verdict" in compiled.flags
 
 

@@ -47,7 +47,7 @@ def screened(scales, first=None, every_release=False):
 
 
 def steps(found):
-    return [(c.step.before, c.step.after, c.step.change) for c in found.changes()]
+    return [(c.step.before, c.step.after, c.step.said) for c in found.changes()]
 
 
 def test_a_single_step_in_thirty_releases_is_found_measuring_a_third_of_them():

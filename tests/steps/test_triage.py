@@ -184,7 +184,7 @@ def test_a_release_that_crashes_in_every_process_beside_one_that_runs_ok_is_a_co
     found, _, confirmer = run(scales)
     assert not found.first_round.unmeasured()
     statuses = [c for c in found.confirmations if c.step.criterion.is_status]
-    assert [(c.step.before, c.step.after, c.step.change, c.confirmed) for c in statuses] == [
+    assert [(c.step.before, c.step.after, c.step.said, c.confirmed) for c in statuses] == [
         ("r1", "r2", "ok → SIGSEGV (exit 139)", True),
         ("r3", "r4", "SIGSEGV (exit 139) → ok", True),
     ]
@@ -210,7 +210,7 @@ def test_a_status_step_that_is_not_seen_again_is_not_confirmed():
 def test_a_crash_in_one_process_of_many_is_measured_again_and_undecided_never_a_change():
     found, _, confirmer = run({"a": 1, "b": {**SEGFAULT, "processes": 1}})
     [step] = found.first_round.steps
-    assert step.criterion.is_status and step.change == "ok → SIGSEGV (exit 139)", (
+    assert step.criterion.is_status and step.said == "ok → SIGSEGV (exit 139)", (
         "a new ending, even in one process, is a candidate to measure again"
     )
     assert confirmer.metrics == {("a", "b"): (Criterion(Judged.STATUS),)}
@@ -248,7 +248,7 @@ def test_a_number_from_zero_in_every_process_is_answered_with_its_values_not_a_r
 
     key = parse_metric_name("json.temp_mib")
     compared = dataclasses.replace(compare_processes([[0.0]] * 5, [[64.0]] * 5), metric=key)
-    step = ReleaseStep(Criterion.of(key), "0.7.1", "0.7.2", Verdict.SLOWER, compared)
+    step = ReleaseStep(Criterion.of(key), "0.7.1", "0.7.2", compared, Verdict.SLOWER)
     change = Confirmation(step, None, None, compared, True, "measured again")  # type: ignore[arg-type]
     assert answer(change, fix=False) == (
         "json.temp_mib: changed from 0 to 64 in every process since 0.7.2 (last 0.7.1)"
