@@ -114,13 +114,10 @@ def run_script(
                 timeout=timeout_s,
                 check=False,
             )
-        except subprocess.TimeoutExpired as exc:
-            return None, _text(exc.stdout), _text(exc.stderr)
+        except subprocess.TimeoutExpired as exc:  # its output so far: bytes, even with text
+            out, err = (b.decode(errors="replace") if b else "" for b in (exc.stdout, exc.stderr))
+            return None, out, err
     return done.returncode, done.stdout, done.stderr
-
-
-def _text(output: str | bytes | None) -> str:
-    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
 def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
@@ -330,10 +327,8 @@ class MeasuredHere:
 
 
 def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
-    """Without nox's plan nothing is measured (what the draft lacks and the command that measures
-    it are said); with it, the step's two releases and the newest on the index measured together,
-    the step's reproducer with jax alone where no bisect answer gave one (a metric's), and the
-    newest release's line."""
+    """With nox's plan, the step's two releases and the newest on the index measured together, and
+    a metric's reproducer with jax alone where no bisect gave one; without, what is lacking said."""
     good, bad = change.ends
     if request.plan is None:
         # A script's programs are what a reproducer exports; a case's short script is one already.
@@ -386,9 +381,8 @@ def _progress(line: str) -> None:
 
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
-    """XLA's dumps of the change's two releases, which its bisect kept by its answer, copied beside
-    the draft (``<case>-compiled/<release>/``, HLO text files only); the folder's name, or "" when
-    there is nothing to copy."""
+    """XLA's dumps of the change's two releases its bisect kept, HLO text only, copied beside the
+    draft (``<case>-compiled/<release>/``); the folder's name, or "" with nothing to copy."""
     if change is None or not change.dumps:
         return ""
     dumps = reports / change.dumps
@@ -401,11 +395,9 @@ def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) ->
 
 
 def copy_beside(source: Path, wanted: re.Pattern[str], folder: Path, *parts: str) -> set[str]:
-    """The files of ``source`` whose names ``wanted`` matches, copied into ``folder/parts``, a part
-    of the draft made where missing; the names copied.  Nothing is copied from a ``source`` that is
-    a link or no folder, nor into a part where a level of it is a link or not a folder (planted
-    there: said in one line, the draft is still written, docs/results.md); a link or an oversized
-    file in ``source`` is skipped, said in one line."""
+    """The files of ``source`` that ``wanted`` names, copied into ``folder/parts``; their names.  A
+    link planted on either side or an oversized file is skipped, said in one line, and the draft is
+    still written (docs/results.md)."""
     if source.is_symlink() or not source.is_dir():
         return set()
     try:
@@ -433,9 +425,8 @@ REPRODUCER_FILE = re.compile(
 
 
 def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: str) -> str:
-    """The reproducer with jax alone that the change's bisect measured, copied beside the draft
-    (``<case>-reproducer/``, the files the harness writes there); the folder's name, or "" where
-    there is none or it did not reproduce the change."""
+    """The reproducer with jax alone the change's bisect measured, copied beside the draft
+    (``<case>-reproducer/``); the folder's name, or "" where none reproduced the change."""
     if change is None or change.reproducer is None or not change.reproduced():
         return ""
     source = reports / change.reproducer.folder
@@ -488,9 +479,8 @@ class Place:
 
 
 def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
-    """A release's environment, installed once, made as every side's is (``Environments``): a plain
-    script's own venv (jax, jaxlib and what it declares, by the policy); a case's short script
-    (``alone``) a venv of only jax and jaxlib; its full script the release venv."""
+    """A release's environment, made as every side's is (``Environments``): a plain script's own
+    venv; a case's short script (``alone``) jax and jaxlib only; its full script the release's."""
     assert request.plan is not None
     env = plan_entry(request.plan, version)
     env = plain_env(env) if alone else env  # a script's own venv is made beside it either way

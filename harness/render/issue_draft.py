@@ -1,22 +1,13 @@
 """An upstream issue draft, in the shape of JAX's bug-report form, for a step of any shape.
 ``render`` is pure, a model in, markdown out, and the step's shape chooses its sections.
 
-A metric's change: what a maintainer reads first is a title that says what changed, by how much
-and since which release; a short script (the case's own code and a plain timing loop); the exact
-install line and environment variables; the script's real output on the last good and the first
-bad release, each run in a venv holding only jax and jaxlib; then the evidence as short tables (the
-bisect's probes, a number per release from stored results).  The full instrumented script is a file
-beside the draft, its output folded away, as is ``jax.print_environment_info()``.  The description
-says how sure the change is, from its metric per process on each release ("every one on 0.4.33
-slower than every one on 0.4.31" where the two sets do not overlap, else the medians and the test),
-and which phase moved.  An ending's: how each release's processes ended (its counts where only
-some died), the reproducer and its install lines, faulthandler's stack and the last lines, the
-workaround where one was found, and the CPU model beside ``jax.print_environment_info()``.
+A maintainer reads the title first (what changed, by how much, since which release), then a script
+to paste and its real output on both releases, each in a fresh venv; the evidence comes after, in
+short tables, and what is long (the full instrumented script's output, the environment) is folded.
 
-Every text that comes from outside the harness passes ``scrub`` where it was captured and is
-redacted again here (a stored result merged from another machine, or edited, is input too), the
-script's own text as code (a token, a JWT, a private key, a secret literal; its ``key=k`` kept);
-only allow-listed variables are shown.
+Every text from outside the harness was scrubbed where captured and is redacted again here (a stored
+result merged from another machine, or edited, is input too), the script's own text as code (its
+``key=k`` kept); only allow-listed variables are shown.
 """
 
 from __future__ import annotations
@@ -264,7 +255,7 @@ def newest_release(d: DraftInputs) -> str:
 
 
 def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> str:
-    variables = {k: v for k, v in shareable_variables(run.variables).items() if v}
+    variables = shareable_variables(run.variables)
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
     command = shlex.join(["python", script_name, *args])
     return f"{env} {command}" if env else command
@@ -539,7 +530,7 @@ def system_info(d: DraftInputs) -> str:
     ending's: crashes in XLA:CPU often depend on it); ``jax.print_environment_info()``."""
     dead, lines = d.change.dead if d.change is not None else None, [SYSTEM_INFO, ""]
     if d.full_run is not None:
-        variables = {k: v for k, v in shareable_variables(d.full_run.variables).items() if v}
+        variables = shareable_variables(d.full_run.variables)
         shown = ", ".join(f"`{k}={v}`" for k, v in variables.items()) or "none"
         lines += [f"Environment variables set: {shown}.", ""]
     packages = [f"jax {r.run.release}: {', '.join(r.packages)}" for r in d.short_runs if r.packages]
