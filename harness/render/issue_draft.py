@@ -86,11 +86,11 @@ class DraftInputs:
     platform: str  # the profile's kind: "cpu", "gpu" or "tpu"
     short_name: str  # the script the draft pastes (an ending's: its reproducer)
     short_script: str  # its text, "" where none can be shown
-    short_runs: list[ReleaseRun]
-    full_name: str
-    full_run: ScriptRun | None  # the full instrumented script's run; an ending's: none
     environment_info: str
     results: list[StoredResult]
+    short_runs: list[ReleaseRun] = field(default_factory=list)
+    full_name: str = ""
+    full_run: ScriptRun | None = None  # the full instrumented script's run; an ending's: none
     change: Change | None = None
     script_words: str = ""  # an ending's reproducer, what it is: "the script itself (plain JAX)"
     missing_script: str = ""  # where no reproducer is shown: why, and the command that adds one
@@ -283,21 +283,13 @@ def with_jax_alone(d: DraftInputs) -> str:
         + (f" Note: {scrub(found.note)}." if found.note else ""),
         "",
     ]
-    for release in (change.last_good, change.first_bad):
-        pins = _jax_pins(d, release)
+    for release in change.ends:  # jax and jaxlib as its short run installed them, else at it
+        named = [p for r in d.short_runs if r.run.release == release for p in r.install]
+        pins = [p for p in named if p.split("==")[0] in ("jax", "jaxlib")]
+        pins = pins or [f"jax=={release}", f"jaxlib=={release}"]
         steps += [fenced(f"pip install {shlex.join([*pins, *REQUIREMENTS])}", "sh"), ""]
     steps.append(fenced(f"cd {d.reproducer} && python {found.script}", "sh"))
     return "\n".join(steps)
-
-
-def _jax_pins(d: DraftInputs, release: str) -> list[str]:
-    """``jax==V jaxlib==W`` of ``release`` as its short run installed them, else V for both."""
-    for run in d.short_runs:
-        if run.run.release == release:
-            pins = [p for p in run.install if p.split("==")[0] in ("jax", "jaxlib")]
-            if pins:
-                return pins
-    return [f"jax=={release}", f"jaxlib=={release}"]
 
 
 def reproduction(d: DraftInputs) -> str:
@@ -481,7 +473,9 @@ def script_figures_table(
     keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in programs]
     if not keys:
         return ""
-    shown = [k for k in keys if _moved(k, change)]
+    # The change's metric, and what moved between its two releases, as judged.
+    moved = {k for k, c in change.comparisons.items() if c.verdict in MOVED} if change else set()
+    shown = [k for k in keys if change is None or k == change.metric or k in moved]
     rest = [k for k in keys if k not in shown]
 
     def figures(columns: list[MetricKey]) -> str:
@@ -500,14 +494,6 @@ def script_figures_table(
         return f"{caption}.\n\n{figures(keys)}"
     others = folded(f"The other {len(rest)}, which did not move", figures(rest))
     return f"{caption}; those that moved, and the one asked about:\n\n{figures(shown)}\n\n{others}"
-
-
-def _moved(key: MetricKey, change: Change | None) -> bool:
-    """Whether ``key`` is the change's metric or moved between its two releases, as judged."""
-    if change is None or key == change.metric:
-        return True
-    compared = change.comparisons.get(key)
-    return compared is not None and compared.verdict in MOVED
 
 
 def full_script(d: DraftInputs) -> str:
