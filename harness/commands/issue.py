@@ -385,7 +385,7 @@ def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) ->
     dumps = reports / change.dumps
     copied = [
         copy_beside(dumps / release, DUMP_FILE, folder, f"{case}-compiled", release)
-        for release in (change.last_good, change.first_bad)
+        for release in change.ends
         if name_problem(release) is None
     ]
     return f"{case}-compiled/" if any(copied) else ""
@@ -449,15 +449,14 @@ def _short_runs(
         here = "in the environment that ran the harness (not a fresh venv)"
         return [ReleaseRun("installed here", run, [], here)]
     runs = []
-    pair = (change.last_good, change.first_bad)
-    places = [where_to_run(request, version, alone=True) for version in pair]
+    places = [where_to_run(request, version, alone=True) for version in change.ends]
     # Every package a side installed: as its newest stored result of the script records it, else as
     # the environment the draft ran it in; a case's record none, and its line stays as made.
-    had = [newest_result(stored, v, request.sizes, request.profile) for v in pair]
+    had = [newest_result(stored, v, request.sizes, request.profile) for v in change.ends]
     recorded = [found.result.libraries if found is not None else None for found in had]
     installed = [r.installed if r else p.installed for r, p in zip(recorded, places, strict=True)]
     roles = ("last good", "first bad")
-    for number, (role, version, place) in enumerate(zip(roles, pair, places, strict=True)):
+    for number, (role, version, place) in enumerate(zip(roles, change.ends, places, strict=True)):
         install = exact_install(place.install, installed[number], installed[1 - number])
         code, out, err = run_script(script, timeout, place.python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)

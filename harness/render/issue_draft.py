@@ -191,9 +191,8 @@ def description(d: DraftInputs) -> str:
 
 
 def how_sure(change: Change) -> str:
-    """How sure the change is, in a sentence a JAX user reads at once, from its comparison's process
-    medians; "" where the two releases' stored results were not compared, or the step is a value's
-    or a presence's (its own words say every process)."""
+    """How sure a cost's change is, in a sentence a JAX user reads at once, from its comparison's
+    process medians; "" where not compared (another shape's words say every process)."""
     compared = change.compared
     if compared is None or not compared.shape.ratio:
         return ""
@@ -411,9 +410,8 @@ def releases_table(
     profile: str,
     change: Change | None,
 ) -> str:
-    """A row per release stored at the script's sizes and profile: the metric, its ratio to the
-    release above (a cost's), the step's own comparison in its words on the step's release (any
-    other shape's, never judged here), the claim."""
+    """A row per release stored at the script's sizes and profile: the metric, a cost's ratio to the
+    release above (another shape's: the step's own comparison, never judged here), the claim."""
     metric = change.metric if change is not None else None
     cost = change is None or change.shape.ratio
     mine = [
@@ -459,9 +457,8 @@ def script_figures_table(
     change: Change | None,
     programs: Sequence[str],
 ) -> str:
-    """A plain script's phases and own numbers (the ``programs`` of its own figures; a case has
-    none) per release, from its stored runs: the metric asked about and those that moved across the
-    change shown, the rest folded away."""
+    """A plain script's phases and own numbers (its ``programs``) per release, from its stored runs:
+    the metric asked about and those that moved across the change shown, the rest folded away."""
     mine = [r for r in results if r.result.case == case and r.result.profile == profile]
     found = {
         release: newest_result(mine, release, {}, profile)

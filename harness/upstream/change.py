@@ -342,11 +342,8 @@ def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
                 key, counterpart = parse_metric_name(metric), parse_metric_name(said["counterpart"])
             except (UsageError, TypeError, KeyError, AttributeError):
                 continue
-            verdict = said.get("verdict")
-            measured[key] = (
-                verdict if isinstance(verdict, str) else "",
-                _number(said.get("ratio")),
-            )
+            verdict = said.get("verdict") if isinstance(said.get("verdict"), str) else ""
+            measured[key] = (verdict, _number(said.get("ratio")))
             counterparts[key] = counterpart
         lines = entry["lines"] if isinstance(entry.get("lines"), int) else 0
         exported_on = str(entry.get("exported_on", ""))[:64]
@@ -467,11 +464,7 @@ def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str],
 
 def title(change: Change | None, case_headline: str, platform_kind: str, name: str = "") -> str:
     """``two_scans wall ×8.1 slower since jax 0.4.33 (1.2 ms → 9.8 ms) on CPU``, or the case's
-    headline; an ending's ``repro.py crashes since jax 0.10.2 on CPU: SIGSEGV (exit 139)`` (its
-    script's ``name``), with its counts where only some processes died.
-
-    A change the stored runs of both releases do not tell from noise is titled as such.
-    """
+    headline; an ending's ``repro.py crashes since jax 0.10.2 on CPU: SIGSEGV (exit 139)``."""
     where = PLATFORMS.get(platform_kind, platform_kind.upper())
     if change is not None and change.dead is not None:
         dead = change.dead
@@ -496,8 +489,7 @@ def title(change: Change | None, case_headline: str, platform_kind: str, name: s
         return f"{case_headline} (jax, {where})"
     assert change.before_ns is not None and change.after_ns is not None
     figures = f"{metric.format(change.before_ns)} → {metric.format(change.after_ns)}"
-    # the stored runs of both releases do not tell it from noise: say so
-    if change.significant is False:
+    if change.significant is False:  # the stored runs of both releases do not tell it from noise
         return (
             f"{named} {figures} from jax {change.last_good} to {change.first_bad}, within noise, "
             f"on {where}"
