@@ -300,8 +300,7 @@ def reproduction(d: DraftInputs) -> str:
         # A block per release: copying one installs that release alone, into the venv made for it.
         steps += ["Make a fresh virtual environment for each release and install it there:", ""]
         for r in installs:
-            where = role_text(r.role, d.change)
-            steps += [f"jax {r.run.release}" + (f" ({where}):" if where else ":"), ""]
+            steps += [f"jax {r.run.release} ({role_text(r.role, d.change)}):", ""]
             steps += [fenced(f"pip install {shlex.join(r.install)}", "sh"), ""]
     run = d.short_runs[0].run if d.short_runs else d.full_run
     assert run is not None, "a metric's draft ran its full script"
@@ -319,8 +318,7 @@ def outputs(d: DraftInputs) -> str:
         return ""
     parts = ["#### Output"]
     for r in d.short_runs:
-        role = role_text(r.role, d.change)
-        where = f"jax {r.run.release}" + (f" ({role})" if role else "")
+        where = f"jax {r.run.release} ({role_text(r.role, d.change)})"
         parts += ["", f"On {where}, {scrub(r.environment)}:", "", fenced(_printed(r.run), "text")]
     printed = [(r.run.release, parse_output(r.run.stdout).medians) for r in d.short_runs]
     # (program, metric) of every figure printed on any release, in the order printed
