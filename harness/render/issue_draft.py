@@ -29,7 +29,7 @@ from harness.measure.deaths import last_lines as tail
 from harness.measure.figures import parse_output
 from harness.metric_names import JSON, KINDS, PHASES, PROCESS, MetricKey
 from harness.render.tables import markdown_table
-from harness.render.text import code_span, fenced, folded, inline
+from harness.render.text import code_span, fenced, folded, inline, listed
 from harness.store.results import StoredResult
 from harness.store.schema import EndKind, RunStatus
 from harness.units import format_ns, format_p, sizes_text
@@ -140,7 +140,7 @@ def render(d: DraftInputs) -> str:
         + (f", the full instrumented one {d.full_name}" if d.full_run else "")
         + ", beside this file. -->",
         # stored answers and results, merged or edited, are input too
-        *map(redact, [*said, with_jax_alone(d) if dead is None else ""]),
+        *map(redact, [*said, with_jax_alone(d)]),  # none for an ending: it has no metric
         redact(code, code=True),  # the script's text: its ``key=k`` is code, kept
         *map(redact, [*after, system_info(d)]),
     ]
@@ -235,14 +235,10 @@ def phase_reading(change: Change) -> str:
             still.append(measured.words)
     if not moved or ([kind for kind, _ in moved] == [metric.kind] and not still):
         return ""  # nothing moved, or only the metric the headline already names
-    said = f"{_joined([text for _, text in moved])} moved" + (
-        f"; {_joined(still)} did not" if still else ""
+    said = f"{listed([text for _, text in moved])} moved" + (
+        f"; {listed(still)} did not" if still else ""
     )
     return said[0].upper() + said[1:] + "."
-
-
-def _joined(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def newest_release(d: DraftInputs) -> str:
