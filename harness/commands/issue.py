@@ -485,13 +485,11 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     prepared = environments.prepare(version, env)
     if not isinstance(prepared, Prepared):
         raise HarnessError(f"jax {version}: {prepared.line}")
-    libraries = prepared.libraries
+    libraries, python = prepared.libraries, str(prepared.interpreter.absolute())
+    own = "in a venv of its own (`.nox/{}`, made with uv) holding"
     if libraries is None:  # a case's: jax and jaxlib alone
-        where = (
-            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib "
-            "and what they need"
-        )
-        return Place(str(prepared.interpreter.absolute()), list(env.install), where)
+        where = f"{own.format(env.venv.name)} only jax, jaxlib and what they need"
+        return Place(python, list(env.install), where)
     declared = {canonicalize_name(Requirement(r).name) for r in libraries.declared}
     pins = [
         pin for pin in libraries.installed if canonicalize_name(pin.partition("==")[0]) in declared
@@ -500,9 +498,8 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     install = [f"jax=={env.jax}", *jaxlib, *pins]
     cutoff = f" as of {libraries.cutoff[:10]}" if libraries.cutoff else ", the newest versions"
     venv = prepared.interpreter.parent.parent.name
-    where = f"in a venv of its own (`.nox/{venv}`, made with uv) holding jax, jaxlib and what the "
-    where += f"script declares, resolved{cutoff}"
-    return Place(str(prepared.interpreter.absolute()), install, where, libraries.installed)
+    where = f"{own.format(venv)} jax, jaxlib and what the script declares, resolved{cutoff}"
+    return Place(python, install, where, libraries.installed)
 
 
 def request_for(opts: IssueOptions) -> IssueRequest:
