@@ -363,13 +363,14 @@ def evidence(d: DraftInputs) -> str:
     parts += why(d)
     assert d.full_run is not None, "a metric's draft ran its full script"
     profile = d.full_run.profile
-    per_release = releases_table(d.results, d.case.name, d.sizes, profile, change)
-    phases = script_figures_table(
-        d.results, d.case.name, profile, change, d.case.subject.figure_programs
-    )
-    per_release = "\n\n".join(filter(None, [per_release, phases]))
-    if per_release:
-        parts += ["", per_release]
+    tables = [
+        releases_table(d.results, d.case.name, d.sizes, profile, change),
+        script_figures_table(
+            d.results, d.case.name, profile, change, d.case.subject.figure_programs
+        ),
+    ]
+    if any(tables):
+        parts += ["", "\n\n".join(filter(None, tables))]
     if not parts:
         return ""
     return "\n".join(["#### Evidence", "", *parts]).replace("\n\n\n", "\n\n")
@@ -454,13 +455,10 @@ def script_figures_table(
     """A plain script's phases and own numbers (its ``programs``) per release, from its stored runs:
     the metric asked about and those that moved across the change shown, the rest folded away."""
     mine = [r for r in results if r.result.case == case and r.result.profile == profile]
-    found = {
-        release: newest_result(mine, release, {}, profile)
-        for release in {r.result.release for r in mine}
-    }
-    newest = {release: stored for release, stored in found.items() if stored is not None}
-    releases = sorted(newest, key=release_key)
-    samples = {release: metric_samples(newest[release]) for release in releases}
+    ordered = sorted({r.result.release for r in mine}, key=release_key)
+    found = {release: newest_result(mine, release, {}, profile) for release in ordered}
+    samples = {release: metric_samples(s) for release, s in found.items() if s is not None}
+    releases = list(samples)
     keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in programs]
     if not keys:
         return ""
