@@ -290,8 +290,7 @@ def with_jax_alone(d: DraftInputs) -> str:
 def reproduction(d: DraftInputs) -> str:
     lines = len(d.short_script.splitlines())
     installs = [r for r in d.short_runs if r.install]
-    heading = "#### The original script" if d.reproducer else "#### Reproduce"
-    steps = [heading, ""]
+    steps = ["#### The original script" if d.reproducer else "#### Reproduce", ""]
     if installs:
         # A block per release: copying one installs that release alone, into the venv made for it.
         steps += ["Make a fresh virtual environment for each release and install it there:", ""]
@@ -409,11 +408,8 @@ def releases_table(
     release above (another shape's: the step's own comparison, never judged here), the claim."""
     metric = change.metric if change is not None else None
     cost = change is None or change.shape.ratio
-    mine = [
-        r
-        for r in results
-        if r.result.case == case and r.result.sizes == sizes and r.result.profile == profile
-    ]
+    where = (case, sizes, profile)
+    mine = [r for r in results if (r.result.case, r.result.sizes, r.result.profile) == where]
     rows, previous = [], None
     for release in sorted({r.result.release for r in mine}, key=release_key):
         newest = newest_result(mine, release, sizes, profile)

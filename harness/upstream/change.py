@@ -143,16 +143,14 @@ class Change:
     significant: bool | None = None
     # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
     below: str = ""
-    # The bisect's findings on why (changed defaults tried, compiled programs compared), each marked
-    # leading or not; an older answer's plain sentences lead none.
+    # the bisect's findings on why, each leading or not (an older answer's sentences lead none)
     why: tuple[Finding, ...] = ()
     dumps: str = ""  # the folder, beside the bisect answer, holding XLA's dumps of both releases
     reproducer: Reproduced | None = None  # the reproducer with jax alone the bisect's why measured
     # What the figures are judged by: the run's thresholds (a bisect answer's own), else defaults.
     thresholds: Thresholds = field(default_factory=Thresholds)
-    # The two releases' stored results compared, every metric by its own rule: its shape and both
-    # sides' facts (a cost's process medians, a value's two values, a presence's counts), so that a
-    # page formats them and judges nothing; empty: not compared.
+    # every metric of the two releases' stored results, compared by its own shape's rule; empty:
+    # not compared
     comparisons: Mapping[MetricKey, Comparison] = field(default_factory=dict)
     dead: Dead | None = None  # an ending's step: its dead side's facts, its counts judged
     workaround: str = ""  # an ending's: a setting that makes the dead side run, as a why found it
