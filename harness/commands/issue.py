@@ -114,13 +114,10 @@ def run_script(
                 timeout=timeout_s,
                 check=False,
             )
-        except subprocess.TimeoutExpired as exc:
-            return None, _text(exc.stdout), _text(exc.stderr)
+        except subprocess.TimeoutExpired as exc:  # its output so far: bytes, even with text
+            out, err = (b.decode(errors="replace") if b else "" for b in (exc.stdout, exc.stderr))
+            return None, out, err
     return done.returncode, done.stdout, done.stderr
-
-
-def _text(output: str | bytes | None) -> str:
-    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
 def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
@@ -265,9 +262,6 @@ def ending_inputs(
         platform=request.platform,
         short_name=name,
         short_script=text,
-        short_runs=[],
-        full_name="",
-        full_run=None,
         environment_info=scrub(info),
         results=mine,
         change=dataclasses.replace(change, dead=dataclasses.replace(dead, cpu_model=scrub(cpu))),
@@ -330,10 +324,8 @@ class MeasuredHere:
 
 
 def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
-    """Without nox's plan nothing is measured (what the draft lacks and the command that measures
-    it are said); with it, the step's two releases and the newest on the index measured together,
-    the step's reproducer with jax alone where no bisect answer gave one (a metric's), and the
-    newest release's line."""
+    """With nox's plan, the step's two releases and the newest on the index measured together, and
+    a metric's reproducer with jax alone where no bisect gave one; without, what is lacking said."""
     good, bad = change.ends
     if request.plan is None:
         # A script's programs are what a reproducer exports; a case's short script is one already.
@@ -386,26 +378,23 @@ def _progress(line: str) -> None:
 
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
-    """XLA's dumps of the change's two releases, which its bisect kept by its answer, copied beside
-    the draft (``<case>-compiled/<release>/``, HLO text files only); the folder's name, or "" when
-    there is nothing to copy."""
+    """XLA's dumps of the change's two releases its bisect kept, HLO text only, copied beside the
+    draft (``<case>-compiled/<release>/``); the folder's name, or "" with nothing to copy."""
     if change is None or not change.dumps:
         return ""
     dumps = reports / change.dumps
     copied = [
         copy_beside(dumps / release, DUMP_FILE, folder, f"{case}-compiled", release)
-        for release in (change.last_good, change.first_bad)
+        for release in change.ends
         if name_problem(release) is None
     ]
     return f"{case}-compiled/" if any(copied) else ""
 
 
 def copy_beside(source: Path, wanted: re.Pattern[str], folder: Path, *parts: str) -> set[str]:
-    """The files of ``source`` whose names ``wanted`` matches, copied into ``folder/parts``, a part
-    of the draft made where missing; the names copied.  Nothing is copied from a ``source`` that is
-    a link or no folder, nor into a part where a level of it is a link or not a folder (planted
-    there: said in one line, the draft is still written, docs/results.md); a link or an oversized
-    file in ``source`` is skipped, said in one line."""
+    """The files of ``source`` that ``wanted`` names, copied into ``folder/parts``; their names.  A
+    link planted on either side or an oversized file is skipped, said in one line, and the draft is
+    still written (docs/results.md)."""
     if source.is_symlink() or not source.is_dir():
         return set()
     try:
@@ -433,9 +422,8 @@ REPRODUCER_FILE = re.compile(
 
 
 def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: str) -> str:
-    """The reproducer with jax alone that the change's bisect measured, copied beside the draft
-    (``<case>-reproducer/``, the files the harness writes there); the folder's name, or "" where
-    there is none or it did not reproduce the change."""
+    """The reproducer with jax alone the change's bisect measured, copied beside the draft
+    (``<case>-reproducer/``); the folder's name, or "" where none reproduced the change."""
     if change is None or change.reproducer is None or not change.reproduced():
         return ""
     source = reports / change.reproducer.folder
@@ -461,15 +449,14 @@ def _short_runs(
         here = "in the environment that ran the harness (not a fresh venv)"
         return [ReleaseRun("installed here", run, [], here)]
     runs = []
-    pair = (change.last_good, change.first_bad)
-    places = [where_to_run(request, version, alone=True) for version in pair]
+    places = [where_to_run(request, version, alone=True) for version in change.ends]
     # Every package a side installed: as its newest stored result of the script records it, else as
     # the environment the draft ran it in; a case's record none, and its line stays as made.
-    had = [newest_result(stored, v, request.sizes, request.profile) for v in pair]
+    had = [newest_result(stored, v, request.sizes, request.profile) for v in change.ends]
     recorded = [found.result.libraries if found is not None else None for found in had]
     installed = [r.installed if r else p.installed for r, p in zip(recorded, places, strict=True)]
     roles = ("last good", "first bad")
-    for number, (role, version, place) in enumerate(zip(roles, pair, places, strict=True)):
+    for number, (role, version, place) in enumerate(zip(roles, change.ends, places, strict=True)):
         install = exact_install(place.install, installed[number], installed[1 - number])
         code, out, err = run_script(script, timeout, place.python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
@@ -488,9 +475,8 @@ class Place:
 
 
 def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
-    """A release's environment, installed once, made as every side's is (``Environments``): a plain
-    script's own venv (jax, jaxlib and what it declares, by the policy); a case's short script
-    (``alone``) a venv of only jax and jaxlib; its full script the release venv."""
+    """A release's environment, made as every side's is (``Environments``): a plain script's own
+    venv; a case's short script (``alone``) jax and jaxlib only; its full script the release's."""
     assert request.plan is not None
     env = plan_entry(request.plan, version)
     env = plain_env(env) if alone else env  # a script's own venv is made beside it either way
@@ -499,13 +485,11 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     prepared = environments.prepare(version, env)
     if not isinstance(prepared, Prepared):
         raise HarnessError(f"jax {version}: {prepared.line}")
-    libraries = prepared.libraries
+    libraries, python = prepared.libraries, str(prepared.interpreter.absolute())
+    own = "in a venv of its own (`.nox/{}`, made with uv) holding"
     if libraries is None:  # a case's: jax and jaxlib alone
-        where = (
-            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib "
-            "and what they need"
-        )
-        return Place(str(prepared.interpreter.absolute()), list(env.install), where)
+        where = f"{own.format(env.venv.name)} only jax, jaxlib and what they need"
+        return Place(python, list(env.install), where)
     declared = {canonicalize_name(Requirement(r).name) for r in libraries.declared}
     pins = [
         pin for pin in libraries.installed if canonicalize_name(pin.partition("==")[0]) in declared
@@ -514,9 +498,8 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     install = [f"jax=={env.jax}", *jaxlib, *pins]
     cutoff = f" as of {libraries.cutoff[:10]}" if libraries.cutoff else ", the newest versions"
     venv = prepared.interpreter.parent.parent.name
-    where = f"in a venv of its own (`.nox/{venv}`, made with uv) holding jax, jaxlib and what the "
-    where += f"script declares, resolved{cutoff}"
-    return Place(str(prepared.interpreter.absolute()), install, where, libraries.installed)
+    where = f"{own.format(venv)} jax, jaxlib and what the script declares, resolved{cutoff}"
+    return Place(python, install, where, libraries.installed)
 
 
 def request_for(opts: IssueOptions) -> IssueRequest:

@@ -280,8 +280,8 @@ def allowed_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def shareable_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """What a draft meant for posting shows: the allowed variables, less the redacted ones."""
-    return {k: v for k, v in allowed_variables(environ).items() if v != REDACTED}
+    """What a draft meant for posting shows: the allowed variables set, less the redacted ones."""
+    return {k: v for k, v in allowed_variables(environ).items() if v and v != REDACTED}
 
 
 def package_versions() -> dict[str, str]:

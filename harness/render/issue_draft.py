@@ -1,22 +1,13 @@
 """An upstream issue draft, in the shape of JAX's bug-report form, for a step of any shape.
 ``render`` is pure, a model in, markdown out, and the step's shape chooses its sections.
 
-A metric's change: what a maintainer reads first is a title that says what changed, by how much
-and since which release; a short script (the case's own code and a plain timing loop); the exact
-install line and environment variables; the script's real output on the last good and the first
-bad release, each run in a venv holding only jax and jaxlib; then the evidence as short tables (the
-bisect's probes, a number per release from stored results).  The full instrumented script is a file
-beside the draft, its output folded away, as is ``jax.print_environment_info()``.  The description
-says how sure the change is, from its metric per process on each release ("every one on 0.4.33
-slower than every one on 0.4.31" where the two sets do not overlap, else the medians and the test),
-and which phase moved.  An ending's: how each release's processes ended (its counts where only
-some died), the reproducer and its install lines, faulthandler's stack and the last lines, the
-workaround where one was found, and the CPU model beside ``jax.print_environment_info()``.
+A maintainer reads the title first (what changed, by how much, since which release), then a script
+to paste and its real output on both releases, each in a fresh venv; the evidence comes after, in
+short tables, and what is long (the full instrumented script's output, the environment) is folded.
 
-Every text that comes from outside the harness passes ``scrub`` where it was captured and is
-redacted again here (a stored result merged from another machine, or edited, is input too), the
-script's own text as code (a token, a JWT, a private key, a secret literal; its ``key=k`` kept);
-only allow-listed variables are shown.
+Every text from outside the harness was scrubbed where captured and is redacted again here (a stored
+result merged from another machine, or edited, is input too), the script's own text as code (its
+``key=k`` kept); only allow-listed variables are shown.
 """
 
 from __future__ import annotations
@@ -38,7 +29,7 @@ from harness.measure.deaths import last_lines as tail
 from harness.measure.figures import parse_output
 from harness.metric_names import JSON, KINDS, PHASES, PROCESS, MetricKey
 from harness.render.tables import markdown_table
-from harness.render.text import code_span, fenced, folded, inline
+from harness.render.text import code_span, fenced, folded, inline, listed
 from harness.store.results import StoredResult
 from harness.store.schema import EndKind, RunStatus
 from harness.units import format_ns, format_p, sizes_text
@@ -95,11 +86,11 @@ class DraftInputs:
     platform: str  # the profile's kind: "cpu", "gpu" or "tpu"
     short_name: str  # the script the draft pastes (an ending's: its reproducer)
     short_script: str  # its text, "" where none can be shown
-    short_runs: list[ReleaseRun]
-    full_name: str
-    full_run: ScriptRun | None  # the full instrumented script's run; an ending's: none
     environment_info: str
     results: list[StoredResult]
+    short_runs: list[ReleaseRun] = field(default_factory=list)
+    full_name: str = ""
+    full_run: ScriptRun | None = None  # the full instrumented script's run; an ending's: none
     change: Change | None = None
     script_words: str = ""  # an ending's reproducer, what it is: "the script itself (plain JAX)"
     missing_script: str = ""  # where no reproducer is shown: why, and the command that adds one
@@ -149,7 +140,7 @@ def render(d: DraftInputs) -> str:
         + (f", the full instrumented one {d.full_name}" if d.full_run else "")
         + ", beside this file. -->",
         # stored answers and results, merged or edited, are input too
-        *map(redact, [*said, with_jax_alone(d) if dead is None else ""]),
+        *map(redact, [*said, with_jax_alone(d)]),  # none for an ending: it has no metric
         redact(code, code=True),  # the script's text: its ``key=k`` is code, kept
         *map(redact, [*after, system_info(d)]),
     ]
@@ -200,9 +191,8 @@ def description(d: DraftInputs) -> str:
 
 
 def how_sure(change: Change) -> str:
-    """How sure the change is, in a sentence a JAX user reads at once, from its comparison's process
-    medians; "" where the two releases' stored results were not compared, or the step is a value's
-    or a presence's (its own words say every process)."""
+    """How sure a cost's change is, in a sentence a JAX user reads at once, from its comparison's
+    process medians; "" where not compared (another shape's words say every process)."""
     compared = change.compared
     if compared is None or compared.cost is None:
         return ""
@@ -245,14 +235,10 @@ def phase_reading(change: Change) -> str:
             still.append(measured.words)
     if not moved or ([kind for kind, _ in moved] == [metric.kind] and not still):
         return ""  # nothing moved, or only the metric the headline already names
-    said = f"{_joined([text for _, text in moved])} moved" + (
-        f"; {_joined(still)} did not" if still else ""
+    said = f"{listed([text for _, text in moved])} moved" + (
+        f"; {listed(still)} did not" if still else ""
     )
     return said[0].upper() + said[1:] + "."
-
-
-def _joined(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def newest_release(d: DraftInputs) -> str:
@@ -264,7 +250,7 @@ def newest_release(d: DraftInputs) -> str:
 
 
 def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> str:
-    variables = {k: v for k, v in shareable_variables(run.variables).items() if v}
+    variables = shareable_variables(run.variables)
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
     command = shlex.join(["python", script_name, *args])
     return f"{env} {command}" if env else command
@@ -292,34 +278,24 @@ def with_jax_alone(d: DraftInputs) -> str:
         + (f" Note: {scrub(found.note)}." if found.note else ""),
         "",
     ]
-    for release in (change.last_good, change.first_bad):
-        pins = _jax_pins(d, release)
+    for release in change.ends:  # jax and jaxlib as its short run installed them, else at it
+        named = [p for r in d.short_runs if r.run.release == release for p in r.install]
+        pins = [p for p in named if p.split("==")[0] in ("jax", "jaxlib")]
+        pins = pins or [f"jax=={release}", f"jaxlib=={release}"]
         steps += [fenced(f"pip install {shlex.join([*pins, *REQUIREMENTS])}", "sh"), ""]
     steps.append(fenced(f"cd {d.reproducer} && python {found.script}", "sh"))
     return "\n".join(steps)
 
 
-def _jax_pins(d: DraftInputs, release: str) -> list[str]:
-    """``jax==V jaxlib==W`` of ``release`` as its short run installed them, else V for both."""
-    for run in d.short_runs:
-        if run.run.release == release:
-            pins = [p for p in run.install if p.split("==")[0] in ("jax", "jaxlib")]
-            if pins:
-                return pins
-    return [f"jax=={release}", f"jaxlib=={release}"]
-
-
 def reproduction(d: DraftInputs) -> str:
     lines = len(d.short_script.splitlines())
     installs = [r for r in d.short_runs if r.install]
-    heading = "#### The original script" if d.reproducer else "#### Reproduce"
-    steps = [heading, ""]
+    steps = ["#### The original script" if d.reproducer else "#### Reproduce", ""]
     if installs:
         # A block per release: copying one installs that release alone, into the venv made for it.
         steps += ["Make a fresh virtual environment for each release and install it there:", ""]
         for r in installs:
-            where = role_text(r.role, d.change)
-            steps += [f"jax {r.run.release}" + (f" ({where}):" if where else ":"), ""]
+            steps += [f"jax {r.run.release} ({role_text(r.role, d.change)}):", ""]
             steps += [fenced(f"pip install {shlex.join(r.install)}", "sh"), ""]
     run = d.short_runs[0].run if d.short_runs else d.full_run
     assert run is not None, "a metric's draft ran its full script"
@@ -337,8 +313,7 @@ def outputs(d: DraftInputs) -> str:
         return ""
     parts = ["#### Output"]
     for r in d.short_runs:
-        role = role_text(r.role, d.change)
-        where = f"jax {r.run.release}" + (f" ({role})" if role else "")
+        where = f"jax {r.run.release} ({role_text(r.role, d.change)})"
         parts += ["", f"On {where}, {scrub(r.environment)}:", "", fenced(_printed(r.run), "text")]
     printed = [(r.run.release, parse_output(r.run.stdout).medians) for r in d.short_runs]
     # (program, metric) of every figure printed on any release, in the order printed
@@ -387,13 +362,14 @@ def evidence(d: DraftInputs) -> str:
     parts += why(d)
     assert d.full_run is not None, "a metric's draft ran its full script"
     profile = d.full_run.profile
-    per_release = releases_table(d.results, d.case.name, d.sizes, profile, change)
-    phases = script_figures_table(
-        d.results, d.case.name, profile, change, d.case.subject.figure_programs
-    )
-    per_release = "\n\n".join(filter(None, [per_release, phases]))
-    if per_release:
-        parts += ["", per_release]
+    tables = [
+        releases_table(d.results, d.case.name, d.sizes, profile, change),
+        script_figures_table(
+            d.results, d.case.name, profile, change, d.case.subject.figure_programs
+        ),
+    ]
+    if any(tables):
+        parts += ["", "\n\n".join(filter(None, tables))]
     if not parts:
         return ""
     return "\n".join(["#### Evidence", "", *parts]).replace("\n\n\n", "\n\n")
@@ -428,16 +404,12 @@ def releases_table(
     profile: str,
     change: Change | None,
 ) -> str:
-    """A row per release stored at the script's sizes and profile: the metric, its ratio to the
-    release above (a cost's), the step's own comparison in its words on the step's release (any
-    other shape's, never judged here), the claim."""
+    """A row per release stored at the script's sizes and profile: the metric, a cost's ratio to the
+    release above (another shape's: the step's own comparison, never judged here), the claim."""
     metric = change.metric if change is not None else None
     cost = change is None or change.shape.ratio
-    mine = [
-        r
-        for r in results
-        if r.result.case == case and r.result.sizes == sizes and r.result.profile == profile
-    ]
+    where = (case, sizes, profile)
+    mine = [r for r in results if (r.result.case, r.result.sizes, r.result.profile) == where]
     rows, previous = [], None
     for release in sorted({r.result.release for r in mine}, key=release_key):
         newest = newest_result(mine, release, sizes, profile)
@@ -476,21 +448,19 @@ def script_figures_table(
     change: Change | None,
     programs: Sequence[str],
 ) -> str:
-    """A plain script's phases and own numbers (the ``programs`` of its own figures; a case has
-    none) per release, from its stored runs: the metric asked about and those that moved across the
-    change shown, the rest folded away."""
+    """A plain script's phases and own numbers (its ``programs``) per release, from its stored runs:
+    the metric asked about and those that moved across the change shown, the rest folded away."""
     mine = [r for r in results if r.result.case == case and r.result.profile == profile]
-    found = {
-        release: newest_result(mine, release, {}, profile)
-        for release in {r.result.release for r in mine}
-    }
-    newest = {release: stored for release, stored in found.items() if stored is not None}
-    releases = sorted(newest, key=release_key)
-    samples = {release: metric_samples(newest[release]) for release in releases}
+    ordered = sorted({r.result.release for r in mine}, key=release_key)
+    found = {release: newest_result(mine, release, {}, profile) for release in ordered}
+    samples = {release: metric_samples(s) for release, s in found.items() if s is not None}
+    releases = list(samples)
     keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in programs]
     if not keys:
         return ""
-    shown = [k for k in keys if _moved(k, change)]
+    # The change's metric, and what moved between its two releases, as judged.
+    moved = {k for k, c in change.comparisons.items() if c.verdict in MOVED} if change else set()
+    shown = [k for k in keys if change is None or k == change.metric or k in moved]
     rest = [k for k in keys if k not in shown]
 
     def figures(columns: list[MetricKey]) -> str:
@@ -509,14 +479,6 @@ def script_figures_table(
         return f"{caption}.\n\n{figures(keys)}"
     others = folded(f"The other {len(rest)}, which did not move", figures(rest))
     return f"{caption}; those that moved, and the one asked about:\n\n{figures(shown)}\n\n{others}"
-
-
-def _moved(key: MetricKey, change: Change | None) -> bool:
-    """Whether ``key`` is the change's metric or moved between its two releases, as judged."""
-    if change is None or key == change.metric:
-        return True
-    compared = change.comparisons.get(key)
-    return compared is not None and compared.verdict in MOVED
 
 
 def full_script(d: DraftInputs) -> str:
@@ -539,7 +501,7 @@ def system_info(d: DraftInputs) -> str:
     ending's: crashes in XLA:CPU often depend on it); ``jax.print_environment_info()``."""
     dead, lines = d.change.dead if d.change is not None else None, [SYSTEM_INFO, ""]
     if d.full_run is not None:
-        variables = {k: v for k, v in shareable_variables(d.full_run.variables).items() if v}
+        variables = shareable_variables(d.full_run.variables)
         shown = ", ".join(f"`{k}={v}`" for k, v in variables.items()) or "none"
         lines += [f"Environment variables set: {shown}.", ""]
     packages = [f"jax {r.run.release}: {', '.join(r.packages)}" for r in d.short_runs if r.packages]

@@ -11,6 +11,7 @@ heading, a sentence), ``code_span`` and ``fenced`` put it in code that it cannot
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 # Characters with a meaning in GitHub-flavoured markdown or HTML anywhere in a line.  An underscore
@@ -57,6 +58,11 @@ def fenced(text: str, info: str = "") -> str:
     text = "\n".join(_CONTROL.sub("\ufffd", line) for line in text.splitlines())
     fence = "`" * max(3, max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
     return f"{fence}{info}\n{text}\n{fence}"
+
+
+def listed(parts: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: parts of a sentence."""
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def folded(summary: str, body: str) -> str:

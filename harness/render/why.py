@@ -32,6 +32,7 @@ from harness.explain.reproducer import COMPILE, MEMORY, RUN, ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.findings import Finding, FollowUp, findings, leading, nox_command
 from harness.metric_names import COMPILE_TIME, MEMORY_SIZE, RUN_TIME, Criterion, Judged, MetricKey
+from harness.render.text import listed
 from harness.steps.answers import Setting, varied_version
 from harness.steps.evidence import Found, Skipped, Spent, of_kind
 from harness.steps.judge import Terms
@@ -96,7 +97,7 @@ def defaults_listing(answer: DefaultsAnswer) -> list[str]:
         shown = ", ".join(c.text() + commits.get(c.name, "") for c in changed[:SHOWN_DEFAULTS])
         more = len(changed) - SHOWN_DEFAULTS
         parts = [part for part in (shown, f"{more} more" if more > 0 else "", *counted) if part]
-        said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+        said = listed(parts)
         lines.append(f"defaults that changed from {answer.before} to {answer.after}: {said}")
     return [*lines, *screened_lines(answer), *([answer.problem] if answer.problem else [])]
 

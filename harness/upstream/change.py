@@ -1,19 +1,10 @@
-"""The step an issue draft is about, one model for every shape (``Change``): which metric, from
-which release to which, by how much, or, for how the processes end, the dead side's facts (``Dead``:
-the counts of processes that died, judged as every ending is, its signal, last lines and stack).
-Pure.
+"""The step an issue draft is about, one model for every shape (``Change``; an ending's dead side
+as ``Dead``), so that the page formats what was judged here and judges nothing.  Pure.
 
-The step comes from a stored bisect answer or a triage answer's confirmed step (``read_steps``,
-with ``_read_answers`` the one place that knows their file names), from ``--good``/``--bad`` and
-the stored results of those releases, or, last, from the short script's own output on both
-releases.  Every metric of the two releases' stored results is compared once, by its own shape's
-rule, and the step carries those comparisons to the page.  A bisect by the claim names no metric:
-of the metrics that changed significantly between the two releases' stored results, the one that
-slowed down most is quoted, else the one that changed most.  An ending's step is its two releases'
-stored results' counts (``analysis.statuses``), whose ``died`` records were bounded and scrubbed
-when stored; its workaround is read from the answer defensively (the ``crash`` why's entry of the
-step, or a follow-up that is a setting to make), and a reproducer with jax alone only where its
-``status`` says it ``reproduces`` the crash.
+The step comes from a stored bisect or triage answer (``read_steps``), from ``--good``/``--bad``
+and the stored results of those releases, or, last, from the short script's own output.  Every
+metric of the two releases' stored results is compared once, by its own shape's rule.  An answer is
+input from disk: read bounded and defensively, its names kept only where plain (never a path).
 """
 
 from __future__ import annotations
@@ -53,9 +44,7 @@ class BisectAnswer:
 
 
 def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
-    """Every stored bisect answer of ``case``: ``bisect-CASE.json`` and ``bisect-CASE-*.json`` (one
-    per range)."""
-    return _read_answers(reports_dir, "bisect", case)
+    return _read_answers(reports_dir, "bisect", case)  # one per range
 
 
 def read_steps(reports_dir: Path, case: str) -> list[BisectAnswer]:
@@ -66,9 +55,8 @@ def read_steps(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
 
 def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
-    """A triage answer's confirmed steps, each as a bisect answer of its metric or of how its
-    processes end (its ends, its why's findings, the run's thresholds, compiled programs and
-    reproducers; ``measured_again``); the lead first."""
+    """A triage answer's confirmed steps, each as the bisect answer of that step would say it, so
+    that a draft reads one kind of answer; the lead first."""
     data = answer.data
     first = data.get("first_round") if isinstance(data, dict) else None
     if not isinstance(first, dict):
@@ -91,6 +79,7 @@ def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
 
 
 def _read_answers(reports_dir: Path, command: str, case: str) -> list[BisectAnswer]:
+    """``COMMAND-CASE.json`` and ``COMMAND-CASE-*.json``: the one place that knows their names."""
     paths = [
         reports_dir / f"{command}-{case}.json",
         *sorted(reports_dir.glob(f"{command}-{case}-*.json")),
@@ -154,16 +143,14 @@ class Change:
     significant: bool | None = None
     # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
     below: str = ""
-    # The bisect's findings on why (changed defaults tried, compiled programs compared), each marked
-    # leading or not; an older answer's plain sentences lead none.
+    # the bisect's findings on why, each leading or not (an older answer's sentences lead none)
     why: tuple[Finding, ...] = ()
     dumps: str = ""  # the folder, beside the bisect answer, holding XLA's dumps of both releases
     reproducer: Reproduced | None = None  # the reproducer with jax alone the bisect's why measured
     # What the figures are judged by: the run's thresholds (a bisect answer's own), else defaults.
     thresholds: Thresholds = field(default_factory=Thresholds)
-    # The two releases' stored results compared, every metric by its own rule: its shape and both
-    # sides' facts (a cost's process medians, a value's two values, a presence's counts), so that a
-    # page formats them and judges nothing; empty: not compared.
+    # every metric of the two releases' stored results, compared by its own shape's rule; empty:
+    # not compared
     comparisons: Mapping[MetricKey, Comparison] = field(default_factory=dict)
     dead: Dead | None = None  # an ending's step: its dead side's facts, its counts judged
     workaround: str = ""  # an ending's: a setting that makes the dead side run, as a why found it
@@ -219,7 +206,6 @@ def change_from(
     good: str | None = None,
     bad: str | None = None,
     metric: MetricKey | None = None,
-    thresholds: Thresholds | None = None,
     ending: bool = False,
 ) -> Change | None:
     """The step to quote, of a metric or (``ending``) of how the processes end: ``good``/``bad``
@@ -227,26 +213,21 @@ def change_from(
     usable = _about(answers, case, sizes, profile, status=ending)
     asked = [a for a in usable if metric is not None and a.data.get("metric") == metric.metric_name]
     usable = asked or usable  # a metric asked: the step of that metric where one is stored
-    rule = thresholds or Thresholds()
     if good is not None and bad is not None:
         usable = [a for a in usable if answer_ends(a.data) == (good, bad)]
-        change = (
-            _from_answer(usable[-1], metric, rule)
-            if usable
-            else Change(metric, good, bad, thresholds=rule)
-        )
+        change = _from_answer(usable[-1], metric) if usable else Change(metric, good, bad)
     elif usable:
         newest = max(usable, key=lambda a: str(a.data.get("created_at", "")))
-        change = _from_answer(newest, metric, rule)
+        change = _from_answer(newest, metric)
     else:
         return None
+    mine = [r for r in results if r.result.case == case]
     if ending:
-        mine = [r for r in results if r.result.case == case]
         a, b = (newest_result(mine, v, sizes, profile, any_end=True) for v in change.ends)
         return replace(change, metric=None, dead=ending_between(a, b, change.thresholds))
     if change.metric is not None and change.before_ns is not None and change.after_ns is not None:
         return change
-    return _with_stored_figures(change, results, case, sizes, profile, change.thresholds)
+    return _with_stored_figures(change, mine, sizes, profile)
 
 
 def answer_ends(data: Any) -> tuple[str, str] | None:
@@ -275,7 +256,7 @@ def _about(
     ]
 
 
-def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Thresholds) -> Change:
+def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
     data = answer.data
     named, ending = data.get("metric"), data.get("criterion") == STATUS
     bisected = parse_metric_name(named) if isinstance(named, str) and not ending else None
@@ -294,13 +275,11 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
     ends = answer_ends(data)
     assert ends is not None  # only answers ``_about`` keeps are read
     before, after = ends
-    how = ""
-    if ending:  # where the two releases come from, said in the draft's words
-        how = (
-            "a triage of jax releases, its step measured again "
-            if data.get("measured_again")
-            else ("a bisect of jax releases by how the script's processes end ")
-        )
+    source, said = f"`{answer.name}`", " ".join(str(data.get("answer", "")).split())
+    if ending and data.get("measured_again"):  # where the two releases come from, in words
+        source = f"a triage of jax releases, its step measured again ({source})"
+    elif ending:
+        source = f"a bisect of jax releases by how the script's processes end ({source})"
     found = _reproducing(data.get("reproducer")) if ending else data.get("reproducer")
     return Change(
         metric or bisected,
@@ -308,14 +287,14 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
         after,
         figures.get(before),
         figures.get(after),
-        source=f"{how}(`{answer.name}`)" if how else f"`{answer.name}`",
-        answer=" ".join(str(data.get("answer", "")).split()),
-        below=" ".join(str(data.get("answer", "")).split()) if data.get("by") == "commits" else "",
+        source=source,
+        answer=said,
+        below=said if data.get("by") == "commits" else "",
         probes=probes,
         why=_findings(data),
         dumps=_dumps_folder(data.get("compiled"), (before, after)),
         reproducer=reproducer_named(found, ends),
-        thresholds=_thresholds(data.get("thresholds"), rule),
+        thresholds=_thresholds(data.get("thresholds")),
         workaround=workaround_of(data, ends) if ending else "",
     )
 
@@ -327,11 +306,11 @@ def _findings(data: dict[str, Any]) -> tuple[Finding, ...]:
     return tuple(each for each in found if each is not None)
 
 
-def _thresholds(stored: Any, rule: Thresholds) -> Thresholds:
+def _thresholds(stored: Any) -> Thresholds:
     """The thresholds the answer's run judged by (as ``render.json_out.thresholds_json`` wrote
-    them), over ``rule``; ``rule`` where it stored none or what it stored is not numbers."""
+    them), each a default where it stored none or what it stored is not numbers."""
     if not isinstance(stored, dict):
-        return rule
+        return Thresholds()
     numbers: dict[str, Any] = {
         name: float(stored[name])
         for name in ("factor", "alpha", "confidence", "invocation_spread")
@@ -341,7 +320,7 @@ def _thresholds(stored: Any, rule: Thresholds) -> Thresholds:
         names = stored.get(declared)
         if isinstance(names, list):
             numbers[declared] = tuple(name for name in names if isinstance(name, str))
-    return replace(rule, **numbers)
+    return replace(Thresholds(), **numbers)
 
 
 def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
@@ -361,11 +340,8 @@ def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
                 key, counterpart = parse_metric_name(metric), parse_metric_name(said["counterpart"])
             except (UsageError, TypeError, KeyError, AttributeError):
                 continue
-            verdict = said.get("verdict")
-            measured[key] = (
-                verdict if isinstance(verdict, str) else "",
-                _number(said.get("ratio")),
-            )
+            verdict = said.get("verdict") if isinstance(said.get("verdict"), str) else ""
+            measured[key] = (verdict, _number(said.get("ratio")))
             counterparts[key] = counterpart
         lines = entry["lines"] if isinstance(entry.get("lines"), int) else 0
         exported_on = str(entry.get("exported_on", ""))[:64]
@@ -423,21 +399,13 @@ def newest_result(
 
 
 def _with_stored_figures(
-    change: Change,
-    results: Sequence[StoredResult],
-    case: str,
-    sizes: dict[str, int],
-    profile: str,
-    rule: Thresholds,
+    change: Change, mine: Sequence[StoredResult], sizes: dict[str, int], profile: str
 ) -> Change:
     """Both releases' stored results' figures; the metric that changed most when none is named."""
-    mine = [r for r in results if r.result.case == case]
-    before, after = (
-        newest_result(mine, v, sizes, profile) for v in (change.last_good, change.first_bad)
-    )
+    before, after = (newest_result(mine, v, sizes, profile) for v in change.ends)
     if before is None or after is None:
         return change
-    a, b = metric_samples(before), metric_samples(after)
+    a, b, rule = metric_samples(before), metric_samples(after), change.thresholds
     compared = {key: compare_metric(a.of(key), b.of(key), rule, key) for key in a.keys() | b.keys()}
     metric = change.metric
     if metric is None:
@@ -500,11 +468,7 @@ def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str],
 
 def title(change: Change | None, case_headline: str, platform_kind: str, name: str = "") -> str:
     """``two_scans wall ×8.1 slower since jax 0.4.33 (1.2 ms → 9.8 ms) on CPU``, or the case's
-    headline; an ending's ``repro.py crashes since jax 0.10.2 on CPU: SIGSEGV (exit 139)`` (its
-    script's ``name``), with its counts where only some processes died.
-
-    A change the stored runs of both releases do not tell from noise is titled as such.
-    """
+    headline; an ending's ``repro.py crashes since jax 0.10.2 on CPU: SIGSEGV (exit 139)``."""
     where = PLATFORMS.get(platform_kind, platform_kind.upper())
     if change is not None and change.dead is not None:
         dead = change.dead
@@ -529,8 +493,7 @@ def title(change: Change | None, case_headline: str, platform_kind: str, name: s
         return f"{case_headline} (jax, {where})"
     assert change.before_ns is not None and change.after_ns is not None
     figures = f"{metric.format(change.before_ns)} → {metric.format(change.after_ns)}"
-    # the stored runs of both releases do not tell it from noise: say so
-    if change.significant is False:
+    if change.significant is False:  # the stored runs of both releases do not tell it from noise
         return (
             f"{named} {figures} from jax {change.last_good} to {change.first_bad}, within noise, "
             f"on {where}"

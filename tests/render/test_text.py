@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.render.text import Markdown, code_span, fenced, inline, one_line, terminal
+from harness.render.text import Markdown, code_span, fenced, inline, listed, one_line, terminal
 
 
 @pytest.mark.parametrize(
@@ -56,3 +56,9 @@ def test_a_fenced_block_keeps_its_lines_but_no_escape_or_reordering_mark():
     block = fenced("a\x1b]0;title\x07\r\nb\u202ec\tTAB", "text")
     assert block == "```text\na\ufffd]0;title\ufffd\nb\ufffdc\tTAB\n```"
     assert inline("x\u2066y") == "x\ufffdy" and terminal("\u200fz") == "\ufffdz"
+
+
+def test_parts_of_a_sentence_are_listed_with_and_before_the_last():
+    assert listed(["tracing"]) == "tracing"
+    assert listed(["tracing", "compiling"]) == "tracing and compiling"
+    assert listed(["a", "b", "c"]) == "a, b and c"
