@@ -20,6 +20,7 @@ from harness.render.triage_answer import triage_answer
 from harness.steps import reuse
 from harness.steps.confirm import PairConfirmer
 from harness.steps.evidence import Found, Pair
+from harness.steps.grid import GLANCE
 from harness.steps.triage import TriageOutcome, triage
 
 
@@ -42,6 +43,10 @@ def execute(options: RangeOptions) -> int:
     first_round = dataclasses.replace(
         run.prober, accept=reuse.first_round(options.measuring.processes)
     )
+    glance = None
+    if options.measuring.processes > GLANCE:  # the exact evidence first, in fewer processes
+        settings = dataclasses.replace(run.prober.settings, processes=GLANCE)
+        glance = dataclasses.replace(first_round, settings=settings)
     confirmer = PairConfirmer(run.prober)
     metrics = swept_metrics(options)
     found = triage(
@@ -53,6 +58,7 @@ def execute(options: RangeOptions) -> int:
         thresholds=options.thresholds,
         progress=progress,
         every_release=options.every_release,
+        glance=glance,
     )
     refuse_unknown_metric(found.first_round, options)
     stem = run.stem()

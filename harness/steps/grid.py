@@ -3,26 +3,47 @@ release (k = ⌊√n⌋: about √n where nothing changed, about log₂ k more a
 round, only between measured neighbours that differ, halved down to consecutive releases; a range
 with fewer than ``MIN_GRID`` releases between grid points is measured whole.
 
-Neighbours differ where the screen lists a step between them (``bisection.judged``), where a
-comparison is undecided past the factor, or where their compiled programs' exact facts differ
-(``metrics.hlo_facts``: where a step and its later fix between two grid points left the program
-changed); the edges of what runs are halved towards too.  A step and its fix between neighbours
-alike in all of that is not seen: the answer says so (docs/releases.md has why √n).
+The cheapest exact evidence first: given a ``glance`` (a prober of ``GLANCE`` processes a release),
+each release of a grid is glanced at first.  What every process shows alike (a value, a presence,
+an ending, the claim, the compiled programs' facts, ``metrics.hlo_facts``) is exact from two; a
+varying cost differs where its ratio passes both the factor and what the spread between processes,
+pooled over the releases measured, could show by chance at the screen's level (``cost_bound``).
+Only the ends of consecutive measured releases whose costs differ are then measured at the screen's
+full count, together, and a cost's step is listed only between two such (``exact_or_full``).
+Without a glance every release is measured at the full count, by the same rule.
+
+Neighbours differ where an exact step lies between them, where their compiled facts differ (where a
+step and its later fix between two grid points left the program changed), or where a cost does; the
+edges of what runs are halved towards too.  A step and its fix between neighbours alike in all of
+that is not seen: the answer says so (docs/releases.md has why √n).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 
-from harness.analysis.metrics import MetricKey, hlo_facts
-from harness.analysis.significance import Thresholds, Verdict, past_factor
+from harness.analysis.metrics import MetricKey, hlo_facts, metric_samples
+from harness.analysis.power import pooled_spreads
+from harness.analysis.shapes import MIN_ALIKE
+from harness.analysis.significance import Thresholds, past_factor
 from harness.analysis.statuses import ran
-from harness.steps.bisection import SweepOutcome, judged, measured_together, next_probe
+from harness.analysis.t_test import t_quantile
+from harness.steps.bisection import (
+    ReleaseStep,
+    SweepOutcome,
+    judged,
+    measured_together,
+    next_probe,
+)
 from harness.steps.probes import Probe, ProbeRelease
 
 MIN_GRID = 3
+# The processes of a glance: what all of them show alike is a fact of the release from two.
+GLANCE = MIN_ALIKE
+Gap = tuple[int, int]  # two measured neighbours, by index in the range
 
 
 def grid(count: int) -> list[int]:
@@ -43,47 +64,93 @@ def grid_sweep(
     progress: Callable[[str], None] = lambda line: None,
     name: str = "triage",
     screen: bool = True,
+    glance: ProbeRelease | None = None,
 ) -> SweepOutcome:
     """The grid, then each round's releases between neighbours that differ, until none do; the
-    steps between consecutive measured releases, as ``sweep`` lists them (``screen``: its)."""
+    steps between consecutive measured releases, as ``sweep`` lists them (``screen``: its).
+    ``glance``: each glanced at first, then the ends of cost candidates measured with ``measure``.
+    """
     measured: dict[int, Probe] = {}
+    full: set[int] = set()  # measured with ``measure``: the screen's own count
     wanted = grid(len(releases))
+    # a range measured whole is measured at the full count: a glance there would save little
+    if glance is None or len(wanted) == len(releases):
+        glance = measure
+    glancing = True
     while True:
         what = "refining where neighbours differ" if measured else "the ends and a grid"
+        if glance is not measure:
+            what = f"{what}, {GLANCE} processes each" if glancing else "where costs differ"
         progress(f"[{name}] {what}: {len(wanted)} release(s) of {len(releases)}, measured together")
-        probes = measured_together([releases[i] for i in wanted], measure, progress, name)
+        probing = glance if glancing else measure
+        probes = measured_together([releases[i] for i in wanted], probing, progress, name)
         measured.update(zip(wanted, probes, strict=True))
+        full |= set(wanted) if probing is measure else set()
         in_order = [measured[i] for i in sorted(measured)]
         found = judged(releases, in_order, metrics, with_claim, thresholds, screen=screen)
-        wanted = refinements(found, measured, thresholds)
+        exact, costs = glanced(found, measured, full, thresholds)
+        wanted = _middles(exact | costs, measured)
+        glancing = bool(wanted)
+        wanted = wanted or sorted({i for gap in costs for i in gap} - full)
         if not wanted:
-            return found
+            return exact_or_full(found, {releases[i] for i in full})
 
 
-def refinements(
-    found: SweepOutcome, measured: dict[int, Probe], thresholds: Thresholds
-) -> list[int]:
-    """The release nearest the middle of each gap between measured neighbours that differ."""
-    index = {release: i for i, release in enumerate(found.releases)}
-    gaps = {(index[step.before], index[step.after]) for step in found.steps}
-    for before, after in pairwise(found.ok()):
-        if apart(found, before, after, thresholds):
-            gaps.add((index[before.release], index[after.release]))
-    gaps |= edges(measured)
+def _middles(gaps: set[Gap], measured: dict[int, Probe]) -> list[int]:
     picks = {next_probe(before, after, set(measured)) for before, after in gaps}
     return sorted(pick for pick in picks if pick is not None)
 
 
-def apart(found: SweepOutcome, before: Probe, after: Probe, thresholds: Thresholds) -> bool:
-    """Neighbours that ran ok, not yet told apart (undecided past the factor) or whose compiled
-    programs' exact facts differ."""
-    undecided = any(
-        compared.verdict is Verdict.UNDECIDED and past_factor(compared.ratio, thresholds)
-        for (_, release), compared in found.comparisons.items()
-        if release == after.release
-    )
-    assert before.result is not None and after.result is not None
-    return undecided or hlo_facts(before.result) != hlo_facts(after.result)
+def glanced(
+    found: SweepOutcome, measured: dict[int, Probe], full: set[int], thresholds: Thresholds
+) -> tuple[set[Gap], set[Gap]]:
+    """The gaps between measured neighbours whose exact evidence differs (an exact step, compiled
+    facts, the edges of what runs), and those whose costs differ (``cost_bound``, or a cost's step
+    the screen lists between two releases measured at ``full`` count)."""
+    index = {release: i for i, release in enumerate(found.releases)}
+    steps = [((index[s.before], index[s.after]), is_exact(s)) for s in found.steps]
+    exact = {gap for gap, alike in steps if alike} | edges(measured)
+    costs = {gap for gap, alike in steps if not alike and set(gap) <= full}
+    ok = found.ok()
+    series = [metric_samples(probe.result) for probe in ok if probe.result is not None]
+    spreads = pooled_spreads(series)
+    for (before, after), (a, b) in zip(pairwise(ok), pairwise(series), strict=True):
+        gap = (index[before.release], index[after.release])
+        assert before.result is not None and after.result is not None
+        if hlo_facts(before.result) != hlo_facts(after.result):
+            exact.add(gap)
+        for key in found.metrics:
+            compared = found.comparisons.get((key, after.release))
+            if compared is None or not compared.shape.ratio or compared.constant:
+                continue
+            sides = (len(a.of(key).processes), len(b.of(key).processes))
+            bound = cost_bound(spreads.get(key, 0.0), len(series), sides, thresholds)
+            if past_factor(compared.ratio, dataclasses.replace(thresholds, factor=bound)):
+                costs.add(gap)
+    return exact, costs
+
+
+def cost_bound(spread: float, groups: int, sides: tuple[int, int], thresholds: Thresholds) -> float:
+    """The ratio of two releases' costs past which they differ: the factor, and what the spread of
+    log process medians within the range's releases (``spread``, pooled over ``groups``) could show
+    between ``sides`` processes by chance at the screen's level."""
+    if not spread > 0 or min(sides) < 1:
+        return thresholds.factor
+    t = t_quantile(1 - thresholds.alpha / 2, max(groups, 1))
+    return max(thresholds.factor, math.exp(t * spread * math.sqrt(1 / sides[0] + 1 / sides[1])))
+
+
+def is_exact(step: ReleaseStep) -> bool:
+    """A step of what every process shows alike: the claim, an ending, a value, a presence, a cost
+    that never varies; not a varying cost's ratio."""
+    compared = step.comparison
+    return compared is None or not compared.shape.ratio or compared.constant
+
+
+def exact_or_full(found: SweepOutcome, full: set[str]) -> SweepOutcome:
+    """``found`` with a varying cost's step only between releases both measured at full count."""
+    kept = [s for s in found.steps if is_exact(s) or {s.before, s.after} <= full]
+    return dataclasses.replace(found, steps=kept)
 
 
 def edges(measured: dict[int, Probe]) -> set[tuple[int, int]]:

@@ -5,7 +5,7 @@ import pytest
 
 from harness.analysis.significance import Thresholds
 from harness.metric_names import parse_metric_name
-from harness.steps.grid import grid
+from harness.steps.grid import GLANCE, grid
 from harness.steps.triage import triage
 from tests.conftest import FakeReleases, FakeScriptReleases
 from tests.steps.test_triage import FakeConfirmer
@@ -131,3 +131,93 @@ def test_each_round_is_one_interleaved_run_of_its_new_releases_only():
         (["r17"], "off"),
         (["r16"], "off"),
     ]
+
+
+class Counting:
+    """A fake prober's mixin: each release measured in its fixture's first ``processes`` processes,
+    every one counted (``spent``), and ``json.checksum`` a value: ``values[release]`` (1 elsewhere)
+    in every process."""
+
+    def __init__(self, scales, processes, values=None, **more):
+        super().__init__(scales, **more)
+        self.processes, self.values, self.spent = processes, values or {}, 0
+
+    def __call__(self, release, again=False):
+        self.current = release
+        probe = super().__call__(release, again)
+        self.spent += len(probe.result.result.processes) if probe.result is not None else 0
+        return probe
+
+    def adjust(self, data, scale):
+        super().adjust(data, scale)
+        data["processes"] = data["processes"][: self.processes]
+        for record in data["processes"]:
+            record["figures"] = {**record.get("figures", {}), "json.checksum": 1.0}
+            record["figures"]["json.checksum"] = self.values.get(self.current, 1)
+
+
+class CountedScript(Counting, FakeScriptReleases):
+    pass
+
+
+class CountedFusing(Counting, FusingReleases):
+    pass
+
+
+def glanced(scales, values=None, *, glance=True, kind=CountedScript, **more):
+    """A triage of a plain script (every metric) from a fake first round of 10 processes a release,
+    glanced at first in ``GLANCE`` (``glance``); its outcome and the processes its first round
+    ran."""
+    full = kind(scales, 10, values, **more)
+    cheap = kind(scales, GLANCE, values, **more) if glance else None
+    found = triage(
+        list(scales),
+        full,
+        FakeConfirmer(kind(scales, 10, values, **more)),
+        metrics=None,
+        with_claim=False,
+        thresholds=Thresholds(),
+        every_release=False,
+        glance=cheap,
+    )
+    return found, full.spent + (cheap.spent if cheap is not None else 0)
+
+
+def named_steps(found):
+    return sorted((c.step.criterion.name, c.step.before, c.step.after) for c in found.changes())
+
+
+def test_a_glance_first_finds_the_same_cost_and_value_steps_in_fewer_processes():
+    scales = {release: 1 if i < 17 else 1.5 for i, release in enumerate(THIRTY)}
+    values = {release: 2 for release in THIRTY[8:]}
+    found, spent = glanced(scales, values)
+    today, spent_today = glanced(scales, values, glance=False)
+    assert named_steps(found) == named_steps(today)
+    assert ("json.checksum", "r7", "r8") in named_steps(found)
+    assert ("process.wall_ns", "r16", "r17") in named_steps(found)
+    assert spent < spent_today / 2, (spent, spent_today)
+    assert spent == GLANCE * 11 + 10 * 2, (
+        "glanced: the grid's 7, then r7 and r17, r8 and r16; the cost step's two ends in full"
+    )
+
+
+def test_a_glance_over_a_range_where_nothing_changed_finds_nothing_and_measures_only_the_grid():
+    found, spent = glanced(dict.fromkeys(THIRTY, 1))
+    assert found.first_round.steps == [] and found.confirmations == []
+    assert spent == GLANCE * len(grid(30))
+
+
+def test_a_glanced_value_step_and_its_fix_inside_one_grid_gap_are_found_through_compiled_facts():
+    # r17 and r18 compute another checksum; a fusion lost at r17 for good: the grid's r15 and r20
+    # alike in their values, apart in their compiled programs
+    values = {release: 2 for release in ("r17", "r18")}
+    fusions = {release: 3 for release in THIRTY[17:]}
+    scales = dict.fromkeys(THIRTY, 1)
+    found, spent = glanced(scales, values, kind=CountedFusing, fusions=fusions)
+    assert [(c.step.criterion.name, c.step.before, c.step.after) for c in found.changes()] == [
+        ("json.checksum", "r16", "r17"),
+        ("json.checksum", "r18", "r19"),
+    ]
+    assert spent < GLANCE * 15, "glanced only: no cost differs"
+    unseen, _ = glanced(scales, values, kind=CountedFusing, fusions={})
+    assert unseen.changes() == [], "the program unchanged: the grid's neighbours alike"
