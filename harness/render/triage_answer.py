@@ -44,7 +44,7 @@ RULE = (
     "each step between "
     "a measured release and the previous one that ran ok: a *candidate* is a ratio past the factor "
     "that the test flags at the screening level, or that results of separate runs leave "
-    "undecided. Each "
+    "undecided (outside --every-release, a cost's also past that spread's bound). Each "
     "candidate's two releases are then measured again, together, with looks of more processes "
     "while the step's comparison is open, and the step stands only when that second measurement "
     "shows the same change on its own at the strict level (or the same claim flip). A candidate "

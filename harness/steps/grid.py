@@ -9,7 +9,8 @@ an ending, the claim, the compiled programs' facts, ``metrics.hlo_facts``) is ex
 varying cost differs where its ratio passes both the factor and what the spread between processes,
 pooled over the releases measured, could show by chance at the screen's level (``cost_bound``).
 Only the ends of consecutive measured releases whose costs differ are then measured at the screen's
-full count, together, and a cost's step is listed only between two such (``exact_or_full``).
+full count, together, and a cost's step is listed only between two such, where it passes that bound
+(``listed``: two sides that happened to scatter little make no candidate).
 Without a glance every release is measured at the full count, by the same rule.
 
 Neighbours differ where an exact step lies between them, where their compiled facts differ (where a
@@ -88,12 +89,13 @@ def grid_sweep(
         full |= set(wanted) if probing is measure else set()
         in_order = [measured[i] for i in sorted(measured)]
         found = judged(releases, in_order, metrics, with_claim, thresholds, screen=screen)
-        exact, costs = glanced(found, measured, full, thresholds)
-        wanted = _middles(exact | costs, measured)
+        exact, costs = glanced(found, measured, thresholds)
+        gaps = {gap for gap, _ in costs}
+        wanted = _middles(exact | gaps, measured)
         glancing = bool(wanted)
-        wanted = wanted or sorted({i for gap in costs for i in gap} - full)
+        wanted = wanted or sorted({i for gap in gaps for i in gap} - full)
         if not wanted:
-            return exact_or_full(found, {releases[i] for i in full})
+            return listed(found, costs, full)
 
 
 def _middles(gaps: set[Gap], measured: dict[int, Probe]) -> list[int]:
@@ -102,15 +104,14 @@ def _middles(gaps: set[Gap], measured: dict[int, Probe]) -> list[int]:
 
 
 def glanced(
-    found: SweepOutcome, measured: dict[int, Probe], full: set[int], thresholds: Thresholds
-) -> tuple[set[Gap], set[Gap]]:
+    found: SweepOutcome, measured: dict[int, Probe], thresholds: Thresholds
+) -> tuple[set[Gap], set[tuple[Gap, MetricKey]]]:
     """The gaps between measured neighbours whose exact evidence differs (an exact step, compiled
-    facts, the edges of what runs), and those whose costs differ (``cost_bound``, or a cost's step
-    the screen lists between two releases measured at ``full`` count)."""
+    facts, the edges of what runs), and each gap with a cost that differs there (``cost_bound``)."""
     index = {release: i for i, release in enumerate(found.releases)}
-    steps = [((index[s.before], index[s.after]), is_exact(s)) for s in found.steps]
-    exact = {gap for gap, alike in steps if alike} | edges(measured)
-    costs = {gap for gap, alike in steps if not alike and set(gap) <= full}
+    exact = {(index[s.before], index[s.after]) for s in found.steps if is_exact(s)}
+    exact |= edges(measured)
+    costs = set()
     ok = found.ok()
     series = [metric_samples(probe.result) for probe in ok if probe.result is not None]
     spreads = pooled_spreads(series)
@@ -126,7 +127,7 @@ def glanced(
             sides = (len(a.of(key).processes), len(b.of(key).processes))
             bound = cost_bound(spreads.get(key, 0.0), len(series), sides, thresholds)
             if past_factor(compared.ratio, dataclasses.replace(thresholds, factor=bound)):
-                costs.add(gap)
+                costs.add((gap, key))
     return exact, costs
 
 
@@ -147,10 +148,17 @@ def is_exact(step: ReleaseStep) -> bool:
     return compared is None or not compared.shape.ratio or compared.constant
 
 
-def exact_or_full(found: SweepOutcome, full: set[str]) -> SweepOutcome:
-    """``found`` with a varying cost's step only between releases both measured at full count."""
-    kept = [s for s in found.steps if is_exact(s) or {s.before, s.after} <= full]
-    return dataclasses.replace(found, steps=kept)
+def listed(found: SweepOutcome, costs: set[tuple[Gap, MetricKey]], full: set[int]) -> SweepOutcome:
+    """``found`` with a varying cost's step only where it differs past ``cost_bound`` (within what
+    the range's process spread could show it is no candidate, however tight its two sides happened
+    to be), between releases both measured at full count."""
+    index = {release: i for i, release in enumerate(found.releases)}
+
+    def kept(step: ReleaseStep) -> bool:
+        gap = (index[step.before], index[step.after])
+        return is_exact(step) or (set(gap) <= full and (gap, step.key) in costs)
+
+    return dataclasses.replace(found, steps=[step for step in found.steps if kept(step)])
 
 
 def edges(measured: dict[int, Probe]) -> set[tuple[int, int]]:

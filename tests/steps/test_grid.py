@@ -221,3 +221,26 @@ def test_a_glanced_value_step_and_its_fix_inside_one_grid_gap_are_found_through_
     assert spent < GLANCE * 15, "glanced only: no cost differs"
     unseen, _ = glanced(scales, values, kind=CountedFusing, fusions={})
     assert unseen.changes() == [], "the program unchanged: the grid's neighbours alike"
+
+
+class TightPair(CountedScript):
+    """``process.trace_ns`` scattering ±20 % between processes, but ±0.5 % on r16 and r17 (×1.08
+    from r17 on), whatever the release's scale."""
+
+    def adjust(self, data, scale):
+        super().adjust(data, scale)
+        tight = self.current in ("r16", "r17")
+        level = 8e6 * (1.08 if int(self.current[1:]) >= 17 else 1)
+        for index, record in enumerate(data["processes"]):
+            jitter = 1 + (0.005 if tight else 0.2) * ((index % 3) - 1)
+            record["figures"]["process.trace_ns"] = level * jitter
+
+
+def test_a_cost_within_what_the_range_s_process_spread_could_show_is_no_candidate():
+    scales = {release: 1 if i < 17 else 1.5 for i, release in enumerate(THIRTY)}
+    found, _ = glanced(scales, kind=TightPair)
+    listed = {step.criterion.name for step in found.first_round.steps}
+    assert "process.wall_ns" in listed, "the step the glance found, measured in full"
+    r17 = found.first_round.comparisons[(parse_metric_name("process.trace_ns"), "r17")]
+    assert r17.verdict == "slower", "the two tight sides alone decide ×1.08"
+    assert "process.trace_ns" not in listed, "within what the range's ±20 % could show by chance"
