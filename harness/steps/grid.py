@@ -3,20 +3,15 @@ release (k = ⌊√n⌋: about √n where nothing changed, about log₂ k more a
 round, only between measured neighbours that differ, halved down to consecutive releases; a range
 with fewer than ``MIN_GRID`` releases between grid points is measured whole.
 
-The cheapest exact evidence first: given a ``glance`` (a prober of ``GLANCE`` processes a release),
-each release of a grid is glanced at first.  What every process shows alike (a value, a presence,
-an ending, the claim, the compiled programs' facts, ``metrics.hlo_facts``) is exact from two; a
-varying cost differs where its ratio passes both the factor and what the spread between processes,
-pooled over the releases measured, could show by chance at the screen's level (``cost_bound``).
-Only the ends of consecutive measured releases whose costs differ are then measured at the screen's
-full count, together, and a cost's step is listed only between two such, where it passes that bound
-(``listed``: two sides that happened to scatter little make no candidate).
-Without a glance every release is measured at the full count, by the same rule.
-
-Neighbours differ where an exact step lies between them, where their compiled facts differ (where a
-step and its later fix between two grid points left the program changed), or where a cost does; the
-edges of what runs are halved towards too.  A step and its fix between neighbours alike in all of
-that is not seen: the answer says so (docs/releases.md has why √n).
+The cheapest exact evidence first: given a ``glance`` (a prober of ``GLANCE`` processes), a grid's
+releases are glanced at first.  Neighbours differ where what every process shows alike does (a
+value, a presence, an ending, the claim, the compiled programs' facts: exact from two), or where a
+varying cost's ratio passes both the factor and what the spread between processes, pooled over the
+range, could show by chance (``cost_bound``); the edges of what runs are halved towards too.  Only
+then are the ends of consecutive releases whose costs differ measured at the full count, and a
+cost's step is listed only between two such, past that bound (``listed``).  Without a glance every
+release is measured at the full count, by the same rule.  A step and its fix between neighbours
+alike in all of that is not seen: the answer says so (docs/releases.md has why √n).
 """
 
 from __future__ import annotations
@@ -68,9 +63,7 @@ def grid_sweep(
     glance: ProbeRelease | None = None,
 ) -> SweepOutcome:
     """The grid, then each round's releases between neighbours that differ, until none do; the
-    steps between consecutive measured releases, as ``sweep`` lists them (``screen``: its).
-    ``glance``: each glanced at first, then the ends of cost candidates measured with ``measure``.
-    """
+    steps between consecutive measured releases, as ``sweep`` lists them (``screen``: its)."""
     measured: dict[int, Probe] = {}
     full: set[int] = set()  # measured with ``measure``: the screen's own count
     wanted = grid(len(releases))
