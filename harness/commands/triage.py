@@ -20,7 +20,7 @@ from harness.render.triage_answer import triage_answer
 from harness.steps import reuse
 from harness.steps.confirm import PairConfirmer
 from harness.steps.evidence import Found, Pair
-from harness.steps.grid import GLANCE
+from harness.steps.grid import glance_processes
 from harness.steps.triage import TriageOutcome, triage
 
 
@@ -43,9 +43,10 @@ def execute(options: RangeOptions) -> int:
     first_round = dataclasses.replace(
         run.prober, accept=reuse.first_round(options.measuring.processes)
     )
-    glance = None
-    if options.measuring.processes > GLANCE:  # the exact evidence first, in fewer processes
-        settings = dataclasses.replace(run.prober.settings, processes=GLANCE)
+    with_claim = options.criterion.by in (Judged.CLAIM, Judged.EVERY)
+    glance = None  # the exact evidence first, in fewer processes
+    if options.measuring.processes > (fewer := glance_processes(with_claim)):
+        settings = dataclasses.replace(run.prober.settings, processes=fewer)
         glance = dataclasses.replace(first_round, settings=settings)
     confirmer = PairConfirmer(run.prober)
     metrics = swept_metrics(options)
@@ -54,7 +55,7 @@ def execute(options: RangeOptions) -> int:
         first_round,
         confirmer,
         metrics=metrics,
-        with_claim=options.criterion.by in (Judged.CLAIM, Judged.EVERY),
+        with_claim=with_claim,
         thresholds=options.thresholds,
         progress=progress,
         every_release=options.every_release,

@@ -30,7 +30,6 @@ from harness.render.triage_screen import (
 from harness.render.triage_words import answered, answers, death_line, family_error
 from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
-from harness.steps.grid import GLANCE
 from harness.steps.triage import Confirmation, TriageOutcome
 
 PLOTS = "plots"
@@ -38,10 +37,10 @@ RULE = (
     "The first round measures the range's ends and every ⌊√n⌋-th of its n releases, then only "
     "between measured neighbours that differ, down to consecutive releases (a range of fewer than "
     "9, or --every-release: every release, in one interleaved run); where it skips releases, each "
-    f"is first measured in {GLANCE} processes, enough for what every process shows alike (values, "
-    "presences, endings, compiled facts), and only the two ends of neighbours whose costs differ "
-    "past the factor and what their processes' spread could show are measured in full. It screens "
-    "each step between "
+    "is first measured in 2 processes (3 with the claim), enough for what every process shows "
+    "alike (values, presences, endings, the claim, compiled facts), and only the two ends of "
+    "neighbours whose costs differ past the factor and what their processes' spread could show "
+    "are measured in full. It screens each step between "
     "a measured release and the previous one that ran ok: a *candidate* is a ratio past the factor "
     "that the test flags at the screening level, or that results of separate runs leave "
     "undecided (outside --every-release, a cost's also past that spread's bound). Each "
@@ -59,9 +58,10 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
     again = processes_again(found)
     measured = f", {again}" if again else ""
     undecided = f", {len(found.undecided())} undecided" if found.undecided() else ""
+    fewest = min((len(m.result.result.processes) for m in first.ok() if m.result), default=0)
     each = f"{processes} processes each"
-    if any(len(m.result.result.processes) < processes for m in first.ok() if m.result is not None):
-        each = f"{GLANCE} processes each, {processes} where costs differed"
+    if 0 < fewest < processes:
+        each = f"{fewest} processes each, {processes} where costs differed"
     return (
         f"{measured_words(found)} on the index in the range, {len(first.ok())} ran ok "
         f"({each}, measured together); {len(first.steps)} candidate step(s) in "

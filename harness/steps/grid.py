@@ -3,7 +3,7 @@ release (k = ⌊√n⌋: about √n where nothing changed, about log₂ k more a
 round, only between measured neighbours that differ, halved down to consecutive releases; a range
 with fewer than ``MIN_GRID`` releases between grid points is measured whole.
 
-The cheapest exact evidence first: given a ``glance`` (a prober of ``GLANCE`` processes), a grid's
+The cheapest exact evidence first: given a ``glance`` (a prober of ``glance_processes``), a grid's
 releases are glanced at first.  Neighbours differ where what every process shows alike does (a
 value, a presence, an ending, the claim, the compiled programs' facts: exact from two), or where a
 varying cost's ratio passes both the factor and what the spread between processes, pooled over the
@@ -27,6 +27,7 @@ from harness.analysis.shapes import MIN_ALIKE
 from harness.analysis.significance import Thresholds, past_factor
 from harness.analysis.statuses import ran
 from harness.analysis.t_test import t_quantile
+from harness.claim_rule import MIN_CLAIM_PROCESSES
 from harness.steps.bisection import (
     ReleaseStep,
     SweepOutcome,
@@ -37,9 +38,13 @@ from harness.steps.bisection import (
 from harness.steps.probes import Probe, ProbeRelease
 
 MIN_GRID = 3
-# The processes of a glance: what all of them show alike is a fact of the release from two.
-GLANCE = MIN_ALIKE
 Gap = tuple[int, int]  # two measured neighbours, by index in the range
+
+
+def glance_processes(with_claim: bool) -> int:
+    """The processes of a glance: what all of them show alike is a fact of the release from two;
+    the claim is settled from three (``claim_rule``)."""
+    return max(MIN_ALIKE, MIN_CLAIM_PROCESSES) if with_claim else MIN_ALIKE
 
 
 def grid(count: int) -> list[int]:
@@ -74,7 +79,7 @@ def grid_sweep(
     while True:
         what = "refining where neighbours differ" if measured else "the ends and a grid"
         if glance is not measure:
-            what = f"{what}, {GLANCE} processes each" if glancing else "where costs differ"
+            what = f"{what}, glanced at" if glancing else "where costs differ, in full"
         progress(f"[{name}] {what}: {len(wanted)} release(s) of {len(releases)}, measured together")
         probing = glance if glancing else measure
         probes = measured_together([releases[i] for i in wanted], probing, progress, name)

@@ -5,13 +5,14 @@ import pytest
 
 from harness.analysis.significance import Thresholds
 from harness.metric_names import parse_metric_name
-from harness.steps.grid import GLANCE, grid
+from harness.steps.grid import glance_processes, grid
 from harness.steps.triage import triage
 from tests.conftest import FakeReleases, FakeScriptReleases
 from tests.steps.test_triage import FakeConfirmer
 
 WALL = parse_metric_name("eager.wall_ns")
 THIRTY = [f"r{i}" for i in range(30)]
+GLANCE = glance_processes(with_claim=False)
 
 
 class FusingReleases(FakeReleases):
@@ -164,18 +165,23 @@ class CountedFusing(Counting, FusingReleases):
     pass
 
 
-def glanced(scales, values=None, *, glance=True, kind=CountedScript, **more):
-    """A triage of a plain script (every metric) from a fake first round of 10 processes a release,
-    glanced at first in ``GLANCE`` (``glance``); its outcome and the processes its first round
-    ran."""
+class CountedCase(Counting, FakeReleases):
+    pass
+
+
+def glanced(scales, values=None, *, glance=True, kind=CountedScript, with_claim=False, **more):
+    """A triage (of every metric but with ``metrics``) from a fake first round of 10 processes a
+    release, glanced at first in ``glance_processes`` (``glance``); its outcome and the processes
+    its first round ran."""
+    metrics = more.pop("metrics", None)
     full = kind(scales, 10, values, **more)
-    cheap = kind(scales, GLANCE, values, **more) if glance else None
+    cheap = kind(scales, glance_processes(with_claim), values, **more) if glance else None
     found = triage(
         list(scales),
         full,
         FakeConfirmer(kind(scales, 10, values, **more)),
-        metrics=None,
-        with_claim=False,
+        metrics=metrics,
+        with_claim=with_claim,
         thresholds=Thresholds(),
         every_release=False,
         glance=cheap,
@@ -244,3 +250,11 @@ def test_a_cost_within_what_the_range_s_process_spread_could_show_is_no_candidat
     r17 = found.first_round.comparisons[(parse_metric_name("process.trace_ns"), "r17")]
     assert r17.verdict == "slower", "the two tight sides alone decide ×1.08"
     assert "process.trace_ns" not in listed, "within what the range's ±20 % could show by chance"
+
+
+def test_a_glance_with_the_claim_settles_it_in_three_processes_and_finds_its_flip():
+    holds = {release: i < 17 for i, release in enumerate(THIRTY)}
+    scales = dict.fromkeys(THIRTY, 1)
+    found, spent = glanced(scales, kind=CountedCase, with_claim=True, holds=holds, metrics=[WALL])
+    assert named_steps(found) == [("claim", "r16", "r17")]
+    assert spent == 3 * 9, "glanced only, in 3: the grid's 7, then r17 and r16"
