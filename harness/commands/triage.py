@@ -20,6 +20,7 @@ from harness.render.triage_answer import triage_answer
 from harness.steps import reuse
 from harness.steps.confirm import PairConfirmer
 from harness.steps.evidence import Found, Pair
+from harness.steps.grid import glance_processes
 from harness.steps.triage import TriageOutcome, triage
 
 
@@ -42,6 +43,11 @@ def execute(options: RangeOptions) -> int:
     first_round = dataclasses.replace(
         run.prober, accept=reuse.first_round(options.measuring.processes)
     )
+    with_claim = options.criterion.by in (Judged.CLAIM, Judged.EVERY)
+    glance = None  # the exact evidence first, in fewer processes
+    if options.measuring.processes > (fewer := glance_processes(with_claim)):
+        settings = dataclasses.replace(run.prober.settings, processes=fewer)
+        glance = dataclasses.replace(first_round, settings=settings)
     confirmer = PairConfirmer(run.prober)
     metrics = swept_metrics(options)
     found = triage(
@@ -49,10 +55,11 @@ def execute(options: RangeOptions) -> int:
         first_round,
         confirmer,
         metrics=metrics,
-        with_claim=options.criterion.by in (Judged.CLAIM, Judged.EVERY),
+        with_claim=with_claim,
         thresholds=options.thresholds,
         progress=progress,
         every_release=options.every_release,
+        glance=glance,
     )
     refuse_unknown_metric(found.first_round, options)
     stem = run.stem()

@@ -36,10 +36,14 @@ PLOTS = "plots"
 RULE = (
     "The first round measures the range's ends and every ⌊√n⌋-th of its n releases, then only "
     "between measured neighbours that differ, down to consecutive releases (a range of fewer than "
-    "9, or --every-release: every release, in one interleaved run), and screens each step between "
+    "9, or --every-release: every release, in one interleaved run); where it skips releases, each "
+    "is first measured in 2 processes (3 with the claim), enough for what every process shows "
+    "alike (values, presences, endings, the claim, compiled facts), and only the two ends of "
+    "neighbours whose costs differ past the factor and what their processes' spread could show "
+    "are measured in full. It screens each step between "
     "a measured release and the previous one that ran ok: a *candidate* is a ratio past the factor "
     "that the test flags at the screening level, or that results of separate runs leave "
-    "undecided. Each "
+    "undecided (outside --every-release, a cost's also past that spread's bound). Each "
     "candidate's two releases are then measured again, together, with looks of more processes "
     "while the step's comparison is open, and the step stands only when that second measurement "
     "shows the same change on its own at the strict level (or the same claim flip). A candidate "
@@ -54,9 +58,13 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
     again = processes_again(found)
     measured = f", {again}" if again else ""
     undecided = f", {len(found.undecided())} undecided" if found.undecided() else ""
+    fewest = min((len(m.result.result.processes) for m in first.ok() if m.result), default=0)
+    each = f"{processes} processes each"
+    if 0 < fewest < processes:
+        each = f"{fewest} processes each, {processes} where costs differed"
     return (
         f"{measured_words(found)} on the index in the range, {len(first.ok())} ran ok "
-        f"({processes} processes each, measured together); {len(first.steps)} candidate step(s) in "
+        f"({each}, measured together); {len(first.steps)} candidate step(s) in "
         f"the first round, {len(found.changes())} confirmed on measuring again until "
         f"decided{measured}{undecided}; wall time {setting.wall_s:.0f} s, installs included"
     )

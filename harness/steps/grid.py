@@ -3,26 +3,48 @@ release (k = ⌊√n⌋: about √n where nothing changed, about log₂ k more a
 round, only between measured neighbours that differ, halved down to consecutive releases; a range
 with fewer than ``MIN_GRID`` releases between grid points is measured whole.
 
-Neighbours differ where the screen lists a step between them (``bisection.judged``), where a
-comparison is undecided past the factor, or where their compiled programs' exact facts differ
-(``metrics.hlo_facts``: where a step and its later fix between two grid points left the program
-changed); the edges of what runs are halved towards too.  A step and its fix between neighbours
+The cheapest exact evidence first: given a ``glance`` (a prober of ``glance_processes``), a grid's
+releases are glanced at first.  Neighbours differ where what every process shows alike does (a
+value, a presence, an ending, the claim, the compiled programs' facts: exact from two), or where a
+varying cost's ratio passes both the factor and what the spread between processes, pooled over the
+range, could show by chance (``cost_bound``); the edges of what runs are halved towards too.  Only
+then are the ends of consecutive releases whose costs differ measured at the full count, and a
+cost's step is listed only between two such, past that bound (``listed``).  Without a glance every
+release is measured at the full count, by the same rule.  A step and its fix between neighbours
 alike in all of that is not seen: the answer says so (docs/releases.md has why √n).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 
-from harness.analysis.metrics import MetricKey, hlo_facts
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.metrics import MetricKey, hlo_facts, metric_samples
+from harness.analysis.power import pooled_spreads
+from harness.analysis.shapes import MIN_ALIKE
+from harness.analysis.significance import Thresholds
 from harness.analysis.statuses import ran
-from harness.steps.bisection import SweepOutcome, judged, measured_together, next_probe
+from harness.analysis.t_test import t_quantile
+from harness.claim_rule import MIN_CLAIM_PROCESSES
+from harness.steps.bisection import (
+    ReleaseStep,
+    SweepOutcome,
+    judged,
+    measured_together,
+    next_probe,
+)
 from harness.steps.probes import Probe, ProbeRelease
 
 MIN_GRID = 3
+Gap = tuple[int, int]  # two measured neighbours, by index in the range
+
+
+def glance_processes(with_claim: bool) -> int:
+    """The processes of a glance: what all of them show alike is a fact of the release from two;
+    the claim is settled from three (``claim_rule``)."""
+    return max(MIN_ALIKE, MIN_CLAIM_PROCESSES) if with_claim else MIN_ALIKE
 
 
 def grid(count: int) -> list[int]:
@@ -43,47 +65,98 @@ def grid_sweep(
     progress: Callable[[str], None] = lambda line: None,
     name: str = "triage",
     screen: bool = True,
+    glance: ProbeRelease | None = None,
 ) -> SweepOutcome:
     """The grid, then each round's releases between neighbours that differ, until none do; the
     steps between consecutive measured releases, as ``sweep`` lists them (``screen``: its)."""
     measured: dict[int, Probe] = {}
+    full: set[int] = set()  # measured with ``measure``: the screen's own count
     wanted = grid(len(releases))
+    # a range measured whole is measured at the full count: a glance there would save little
+    if glance is None or len(wanted) == len(releases):
+        glance = measure
+    glancing = True
     while True:
         what = "refining where neighbours differ" if measured else "the ends and a grid"
+        if glance is not measure:
+            what = f"{what}, glanced at" if glancing else "where costs differ, in full"
         progress(f"[{name}] {what}: {len(wanted)} release(s) of {len(releases)}, measured together")
-        probes = measured_together([releases[i] for i in wanted], measure, progress, name)
+        probing = glance if glancing else measure
+        probes = measured_together([releases[i] for i in wanted], probing, progress, name)
         measured.update(zip(wanted, probes, strict=True))
+        full |= set(wanted) if probing is measure else set()
         in_order = [measured[i] for i in sorted(measured)]
         found = judged(releases, in_order, metrics, with_claim, thresholds, screen=screen)
-        wanted = refinements(found, measured, thresholds)
+        exact, costs = glanced(found, measured, thresholds)
+        gaps = {gap for gap, _ in costs}
+        wanted = _middles(exact | gaps, measured)
+        glancing = bool(wanted)
+        wanted = wanted or sorted({i for gap in gaps for i in gap} - full)
         if not wanted:
-            return found
+            return listed(found, costs, full)
 
 
-def refinements(
-    found: SweepOutcome, measured: dict[int, Probe], thresholds: Thresholds
-) -> list[int]:
-    """The release nearest the middle of each gap between measured neighbours that differ."""
-    index = {release: i for i, release in enumerate(found.releases)}
-    gaps = {(index[step.before], index[step.after]) for step in found.steps}
-    for before, after in pairwise(found.ok()):
-        if apart(found, before, after, thresholds):
-            gaps.add((index[before.release], index[after.release]))
-    gaps |= edges(measured)
+def _middles(gaps: set[Gap], measured: dict[int, Probe]) -> list[int]:
     picks = {next_probe(before, after, set(measured)) for before, after in gaps}
     return sorted(pick for pick in picks if pick is not None)
 
 
-def apart(found: SweepOutcome, before: Probe, after: Probe, thresholds: Thresholds) -> bool:
-    """Neighbours that ran ok, not yet told apart (undecided past the factor) or whose compiled
-    programs' exact facts differ."""
-    undecided = any(
-        compared.verdict is Verdict.UNDECIDED and compared.past(thresholds)
-        for (_, release), compared in found.comparisons.items()
-        if release == after.release
-    )
-    assert before.result is not None and after.result is not None
-    return undecided or hlo_facts(before.result) != hlo_facts(after.result)
+def glanced(
+    found: SweepOutcome, measured: dict[int, Probe], thresholds: Thresholds
+) -> tuple[set[Gap], set[tuple[Gap, MetricKey]]]:
+    """The gaps between measured neighbours whose exact evidence differs (an exact step, compiled
+    facts, the edges of what runs), and each gap with a cost that differs there (``cost_bound``)."""
+    index = {release: i for i, release in enumerate(found.releases)}
+    exact = {(index[s.before], index[s.after]) for s in found.steps if is_exact(s)}
+    exact |= edges(measured)
+    costs = set()
+    ok = found.ok()
+    series = [metric_samples(probe.result) for probe in ok if probe.result is not None]
+    spreads = pooled_spreads(series)
+    for (before, after), (a, b) in zip(pairwise(ok), pairwise(series), strict=True):
+        gap = (index[before.release], index[after.release])
+        assert before.result is not None and after.result is not None
+        if hlo_facts(before.result) != hlo_facts(after.result):
+            exact.add(gap)
+        for key in found.metrics:
+            compared = found.comparisons.get((key, after.release))
+            if compared is None or not compared.shape.ratio or compared.constant:
+                continue
+            sides = (len(a.of(key).processes), len(b.of(key).processes))
+            bound = cost_bound(spreads.get(key, 0.0), len(series), sides, thresholds)
+            if compared.past(dataclasses.replace(thresholds, factor=bound)):
+                costs.add((gap, key))
+    return exact, costs
+
+
+def cost_bound(spread: float, groups: int, sides: tuple[int, int], thresholds: Thresholds) -> float:
+    """The ratio of two releases' costs past which they differ: the factor, and what the spread of
+    log process medians within the range's releases (``spread``, pooled over ``groups``) could show
+    between ``sides`` processes by chance at the screen's level."""
+    if not spread > 0 or min(sides) < 1:
+        return thresholds.factor
+    t = t_quantile(1 - thresholds.alpha / 2, max(groups, 1))
+    return max(thresholds.factor, math.exp(t * spread * math.sqrt(1 / sides[0] + 1 / sides[1])))
+
+
+def is_exact(step: ReleaseStep) -> bool:
+    """A step of what every process shows alike: the claim, an ending, a value, a presence, a cost
+    that never varies; not a varying cost's ratio."""
+    compared = step.comparison
+    return compared is None or not compared.shape.ratio or compared.constant
+
+
+def listed(found: SweepOutcome, costs: set[tuple[Gap, MetricKey]], full: set[int]) -> SweepOutcome:
+    """``found`` with a varying cost's step only where it differs past ``cost_bound`` (within what
+    the range's process spread could show it is no candidate, however tight its two sides happened
+    to be), between releases both measured at full count."""
+    index = {release: i for i, release in enumerate(found.releases)}
+
+    def kept(step: ReleaseStep) -> bool:
+        gap = (index[step.before], index[step.after])
+        return is_exact(step) or (set(gap) <= full and (gap, step.key) in costs)
+
+    return dataclasses.replace(found, steps=[step for step in found.steps if kept(step)])
 
 
 def edges(measured: dict[int, Probe]) -> set[tuple[int, int]]:

@@ -14,6 +14,7 @@ measuring comes through callables, so the logic is tested with fake ones.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -194,16 +195,18 @@ def triage(
     thresholds: Thresholds,
     progress: Callable[[str], None] = lambda line: None,
     every_release: bool = True,
+    glance: ProbeRelease | None = None,
 ) -> TriageOutcome:
     """Screen ``releases`` with ``measure``, then confirm every step at once (``confirm_pairs``).
     ``every_release``: each measured (a watch's few; ``--every-release``), else a grid refined where
-    neighbours differ (``grid.grid_sweep``)."""
+    neighbours differ (``grid.grid_sweep``; ``glance``: glanced at first, in fewer processes)."""
     screen = dataclasses.replace(
         thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
     )
     if every_release:
         progress(f"[triage] first round: {len(releases)} releases, measured together")
-    first = (sweep if every_release else grid_sweep)(
+    grid = functools.partial(grid_sweep, glance=glance)
+    first = (sweep if every_release else grid)(
         releases,
         measure,
         metrics=metrics,

@@ -250,3 +250,16 @@ def test_a_grid_s_answer_says_how_many_releases_it_measured_and_what_it_could_no
     assert "9 of 30 releases measured, 9 ran ok (5 processes each" in screen
     assert "--every-release measures every one." in " ".join(screen.split())
     assert triage_json(found, setting)["first_round"]["in_range"] == 30
+
+
+def test_a_glanced_grid_s_answer_says_in_how_many_processes_it_measured():
+    from tests.steps.test_grid import glanced
+
+    scales = {f"r{i}": 1 if i < 17 else 1.5 for i in range(30)}
+    found, _ = glanced(scales)
+    _, setting = outcome({"a": 1}, metric=WALL)
+    text = triage_markdown(found, setting, 10, NO_PLOT)
+    assert "releases measured on the index in the range, 9 ran ok (2 processes each, 10 where " in (
+        text
+    )
+    assert "costs differed, measured together)" in " ".join(text.split())

@@ -5,13 +5,14 @@ import pytest
 
 from harness.analysis.significance import Thresholds
 from harness.metric_names import parse_metric_name
-from harness.steps.grid import grid
+from harness.steps.grid import glance_processes, grid
 from harness.steps.triage import triage
 from tests.conftest import FakeReleases, FakeScriptReleases
 from tests.steps.test_triage import FakeConfirmer
 
 WALL = parse_metric_name("eager.wall_ns")
 THIRTY = [f"r{i}" for i in range(30)]
+GLANCE = glance_processes(with_claim=False)
 
 
 class FusingReleases(FakeReleases):
@@ -131,3 +132,129 @@ def test_each_round_is_one_interleaved_run_of_its_new_releases_only():
         (["r17"], "off"),
         (["r16"], "off"),
     ]
+
+
+class Counting:
+    """A fake prober's mixin: each release measured in its fixture's first ``processes`` processes,
+    every one counted (``spent``), and ``json.checksum`` a value: ``values[release]`` (1 elsewhere)
+    in every process."""
+
+    def __init__(self, scales, processes, values=None, **more):
+        super().__init__(scales, **more)
+        self.processes, self.values, self.spent = processes, values or {}, 0
+
+    def __call__(self, release, again=False):
+        self.current = release
+        probe = super().__call__(release, again)
+        self.spent += len(probe.result.result.processes) if probe.result is not None else 0
+        return probe
+
+    def adjust(self, data, scale):
+        super().adjust(data, scale)
+        data["processes"] = data["processes"][: self.processes]
+        for record in data["processes"]:
+            record["figures"] = {**record.get("figures", {}), "json.checksum": 1.0}
+            record["figures"]["json.checksum"] = self.values.get(self.current, 1)
+
+
+class CountedScript(Counting, FakeScriptReleases):
+    pass
+
+
+class CountedFusing(Counting, FusingReleases):
+    pass
+
+
+class CountedCase(Counting, FakeReleases):
+    pass
+
+
+def glanced(scales, values=None, *, glance=True, kind=CountedScript, with_claim=False, **more):
+    """A triage (of every metric but with ``metrics``) from a fake first round of 10 processes a
+    release, glanced at first in ``glance_processes`` (``glance``); its outcome and the processes
+    its first round ran."""
+    metrics = more.pop("metrics", None)
+    full = kind(scales, 10, values, **more)
+    cheap = kind(scales, glance_processes(with_claim), values, **more) if glance else None
+    found = triage(
+        list(scales),
+        full,
+        FakeConfirmer(kind(scales, 10, values, **more)),
+        metrics=metrics,
+        with_claim=with_claim,
+        thresholds=Thresholds(),
+        every_release=False,
+        glance=cheap,
+    )
+    return found, full.spent + (cheap.spent if cheap is not None else 0)
+
+
+def named_steps(found):
+    return sorted((c.step.criterion.name, c.step.before, c.step.after) for c in found.changes())
+
+
+def test_a_glance_first_finds_the_same_cost_and_value_steps_in_fewer_processes():
+    scales = {release: 1 if i < 17 else 1.5 for i, release in enumerate(THIRTY)}
+    values = {release: 2 for release in THIRTY[8:]}
+    found, spent = glanced(scales, values)
+    today, spent_today = glanced(scales, values, glance=False)
+    assert named_steps(found) == named_steps(today)
+    assert ("json.checksum", "r7", "r8") in named_steps(found)
+    assert ("process.wall_ns", "r16", "r17") in named_steps(found)
+    assert spent < spent_today / 2, (spent, spent_today)
+    assert spent == GLANCE * 11 + 10 * 2, (
+        "glanced: the grid's 7, then r7 and r17, r8 and r16; the cost step's two ends in full"
+    )
+
+
+def test_a_glance_over_a_range_where_nothing_changed_finds_nothing_and_measures_only_the_grid():
+    found, spent = glanced(dict.fromkeys(THIRTY, 1))
+    assert found.first_round.steps == [] and found.confirmations == []
+    assert spent == GLANCE * len(grid(30))
+
+
+def test_a_glanced_value_step_and_its_fix_inside_one_grid_gap_are_found_through_compiled_facts():
+    # r17 and r18 compute another checksum; a fusion lost at r17 for good: the grid's r15 and r20
+    # alike in their values, apart in their compiled programs
+    values = {release: 2 for release in ("r17", "r18")}
+    fusions = {release: 3 for release in THIRTY[17:]}
+    scales = dict.fromkeys(THIRTY, 1)
+    found, spent = glanced(scales, values, kind=CountedFusing, fusions=fusions)
+    assert [(c.step.criterion.name, c.step.before, c.step.after) for c in found.changes()] == [
+        ("json.checksum", "r16", "r17"),
+        ("json.checksum", "r18", "r19"),
+    ]
+    assert spent < GLANCE * 15, "glanced only: no cost differs"
+    unseen, _ = glanced(scales, values, kind=CountedFusing, fusions={})
+    assert unseen.changes() == [], "the program unchanged: the grid's neighbours alike"
+
+
+class TightPair(CountedScript):
+    """``process.trace_ns`` scattering ±20 % between processes, but ±0.5 % on r16 and r17 (×1.08
+    from r17 on), whatever the release's scale."""
+
+    def adjust(self, data, scale):
+        super().adjust(data, scale)
+        tight = self.current in ("r16", "r17")
+        level = 8e6 * (1.08 if int(self.current[1:]) >= 17 else 1)
+        for index, record in enumerate(data["processes"]):
+            jitter = 1 + (0.005 if tight else 0.2) * ((index % 3) - 1)
+            record["figures"]["process.trace_ns"] = level * jitter
+
+
+def test_a_cost_within_what_the_range_s_process_spread_could_show_is_no_candidate():
+    scales = {release: 1 if i < 17 else 1.5 for i, release in enumerate(THIRTY)}
+    found, _ = glanced(scales, kind=TightPair)
+    listed = {step.criterion.name for step in found.first_round.steps}
+    assert "process.wall_ns" in listed, "the step the glance found, measured in full"
+    r17 = found.first_round.comparisons[(parse_metric_name("process.trace_ns"), "r17")]
+    assert r17.verdict == "slower", "the two tight sides alone decide ×1.08"
+    assert "process.trace_ns" not in listed, "within what the range's ±20 % could show by chance"
+
+
+def test_a_glance_with_the_claim_settles_it_in_three_processes_and_finds_its_flip():
+    holds = {release: i < 17 for i, release in enumerate(THIRTY)}
+    scales = dict.fromkeys(THIRTY, 1)
+    found, spent = glanced(scales, kind=CountedCase, with_claim=True, holds=holds, metrics=[WALL])
+    assert named_steps(found) == [("claim", "r16", "r17")]
+    assert spent == 3 * 9, "glanced only, in 3: the grid's 7, then r17 and r16"
