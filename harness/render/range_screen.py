@@ -52,7 +52,9 @@ def head_line(command: str, setting: Setting, first: str, last: str) -> str:
 
 
 def step_row(step: ReleaseStep, comparison: Comparison | None, setting: Setting) -> list[str]:
-    if step.criterion.metric is None or comparison is None:  # the claim's flip, the processes' ends
+    if (
+        step.criterion.figures is None or comparison is None
+    ):  # the claim's flip, the processes' ends
         return [step.criterion.name, f"{step.before} → {step.after}", "", step.change, ""]
     return [
         step.criterion.name,

@@ -21,11 +21,11 @@ from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, flip_chance, outcome, 
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import (
+    Ending,
     change_between,
     compare_endings,
     measured,
     ran,
-    same_way,
     summarise,
 )
 from harness.metric_names import Criterion
@@ -139,7 +139,7 @@ def confirm(
 ) -> Confirmation:
     """``first_counts``: for a claim's flip, the processes with a verdict on each release in the
     first round."""
-    if step.criterion.is_status:
+    if step.criterion.ending:
         return confirm_status(step, before, after, thresholds)
     problem = _ok(before) or _ok(after)
     if problem:
@@ -176,7 +176,13 @@ def confirm_status(
         return Confirmation(step, before, after, None, False, why)
     was, then = summarise(before.result), summarise(after.result)
     comparison = compare_endings(was, then, thresholds)
-    same = same_way(change_between(was, then, thresholds), step.change)
+    again, first = change_between(was, then, thresholds), step.change
+    # the same way round (ok to dead, or back): which ending is commonest is its detail
+    same = (
+        isinstance(again, Ending)
+        and isinstance(first, Ending)
+        and again.stops_running == first.stops_running
+    )
     how = "the same step" if same else "no such step this time"
     if not same and comparison.verdict is Verdict.UNDECIDED:
         how = "undecided this time"
