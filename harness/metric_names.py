@@ -99,13 +99,11 @@ PHASES = {
         "peak memory in use on the accelerator (its memory_stats)", 3, unit=BYTES, run_time=False
     ),
 }
-# How each process of a case or script ended (ok, or how it died): a metric of shape ending, read
-# from every process, not from the figures of those that ran ok; first in an answer.
+# How each process ended (ok, or how it died): shape ending, read from every process, not figures.
 ENDS = Measured(
     "how its processes end (ok, or how each died)", -2, unit="", run_time=False, compiled=False
 )
-# Written as ``status`` by answers and settings before the ending was a metric.
-LEGACY_ENDING = "status"
+LEGACY_ENDING = "status"  # as records written before the ending was a metric name it
 KIND_LABELS = {kind: measured.label for kind, measured in KINDS.items()}
 PROCESS_ROWS = {**PHASES, "end": ENDS}  # what ``process.NAME`` can be
 # The phases the hook sums from JAX's duration events, in the table's order.
@@ -340,8 +338,8 @@ class Criterion:
         return self.metric.metric_name if self.metric is not None else self.by.stem
 
     def words(self) -> list[str]:
-        """The command-line words that ask for it again (none for every metric, the default;
-        ``--status`` for ``process.end``)."""
+        """The command-line words that ask for it again (none for every metric; an ending's:
+        ``--status``)."""
         if self.ending:
             return ["--status"]
         named = [self.metric.metric_name] if self.metric is not None else []
@@ -362,6 +360,5 @@ ENDING = MetricKey(PROCESS, "end")
 
 
 def names_ending(name: object) -> bool:
-    """Whether a record's criterion or metric is how the processes end: ``process.end``, or
-    ``status`` as records written before the ending was a metric name it."""
+    """Whether a record's criterion or metric names how the processes end (``process.end``)."""
     return name in (ENDING.metric_name, LEGACY_ENDING)

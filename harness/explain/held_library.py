@@ -253,9 +253,8 @@ def _shares_settled(
 
 
 def by_ending(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) -> HeldAnswer:
-    """A step of how the processes end split at the middle side, run alone at a few processes and
-    judged on its counts against each release's: where it dies as the crashing release does, the
-    crash comes with the jax it runs; where it runs as the other does, with the rest."""
+    """An ending's step split at the middle side, run alone at a few processes, judged on its counts
+    against each release's: like the crashing one, the crash comes with its jax; else the rest."""
     stored = sides.prober.reuse.stored
     told = crashing_side(step, stored)
     if isinstance(told, str):
@@ -282,9 +281,8 @@ def status_part(
     with_crashing_jax: bool,
 ) -> str:
     """Which part a crash comes with, from the middle side's counts of processes that died against
-    each release's (``ends``: the crashing one's, the running one's), as the step was judged: like
-    the crashing release with its jax (or like the running one with the other's) is jax's; like the
-    other way round, the libraries'; like both or neither, told apart by neither."""
+    each release's (``ends``: the crashing one's, the running one's): like the crashing release with
+    its jax (or the running one with the other's) is jax's; the other way, the libraries'."""
     like_dead, like_running = like_ends(middle, ends, rule)
     if like_dead == like_running:
         return APART

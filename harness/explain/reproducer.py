@@ -96,10 +96,8 @@ def status_reproduced(
         label: summarise(stored).words() if stored is not None else "no result stored"
         for label, stored in results.items()
     }
-    before, after = (results.get(label) for label in step.pair)
-    flipped = None
-    if before is not None and after is not None:
-        flipped = change_between(summarise(before), summarise(after), step.thresholds)
+    ends = [summarise(stored) for label in step.pair if (stored := results.get(label)) is not None]
+    flipped = change_between(ends[0], ends[1], step.thresholds) if len(ends) == 2 else None
     same_way = flipped is not None and flipped.stops_running == change.stops_running
     return StatusReproduced(ended, same_way)
 
