@@ -251,9 +251,7 @@ def parse_metric_name(text: str) -> MetricKey:
     known = PROCESS_ROWS if name == PROCESS else KIND_LABELS
     if not dot or not name or kind not in known or (unit and unit != MetricKey(name, kind).unit):
         kinds = ", ".join(f"{k}_ns" for k in KIND_LABELS)
-        phases = ", ".join(
-            MetricKey(PROCESS, k).metric_name.partition(".")[2] for k in PROCESS_ROWS
-        )
+        phases = ", ".join(MetricKey(PROCESS, k).metric_name.partition(".")[2] for k in PHASES)
         raise UsageError(
             f"malformed metric {text[:80]!r}: expected PROGRAM.KIND, KIND one of {kinds} (e.g. "
             f"scan.wall_ns); also process.end (how the processes end), and for a plain script "
