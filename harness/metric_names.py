@@ -1,14 +1,15 @@
 """Names of metrics: a program's or jitted function's timing series, as keys and as typed on a
 command line.
 
-Three families share one key:
+Four families share one key:
 
 - a case's programs and jitted functions: ``PROGRAM.KIND_ns``, KIND one of ``KIND_LABELS``
   (``two_scans.dispatch_ns``, ``scan.compile_ns``);
 - a plain script's phases, one figure per process, from the start-up hook:
-  ``process.PHASE_ns``, PHASE one of ``PHASE_LABELS`` (``process.trace_ns``);
+  ``process.PHASE_ns``, PHASE one of ``PHASES`` (``process.trace_ns``);
 - a plain script's own numbers, the fields of the JSON lines it prints: ``json.FIELD``
-  (``json.reg_ms``), in the script's own unit, never nanoseconds.
+  (``json.reg_ms``), in the script's own unit, never nanoseconds;
+- how each process ended, ``process.end`` (``ENDING``), of any case or script.
 
 Kept apart from ``metrics`` (which needs the report's dependencies) because the
 noxfile checks a ``--metric`` name in nox's own environment, before installing anything.
@@ -98,8 +99,13 @@ PHASES = {
         "peak memory in use on the accelerator (its memory_stats)", 3, unit=BYTES, run_time=False
     ),
 }
+# How each process ended (ok, or how it died): shape ending, read from every process, not figures.
+ENDS = Measured(
+    "how its processes end (ok, or how each died)", -2, unit="", run_time=False, compiled=False
+)
+LEGACY_ENDING = "status"  # as records written before the ending was a metric name it
 KIND_LABELS = {kind: measured.label for kind, measured in KINDS.items()}
-PHASE_LABELS = {phase: measured.label for phase, measured in PHASES.items()}
+PROCESS_ROWS = {**PHASES, "end": ENDS}  # what ``process.NAME`` can be
 # The phases the hook sums from JAX's duration events, in the table's order.
 EVENT_PHASES = tuple(phase for phase, measured in PHASES.items() if measured.from_events)
 PROCESS = "process"  # the program of a plain script's whole process and its phases
@@ -123,14 +129,14 @@ FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 @dataclass(frozen=True)
 class MetricKey:
     name: str  # program or jitted function; PROCESS or JSON for a plain script's figures
-    kind: str  # a key of KIND_LABELS or PHASE_LABELS; for JSON, the printed field's name
+    kind: str  # a key of KINDS or PROCESS_ROWS; for JSON, the printed field's name
 
     @property
     def measured(self) -> Measured | None:
         """Its row of ``KINDS`` or ``PHASES``; None for a script's own number or an unknown kind."""
         if self.name == JSON:
             return None
-        return (PHASES if self.name == PROCESS else KINDS).get(self.kind)
+        return (PROCESS_ROWS if self.name == PROCESS else KINDS).get(self.kind)
 
     @property
     def about_run_time(self) -> bool:
@@ -145,9 +151,7 @@ class MetricKey:
         """What the figures are, in words, by family."""
         if self.name == JSON:
             return "printed by the script"
-        if self.name == PROCESS and self.kind in PHASE_LABELS:
-            return PHASE_LABELS[self.kind]
-        return KIND_LABELS.get(self.kind, self.kind)
+        return self.measured.label if self.measured is not None else self.kind
 
     def label(self) -> str:
         return (
@@ -166,9 +170,7 @@ class MetricKey:
     @property
     def metric_name(self) -> str:
         """Its name on the command line and in the exported script's output: ``scan.wall_ns``."""
-        return (
-            f"{JSON}.{self.kind}" if self.name == JSON else f"{self.name}.{self.kind}_{self.unit}"
-        )
+        return f"{self.name}.{self.kind}" + (f"_{self.unit}" if self.unit else "")
 
     def quoted(self) -> str:
         """As prose names it: ``two_scans`` wall (until ready), ``process.trace_ns`` (tracing …)."""
@@ -246,15 +248,14 @@ def parse_metric_name(text: str) -> MetricKey:
         return MetricKey(JSON, kind)
     unit = next((u for u in ("ns", BYTES) if kind.endswith(f"_{u}")), "")
     kind = kind.removesuffix(f"_{unit}") if unit else kind
-    known = PHASE_LABELS if name == PROCESS else KIND_LABELS
+    known = PROCESS_ROWS if name == PROCESS else KIND_LABELS
     if not dot or not name or kind not in known or (unit and unit != MetricKey(name, kind).unit):
         kinds = ", ".join(f"{k}_ns" for k in KIND_LABELS)
-        phases = ", ".join(
-            MetricKey(PROCESS, k).metric_name.partition(".")[2] for k in PHASE_LABELS
-        )
+        phases = ", ".join(MetricKey(PROCESS, k).metric_name.partition(".")[2] for k in PHASES)
         raise UsageError(
             f"malformed metric {text[:80]!r}: expected PROGRAM.KIND, KIND one of {kinds} (e.g. "
-            f"scan.wall_ns); for a plain script also process.PHASE ({phases}) or json.FIELD"
+            f"scan.wall_ns); also process.end (how the processes end), and for a plain script "
+            f"process.PHASE ({phases}) or json.FIELD"
         )
     return MetricKey(name, kind)
 
@@ -275,7 +276,6 @@ class Judged(Enum):
 
     METRIC = ("--metric", "", 0, "one metric")
     CLAIM = ("--claim", "claim", -1, "the case's claim")
-    STATUS = ("--status", "status", -2, "how its processes end (ok, or dead in every one)")
     EVERY = ("", "all", 9, "every metric and the claim")
 
     def __init__(self, flag: str, stem: str, rank: int, said: str) -> None:
@@ -283,15 +283,15 @@ class Judged(Enum):
 
     @classmethod
     def named(cls, stem: str) -> Judged | None:
-        """The member a record names by stem (``claim``, ``status``, ``all``); None for a metric."""
+        """The member a record names by stem (``claim``, ``all``); None for a metric."""
         return next((judged for judged in cls if judged.stem and judged.stem == stem), None)
 
 
 @dataclass(frozen=True)
 class Criterion:
     """What a bisect, sweep or triage judges by, from the command line to the answer: one metric
-    (typed), or another of ``Judged``; ``name`` and ``words`` say it again as a file name and a
-    command line do."""
+    (typed; ``process.end``, how the processes end, is one, spelt ``--status``), or another of
+    ``Judged``; ``name`` and ``words`` say it again as a file name and a command line do."""
 
     by: Judged
     metric: MetricKey | None = None  # with ``Judged.METRIC``
@@ -303,7 +303,10 @@ class Criterion:
 
     @classmethod
     def named(cls, name: str) -> Criterion:
-        """The criterion a record names (its ``name``); UsageError for one no criterion has."""
+        """The criterion a record names (its ``name``; ``status``, as records written before the
+        ending was a metric name it, is ``process.end``); UsageError for one no criterion has."""
+        if names_ending(name):
+            return cls.of(ENDING)
         judged = Judged.named(name)
         return cls(judged) if judged is not None else cls.of(parse_metric_name(name))
 
@@ -312,22 +315,31 @@ class Criterion:
         return self.by is Judged.CLAIM
 
     @property
-    def is_status(self) -> bool:
-        return self.by is Judged.STATUS
+    def ending(self) -> bool:
+        """Whether it is how the processes end (``process.end``), judged on every process's end."""
+        return self.metric == ENDING
+
+    @property
+    def figures(self) -> MetricKey | None:
+        """The metric whose figures are judged; None for how processes end, the claim, every one."""
+        return None if self.ending else self.metric
 
     @property
     def explained(self) -> bool:
-        """Whether a why can be asked of a step by it: one metric, or how the processes end (a
-        status step's why is ``explain.crash``); not the claim, nor every metric at once."""
-        return self.by in (Judged.METRIC, Judged.STATUS)
+        """Whether a why can be asked of a step by it: one metric (``process.end`` too); not the
+        claim, nor every metric at once."""
+        return self.by is Judged.METRIC
 
     @property
     def name(self) -> str:
-        """As a file name and a record say it: the metric's name, ``claim``, ``status``, ``all``."""
+        """As a file name and a record say it: the metric's name, ``claim``, ``all``."""
         return self.metric.metric_name if self.metric is not None else self.by.stem
 
     def words(self) -> list[str]:
-        """The command-line words that ask for it again (none for every metric, the default)."""
+        """The command-line words that ask for it again (none for every metric; an ending's:
+        ``--status``)."""
+        if self.ending:
+            return ["--status"]
         named = [self.metric.metric_name] if self.metric is not None else []
         return [self.by.flag, *named] if self.by.flag else []
 
@@ -338,5 +350,13 @@ class Criterion:
         return self.by.said
 
     def rank(self) -> int:
-        """Where it comes in an answer, lower first: whether it runs at all, the claim, metrics."""
+        """Where it comes in an answer, lower first: how its processes end, the claim, metrics."""
         return reading_rank(self.metric) if self.metric is not None else self.by.rank
+
+
+ENDING = MetricKey(PROCESS, "end")
+
+
+def names_ending(name: object) -> bool:
+    """Whether a record's criterion or metric names how the processes end (``process.end``)."""
+    return name in (ENDING.metric_name, LEGACY_ENDING)

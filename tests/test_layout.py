@@ -147,6 +147,22 @@ def test_a_shape_is_asked_what_it_means_never_named_outside_analysis():
     assert len(named) <= 4, named
 
 
+def test_how_processes_end_is_a_metric_not_a_criterion_of_its_own():
+    """How the processes end is the metric ``process.end`` (``metric_names.ENDING``, spelt
+    ``--status``), of shape ending: no member of ``Judged`` says it."""
+    assert lines_matching(r"Judged\.STATUS") == []
+
+
+def test_an_ending_is_judged_on_its_counts_by_the_shape_code_alone():
+    """Bisect, triage, watch, the why and the draft judge an ending on its counts through
+    ``harness.analysis.statuses``, as they judge a value by equality: the old rule of "every process
+    ok beside every one dead alike" and the status criterion are read nowhere else (37 lines in 17
+    files before the ending became a metric)."""
+    old = r"is_status|by_status|Judged\.STATUS|all_dead_alike|\.all_ok"
+    found = lines_matching(old + r"|stops_running\(|status_change\(")
+    assert len(found) <= 5 and all(w.startswith("harness/analysis/") for w in found), found
+
+
 def class_lengths() -> dict[str, int]:
     """Each class of harness/ (nested ones too) as ``path:name``, with its lines from ``class`` to
     its last."""

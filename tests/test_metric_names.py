@@ -5,7 +5,7 @@ import re
 import pytest
 
 from harness.errors import UsageError
-from harness.metric_names import Criterion, Judged, MetricKey, parse_metric_name
+from harness.metric_names import ENDING, Criterion, Judged, MetricKey, parse_metric_name
 from harness.units import format_ns
 
 
@@ -81,21 +81,27 @@ def test_the_phase_table_is_the_one_list_of_a_script_s_phases():
 def test_a_criterion_says_itself_again_as_a_file_name_a_command_line_and_a_page_do():
     metric = Criterion.of(parse_metric_name("eager.dispatch_ns"), Judged.CLAIM)
     assert (metric.name, metric.words()) == ("eager.dispatch_ns", ["--metric", "eager.dispatch_ns"])
-    claim, status, every = Criterion(Judged.CLAIM), Criterion(Judged.STATUS), Criterion.of(None)
+    claim, status, every = Criterion(Judged.CLAIM), Criterion.of(ENDING), Criterion.of(None)
     assert (claim.name, claim.words(), claim.is_claim) == ("claim", ["--claim"], True)
-    assert (status.name, status.words(), status.is_status) == ("status", ["--status"], True)
+    assert (status.name, status.words(), status.ending) == ("process.end", ["--status"], True)
+    assert (status.metric, status.figures, metric.figures) == (ENDING, None, metric.metric)
     assert (every.name, every.words(), every.said()) == ("all", [], "every metric and the claim")
     assert [c.rank() for c in (status, claim, metric)] == [-2, -1, 0]
 
 
-def test_a_record_names_the_claim_and_the_processes_ends_by_their_stems():
+def test_a_record_names_the_claim_by_its_stem_and_the_processes_ends_as_a_metric():
     assert [Judged.named(name) for name in ("claim", "status", "all", "scan.wall_ns", "")] == [
         Judged.CLAIM,
-        Judged.STATUS,
+        None,
         Judged.EVERY,
         None,
         None,
     ]
+    # ``status``: how a record written before the ending was a metric names it
+    assert Criterion.named("status") == Criterion.named("process.end") == Criterion.of(ENDING)
+    assert parse_metric_name("process.end") == ENDING and ENDING.metric_name == "process.end"
+    with pytest.raises(UsageError):
+        parse_metric_name("process.end_ns")
 
 
 def test_docs_scripts_metric_table_lists_every_phase_and_no_other():

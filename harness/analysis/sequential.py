@@ -22,12 +22,10 @@ from harness.analysis.significance import (
 )
 from harness.analysis.spending import ALL, at_level
 from harness.analysis.statuses import compare_endings, summary_of
-from harness.metric_names import Criterion, Judged
+from harness.metric_names import names_ending
 from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import format_p
 
-# What a status step asks to decide: how the processes end (``Criterion.name`` of ``--status``).
-STATUS = Criterion(Judged.STATUS).name
 # Below this chance that the last look would decide, at the effect read now, a comparison is not
 # worth more looks. Chosen by simulation (benchmarks/verdict_simulation.py): 0.1, with comparisons
 # whose ratio fell inside the factor closed as well (the rule before), lost a true ×1.10 at 10 %
@@ -92,7 +90,7 @@ def open_comparison(
     level = at_level(thresholds, settings, common)  # the look these processes reached
     found = []
     ends = [summary_of(runs) for runs in (a_runs, b_runs)]
-    if STATUS in wanted and (ends[0].dead_counts[0] or ends[1].dead_counts[0]):
+    if any(map(names_ending, wanted)) and (ends[0].dead_counts[0] or ends[1].dead_counts[0]):
         # Every process counts for how processes end: the look is theirs, not the ok ones'.
         at_look = at_level(thresholds, settings, min(len(a_runs), len(b_runs)), counts=True)
         ending = compare_endings(ends[0], ends[1], at_look)

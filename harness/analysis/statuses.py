@@ -1,8 +1,9 @@
-"""A release's status over its processes, as a metric: ok in every process, or dead in every one.
+"""How a release's processes end, the metric ``process.end`` (shape ending): ok, or how each died.
 
-A status step is a release whose processes all crash, time out, run out of memory or exit with an
-error, beside one whose processes all run ok: "crashes since jax 0.10.2: SIGSEGV (exit 139) in 5 of
-5 processes; 0.10.1 ok in 5 of 5".  Every way of dying is an ending: processes that all died, each
+A step of it is a release whose processes crash, time out, run out of memory or exit with an error,
+in every one or in some, beside one whose processes run ok, judged on the counts of processes that
+died (``compare_endings``): "crashes since jax 0.10.2: SIGSEGV (exit 139) in 5 of 5 processes;
+0.10.1 ok in 5 of 5".  Every way of dying is an ending: processes that all died, each
 its own way (a segfault, an exit, a hang, an error), are a dead side like those that died alike, and
 how they died (the table of endings, ``StatusSummary.words``) is the detail, never a reason for "no
 change".  A flip in some processes of many is judged on its counts (``compare_endings``); a process
@@ -156,22 +157,15 @@ class StatusSummary:
     outside: int  # processes killed from outside, SIGKILL (memory?) left out
 
     @property
-    def all_ok(self) -> bool:
-        return self.processes >= MIN_STATUS_PROCESSES and self.ok == self.processes
-
-    @property
-    def all_dead(self) -> bool:
-        """Every process died, whichever way, and none was killed from outside."""
-        return self.processes >= MIN_STATUS_PROCESSES and not self.ok and not self.outside
-
-    @property
     def alike(self) -> str | None:
-        """``ok`` where every process ran ok; where every one died, how (the one way, or a mix named
-        by its commonest: ``SIGSEGV (exit 139) and 3 other endings``); None where some did and some
-        did not, or some were killed from outside (a status step's side is one of the first two)."""
-        if self.all_ok:
+        """``ok`` where every process ran ok; where every one died, whichever way, how (the one way,
+        or a mix named by its commonest: ``SIGSEGV (exit 139) and 3 other endings``); None where
+        some did and some did not, some were killed from outside, or too few ran to say."""
+        if self.processes < MIN_STATUS_PROCESSES or (self.ok and self.ok < self.processes):
+            return None
+        if self.ok:
             return OK
-        if not self.all_dead:
+        if self.outside:
             return None
         others = len(self.ends) - 1
         more = f" and {others} other ending{'s' * (others > 1)}" if others else ""
@@ -257,29 +251,23 @@ def measured(stored: StoredResult | None) -> bool:
     return 0 < finished < len(stored.result.processes) and not summarise(stored).outside
 
 
-def status_change(
-    before: StoredResult, after: StoredResult, thresholds: Thresholds | None = None
-) -> Ending | None:
-    """``change_between`` of two stored results."""
-    return change_between(summarise(before), summarise(after), thresholds)
-
-
 def change_between(
     was: StatusSummary,
     now: StatusSummary,
-    thresholds: Thresholds | None = None,
+    thresholds: Thresholds,
     *,
     screen: bool = False,
 ) -> Ending | None:
-    """``ok → SIGSEGV (exit 139)`` where every process of ``was`` ran ok and every one of ``now``
-    died (alike or not), ``SIGSEGV (exit 139) → ok`` the other way; None where the two are no
-    status step.  With ``thresholds``, also a new ending in some processes only, where the counts
-    of processes that died differ by Fisher's exact test at its level (``screen``: wherever one
-    side has none, a candidate to measure again); it is named by the commonest ending there."""
+    """A step of how the processes end, judged on the counts of processes that died (Fisher's exact
+    test at the level of ``thresholds``; exact where every process of each side ended alike):
+    ``ok → SIGSEGV (exit 139)`` where every process of ``was`` ran ok and every one of ``now`` died
+    (alike or not), ``SIGSEGV (exit 139) → ok`` the other way; a new ending in some processes only
+    named by the commonest ending there (``screen``: wherever one side has none, a candidate to
+    measure again); None where the counts make no step."""
+    if was.outside or now.outside:
+        return None  # a fault of the machine, said as such: never a step, nor no step
     if was.alike and now.alike and OK in (was.alike, now.alike) and was.alike != now.alike:
         return Ending(was.alike, now.alike, (now if was.alike == OK else was).verb)
-    if thresholds is None:
-        return None
     counts = (was.dead_counts, now.dead_counts)
     compared = compare_endings(was, now, thresholds)
     candidate = screen and 0 in (counts[0][0], counts[1][0]) and counts[0][0] != counts[1][0]
@@ -300,13 +288,16 @@ def compare_endings(was: StatusSummary, now: StatusSummary, thresholds: Threshol
     return replace(compared, sides=(was.alike, now.alike))
 
 
-def same_way(change: str | None, first: str) -> bool:
-    """Whether a status step measured again (``change``) goes the way the first one did: ok to dead,
-    or dead to ok; how the processes died (which ending is commonest) is its detail, never a reason
-    to say it did not happen again."""
-    if isinstance(change, Ending) and isinstance(first, Ending):
-        return change.stops_running == first.stops_running
-    return change == first
+def like_ends(
+    side: StatusSummary, ends: Sequence[StatusSummary], thresholds: Thresholds
+) -> tuple[bool, bool]:
+    """Whether ``side``'s counts of processes that died cannot be told from each of ``ends``' (the
+    ending's comparison, as the step was judged): how a release, a held side or the newest one is
+    placed between the two sides of a step of how the processes end."""
+    first, second = (
+        compare_endings(end, side, thresholds).verdict is not Verdict.CHANGED for end in ends
+    )
+    return first, second
 
 
 def innermost_frame(stack: str) -> str:

@@ -12,7 +12,7 @@ from harness.cli.argparsing import Command
 from harness.cli.export import ScriptOptions, add_script_arguments, script_options
 from harness.errors import UsageError
 from harness.install.venvs import read_plan
-from harness.metric_names import MetricKey, parse_metric_name
+from harness.metric_names import ENDING, MetricKey, parse_metric_name
 from harness.units import version_key
 
 
@@ -60,8 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     criterion.add_argument(
         "--status",
         action="store_true",
-        help="draft a crash report: ok on --good, crashed, hung or failed alike on --bad (default: "
-        "the stored bisect --status or triage answer's step)",
+        help="draft a crash report (--metric process.end): ok on --good, crashed, hung or failed "
+        "on --bad, in every process or in more of them (default: the stored bisect --status or "
+        "triage answer's step)",
     )
     parser.add_argument(
         "--processes",
@@ -97,6 +98,7 @@ def check(args: argparse.Namespace) -> IssueOptions:
     processes = args.processes or options.PROCESSES["quick"]
     options.verdict_processes(processes, Thresholds().min_processes)
     most = options.max_processes_from(args, processes, options.LOOKS * processes)
+    metric = parse_metric_name(args.metric) if args.metric else None
     return IssueOptions(
         script=script,
         profile=options.profile_label(args),
@@ -105,9 +107,9 @@ def check(args: argparse.Namespace) -> IssueOptions:
         jax=args.jax,
         good=args.good,
         bad=args.bad,
-        metric=parse_metric_name(args.metric) if args.metric else None,
+        metric=None if metric == ENDING else metric,
         releases=args.releases,
-        status=args.status,
+        status=args.status or metric == ENDING,  # ``--metric process.end`` is ``--status``
         policy=options.deps_policy(args),
         processes=processes,
         max_processes=most,

@@ -25,7 +25,7 @@ from harness.errors import UsageError
 from harness.host.environment import shown_path
 from harness.install.commits import is_url
 from harness.install.script_envs import AS_OF, parse_hold
-from harness.metric_names import Criterion, Judged, MetricKey, parse_metric_name
+from harness.metric_names import ENDING, Criterion, Judged, MetricKey, parse_metric_name
 from harness.names import name_problem
 from harness.pins import RELEASES, device_class
 from harness.store.schema import Settings
@@ -127,8 +127,9 @@ class RangeOptions:
     every_release: bool = False
 
     @property
-    def metric(self) -> MetricKey | None:  # the one metric judged (``--metric``), if one is
-        return self.criterion.metric
+    def metric(self) -> MetricKey | None:
+        """The one metric of figures judged (``--metric``), if one is; not how processes end."""
+        return self.criterion.figures
 
 
 # The most releases a range may hold: a sweep and a triage measure every one in one interleaved run,
@@ -266,9 +267,9 @@ def _add_criterion(parser: argparse.ArgumentParser) -> None:
         "--status",
         action="store_true",
         help=(
-            "judge by how its processes end: ok in every one, or crashed, timed out or failed "
-            "alike in every one (a bisect finds the first release where the script stops running "
-            "ok)"
+            "judge by how its processes end (--metric process.end): on the counts of processes "
+            "that crashed, timed out or failed (a bisect finds the first release where the script "
+            "stops running ok)"
         ),
     )
 
@@ -313,8 +314,8 @@ def check(args: argparse.Namespace) -> RangeOptions:
     # an accelerator's profile measures at the discussion's own sizes, as ``run`` does
     device = device_class(options.profile_label(args))
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size), device)
-    by = Judged.STATUS if args.status else Judged.CLAIM if args.claim else Judged.EVERY
-    criterion = Criterion.of(parse_metric_name(args.metric) if args.metric else None, by)
+    metric = ENDING if args.status else parse_metric_name(args.metric) if args.metric else None
+    criterion = Criterion.of(metric, Judged.CLAIM if args.claim else Judged.EVERY)
     if args.command == "bisect" and criterion.by is Judged.EVERY and not case.subject.every_metric:
         raise UsageError(
             "bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that "

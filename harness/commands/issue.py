@@ -43,7 +43,7 @@ from harness.measure.figures import parse_output
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
-from harness.metric_names import Criterion, Judged, MetricKey
+from harness.metric_names import ENDING, Criterion, MetricKey
 from harness.names import name_problem
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME, hardware
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, draft_title, render
@@ -343,7 +343,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
         return MeasuredHere(not_measured=(f"{said}; `{command}`",))
     asked = StepRequest(request, good, bad, _progress)
     if request.status:  # until the counts of processes that died are decided
-        prober = confirm(asked, Criterion(Judged.STATUS))
+        prober = confirm(asked, Criterion.of(ENDING))
         mine = _loaded(request)[0]
         dead = change_again(request, mine, change).dead
         if dead is None:

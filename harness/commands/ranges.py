@@ -174,7 +174,8 @@ def prober_for(
         progress,
         max_processes=measuring.max_processes,
         time_budget=measuring.time_budget,
-        decide_on=() if options.metric is None else (Criterion.of(options.metric),),
+        # one metric, or how the processes end (on its counts): what the looks go on deciding
+        decide_on=(options.criterion,) if options.criterion.explained else (),
         environments=environments,
     )
 

@@ -1,36 +1,36 @@
-"""Why, for a crash: a setting that makes the crashing release run, judged by status, not by a
-number.
+"""Why, for a crash: a setting that makes the crashing release run, judged on its counts of
+processes that died as the step was (``process.end``, of shape ending), not by a number.
 
-A status step (``harness.analysis.statuses``: a release whose processes all die the same way beside
-one whose processes all run ok) has no number to bring back; what a user wants is a workaround.  The
-changed defaults (``harness.explain.defaults``, as ``harness.explain.tried`` lists them) are each
-set on the crashing release to the other release's value.  The crash kind is asked first
-(``harness.explain.kinds``), before the compiled programs; where no changed default makes it run,
-``CrashFlags``, asked after them, sets the flags named like what XLA compiled on one release only
+A step of how the processes end (``harness.analysis.statuses``: a release whose processes die, in
+every one or in some, beside one that runs ok, told by the counts at the step's thresholds) has no
+number to bring back; what a user wants is a workaround.  The changed defaults
+(``harness.explain.defaults``, as ``harness.explain.tried`` lists them) are each set on the crashing
+release to the other release's value.  The crash kind is asked first (``harness.explain.kinds``),
+before the compiled programs; where no changed default makes it run, ``CrashFlags``, asked after
+them, sets the flags named like what XLA compiled on one release only
 (``harness.explain.matching_flags``) to their other value, a string one (a list of what it turns
-on) to empty.  Each runs one process alone on the crashing release; one that runs ok runs
-``STATUS_SCREEN`` more, and the first that runs ok in every one of them is the workaround: it ends
-the search.  A trial whose processes died some other way is said with how, since a new way to die
-is a hint too.  Where the release dies in some processes only (a flaky crash, told apart by its
-counts), a trial runs in doubling rounds until a process dies (not a workaround: it stops there, so
-a trial costs about one process per death rate) or until as many as the release measured ran ok,
-judged against the release's counts by Fisher's exact test (``judge_counts``).
+on) to empty.  Each trial runs alone on the crashing release in doubling rounds until a process dies
+(not a workaround: it stops there, so a trial costs about one process per death rate; how they died
+is said, since a new way to die is a hint too) or until as many as the release measured ran ok
+(``EVERY_DEAD_SCREEN`` where it died in every one), judged against the release's counts by the
+ending's comparison (``judge_counts``: exact where the release died in every process); the first
+told apart is the workaround and ends the search.
 
-Kinds that judge only a number (where the time goes) are not asked for a status step: the answer
-says so once (``NOT_ASKED``); library or JAX judges the middle side by status
-(``harness.explain.held_library``)."""
+Kinds that judge only a number (where the time goes) are not asked for an ending: the answer says
+so once (``NOT_ASKED``); library or JAX judges the middle side on its counts too
+(``harness.explain.held_library``), and the reproducer its runs (``harness.explain.reproducer``)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.analysis.shapes import Counts, compare_counts
 from harness.analysis.significance import Shape, Thresholds, Verdict
-from harness.analysis.statuses import Ending, StatusSummary, status_change, summarise
+from harness.analysis.statuses import Ending, change_between, summarise
 from harness.explain.defaults import XLA, Change, Option, changes, relevant
 from harness.explain.dumps import CompiledAnswer
 from harness.explain.matching_flags import (
@@ -47,7 +47,9 @@ from harness.measure.sides import Side
 from harness.steps.evidence import Found, Step, StepSides, of_kind
 from harness.store.results import StoredResult
 
-STATUS_SCREEN = 3  # processes a trial: a crash in every process shows in three, a flaky one may not
+# Processes a trial runs ok at most where the release died in every one: exact at two a side
+# (``shapes.MIN_ALIKE``), one more for the draw of the machine; a flaky crash runs as many as it.
+EVERY_DEAD_SCREEN = 3
 MAX_STATUS_TRIED = 8  # trials in all, changed defaults first: each costs a screen
 CHANGED, NAMED = "changed default", "named like what XLA compiled anew"
 # The kinds whose judging needs a number, not asked for a status step, said once.
@@ -91,7 +93,6 @@ class CrashAnswer:
     problem: str = ""
     kind: str = "crash"
     settles: bool = False
-    processes: int = STATUS_SCREEN
     # Only the flags named like what XLA compiled anew, asked after the compiled programs (the
     # changed defaults were the crash kind's own answer, before them).
     named_only: bool = False
@@ -113,45 +114,26 @@ class CrashAnswer:
             "untried": self.untried,
             "named_only": self.named_only,
             "names": list(self.names),
-            "processes": self.processes,
             "not_asked": NOT_ASKED,
             "problem": self.problem,
         }
 
 
-def ends_of(step: Step, stored: Callable[[str], StoredResult | None]) -> tuple[str, Ending] | str:
-    """The step's release that dies and its status change (``ok → SIGSEGV (exit 139)``), from the
-    two releases' ``stored`` results; or why it cannot be told."""
+def crashing_side(
+    step: Step, stored: Callable[[str], StoredResult | None]
+) -> tuple[str, Ending, Counts] | str:
+    """The step's release that dies, how (``ok → SIGSEGV (exit 139)``) and its counts of processes
+    that died, as the step's own comparison tells it (the counts, at its thresholds: in every
+    process or in some), from the two releases' ``stored`` results; or why it cannot be told."""
     results = [stored(label) for label in step.pair]
     if results[0] is None or results[1] is None:
         return "the two releases' results could not both be read"
-    change = status_change(results[0], results[1])
-    if change is None and status_change(results[0], results[1], step.thresholds):
-        # One process a setting can't tell a flaky crash from a fixed one: a false workaround.
-        return (
-            "a new ending in some processes only: the crash kind tries a setting on a few "
-            "processes, which cannot tell a crash in some from none (not asked)"
-        )
+    was, now = summarise(results[0]), summarise(results[1])
+    change = change_between(was, now, step.thresholds)
     if change is None:
-        return "the two releases' stored results show no status step"
-    return (step.after if change.stops_running else step.before), change
-
-
-def partly_crashing(
-    step: Step, stored: Callable[[str], StoredResult | None]
-) -> tuple[str, Ending, Counts] | None:
-    """The release that dies in some of its processes only, told apart from the other by the counts
-    at the step's thresholds, how, and its counts (None: not such a step)."""
-    results = [stored(label) for label in step.pair]
-    if results[0] is None or results[1] is None or status_change(results[0], results[1]):
-        return None
-    change = status_change(results[0], results[1], step.thresholds)
-    if not isinstance(change, Ending):
-        return None
+        return "the two releases' stored results show no change in how their processes end"
     crashing = step.after if change.stops_running else step.before
-    dying = results[step.pair.index(crashing)]
-    assert dying is not None
-    return crashing, change, summarise(dying).dead_counts
+    return crashing, change, (now if crashing == step.after else was).dead_counts
 
 
 def judge_counts(
@@ -204,26 +186,29 @@ def emptied(
     return relevant(found, platform)[:MAX_MATCHED]
 
 
-def judge_status(trial: Trial, source: str, stored: StoredResult | None) -> StatusTried:
-    """How the trial's processes ended: ``runs`` where every one ran ok."""
+def stopped(trial: Trial, source: str, stored: StoredResult | None) -> StatusTried | None:
+    """A trial's round that ends it, never a workaround: none stored, the flag lost (the script
+    replaced XLA_FLAGS: void), or a process that died (said with how they ended); None where every
+    process ran ok with the setting."""
     if stored is None:
         return StatusTried(trial, source, "no result stored")
     if trial.change.kind == XLA and f"--{trial.change.name}" in lost_in(stored.result.processes):
         return StatusTried(trial, source, void=True)
-    summary: StatusSummary = summarise(stored)
-    return StatusTried(trial, source, summary.words(), runs=summary.all_ok)
+    summary = summarise(stored)
+    return StatusTried(trial, source, summary.words()) if summary.ok < summary.processes else None
 
 
 def run_until_one_dies(
     trial: Trial, source: str, run: Callable[[Trial, int], StoredResult | None], most: int
 ) -> tuple[StatusTried | None, int]:
-    """``trial`` run in doubling rounds until a process dies (its round's result judged by how
-    they ended) or ``most`` ran ok (None, and how many ran)."""
+    """``trial`` run in doubling rounds until a round stops it (``stopped``: a process died) or
+    ``most`` ran ok (None, and how many ran)."""
     ran, size = 0, 1
     while ran < most:
         stored = run(trial, size)
-        if stored is None or summarise(stored).ok < len(stored.result.processes):
-            return judge_status(trial, source, stored), ran
+        if (ended := stopped(trial, source, stored)) is not None:
+            return ended, ran
+        assert stored is not None
         ran += len(stored.result.processes)
         size = min(2 * size, most - ran)
     return None, ran
@@ -232,26 +217,22 @@ def run_until_one_dies(
 def try_in_turn(
     planned: Sequence[tuple[Trial, str]],
     run: Callable[[Trial, int], StoredResult | None],
+    against: tuple[Counts, Thresholds],
     progress: Callable[[str], None] = lambda line: None,
-    against: tuple[Counts, Thresholds] | None = None,
 ) -> tuple[tuple[StatusTried, ...], int]:
     """Each trial run in turn (``run``: its side with that many processes), up to the first that
-    runs ok in every process (a workaround ends the search), at most ``MAX_STATUS_TRIED``; what each
-    did, and how many were left untried.  A trial runs one process first: one that dies (or hangs to
-    its time-out) is not run again; one that runs ok is run ``STATUS_SCREEN`` more, judged on those.
-    ``against``: the counts of a release that dies in some processes only, and the thresholds that
-    told it apart: a trial runs until one dies or as many ran ok (``run_until_one_dies``).
-    """
+    brings the running side back (a workaround ends the search), at most ``MAX_STATUS_TRIED``; what
+    each did, and how many were left untried.  ``against``: the crashing release's counts of
+    processes that died and the step's thresholds: a trial runs in doubling rounds until one of its
+    processes dies (or hangs to its time-out) or as many ran ok (``EVERY_DEAD_SCREEN`` where every
+    one died: ``run_until_one_dies``), judged on its counts against the release's as the step was
+    (``judge_counts``)."""
     done: list[StatusTried] = []
+    counts, thresholds = against
+    most = min(counts[1], EVERY_DEAD_SCREEN) if counts[0] == counts[1] else counts[1]
     for trial, source in planned[:MAX_STATUS_TRIED]:
-        if against is not None:
-            (counts, thresholds) = against
-            died, ran = run_until_one_dies(trial, source, run, counts[1])
-            judged = died or judge_counts(trial, source, ran, counts, thresholds)
-        else:
-            first = run(trial, 1)
-            ran_ok = first is not None and summarise(first).ok == len(first.result.processes) > 0
-            judged = judge_status(trial, source, run(trial, STATUS_SCREEN) if ran_ok else first)
+        died, ran = run_until_one_dies(trial, source, run, most)
+        judged = died or judge_counts(trial, source, ran, counts, thresholds)
         progress(f"  {trial.words()} on {trial.release}: {judged.ended or 'void'}")
         done.append(judged)
         if judged.runs:
@@ -268,16 +249,15 @@ class CrashWorkaround:
     named_only = False  # only the flags named like what XLA compiled anew: ``CrashFlags``
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        return step.by_status
+        return step.ending
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> CrashAnswer:
         answer = CrashAnswer(step.before, step.after, named_only=self.named_only)
         stored = {label: sides.prober.reuse.stored(label) for label in step.pair}.get
-        partly = partly_crashing(step, stored)
-        told = partly[:2] if partly is not None else ends_of(step, stored)
+        told = crashing_side(step, stored)
         if isinstance(told, str):
             return dataclasses.replace(answer, problem=told)
-        crashing, arrow = told
+        crashing, arrow, counts = told
         answer = dataclasses.replace(answer, crashing=crashing, dead=arrow.dead)
         ready = {
             label: sides.side(label)
@@ -308,14 +288,10 @@ class CrashWorkaround:
         answer = dataclasses.replace(answer, names=names, problem=problem or later)
         if not planned:
             return answer
-        each = (
-            f"each until a process dies (up to {partly[2][1]} where none does)"
-            if partly is not None
-            else f"one process each ({STATUS_SCREEN} more where it runs)"
-        )
         sides.progress(
-            f"  trying {min(len(planned), MAX_STATUS_TRIED)} setting(s) on {crashing}, {each}; "
-            "the first that runs ends the search"
+            f"  trying {min(len(planned), MAX_STATUS_TRIED)} setting(s) on {crashing}, each until "
+            "a process dies or its counts are told from the release's; the first that runs ends "
+            "the search"
         )
         base = made[crashing]
 
@@ -323,8 +299,7 @@ class CrashWorkaround:
             side = side_of(trial, base)
             return sides.screened([side], processes).get(side.label)
 
-        against = (partly[2], step.thresholds) if partly is not None else None
-        tried, untried = try_in_turn(planned, run, sides.progress, against)
+        tried, untried = try_in_turn(planned, run, (counts, step.thresholds), sides.progress)
         return dataclasses.replace(answer, tried=tried, untried=untried)
 
 
@@ -338,34 +313,8 @@ class CrashFlags(CrashWorkaround):
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         compiled, crash = of_kind(found, CompiledAnswer), of_kind(found, CrashAnswer)
         return (
-            step.by_status
+            step.ending
             and compiled is not None
             and bool(one_sided_names(compiled))
             and (crash is None or crash.workaround is None)
         )
-
-
-@dataclass(frozen=True)
-class StatusReproduced:
-    """The reproducer run on both releases, judged by status: does it die where the script does?"""
-
-    ended: dict[str, str] = field(default_factory=dict)  # release → ``ok in 3 of 3 processes``
-    reproduces: bool = False
-
-    def data(self) -> dict[str, Any]:
-        return {"ended": dict(self.ended), "reproduces": self.reproduces}
-
-
-def status_reproduced(
-    step: Step, results: dict[str, StoredResult | None], change: Ending
-) -> StatusReproduced:
-    """Whether the reproducer's processes flip as the script's did, the same way round (``change``:
-    the step's own arrow); how it dies may differ (a segfault on one CPU is a hang on another)."""
-    ended = {
-        label: summarise(stored).words() if stored is not None else "no result stored"
-        for label, stored in results.items()
-    }
-    before, after = (results.get(label) for label in step.pair)
-    flipped = status_change(before, after) if before is not None and after is not None else None
-    same_way = flipped is not None and flipped.stops_running == change.stops_running
-    return StatusReproduced(ended, same_way)

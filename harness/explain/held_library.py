@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis.metrics import compare_metric, compare_results, process_samples
-from harness.analysis.significance import MOVED, Comparison, CostDetail, Verdict
+from harness.analysis.significance import MOVED, Comparison, CostDetail, Thresholds, Verdict
 from harness.analysis.spending import ALL
-from harness.analysis.statuses import StatusSummary, summarise
-from harness.explain.crash import STATUS_SCREEN, ends_of
+from harness.analysis.statuses import StatusSummary, like_ends, summarise
+from harness.explain.crash import crashing_side
 from harness.install.commit_venvs import is_commit_label
 from harness.measure.sides import Side
 from harness.measure.stopping import SettledCell
@@ -37,6 +37,7 @@ from harness.store.results import StoredResult
 from harness.store.schema import ProcessRun
 
 JAX, LIBRARIES, BOTH, APART = "jax", "libraries", "both", "not told apart"
+MIDDLE_PROCESSES = 3  # of an ending's middle side: a crash in every process shows in three
 
 
 @dataclass(frozen=True)
@@ -187,8 +188,8 @@ class HeldLibrary:
         answer = dataclasses.replace(
             answer, moved=moved, middle=middle.label, jax_of_middle=jax_of_middle
         )
-        if step.by_status:
-            return by_status(step, sides, middle, answer)
+        if step.ending:
+            return by_ending(step, sides, middle, answer)
         # The step as triage confirmed it, read before this kind stores newer results of it.
         confirmed = {
             key: compare_results(
@@ -253,31 +254,41 @@ def _shares_settled(
     return settled
 
 
-def by_status(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) -> HeldAnswer:
-    """A status step split at the middle side, run alone at a few processes: where it dies as the
-    crashing release does, the crash comes with the jax it runs; where it runs ok, with the rest."""
-    told = ends_of(step, sides.prober.reuse.stored)
+def by_ending(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) -> HeldAnswer:
+    """An ending's step split at the middle side, run alone at a few processes, judged on its counts
+    against each release's: like the crashing one, the crash comes with its jax; else the rest."""
+    stored = sides.prober.reuse.stored
+    told = crashing_side(step, stored)
     if isinstance(told, str):
         return dataclasses.replace(answer, problem=told)
-    crashing, _ = told
-    sides.progress(f"  library or jax, by status: {middle.label}, {STATUS_SCREEN} processes")
-    stored = sides.screened([middle], STATUS_SCREEN).get(middle.label)
-    if stored is None:
+    crashing = told[0]
+    sides.progress(f"  library or jax, by its ending: {middle.label}, {MIDDLE_PROCESSES} processes")
+    result = sides.screened([middle], MIDDLE_PROCESSES).get(middle.label)
+    if result is None:
         return dataclasses.replace(answer, problem="the middle side stored no result")
-    summary = summarise(stored)
-    comes_with = status_part(summary, with_crashing_jax=answer.jax_of_middle == crashing)
+    ends = {label: summarise(found) for label in step.pair if (found := stored(label)) is not None}
+    dead, running = ends[crashing], ends[step.before if crashing == step.after else step.after]
+    summary = summarise(result)
+    with_crashing_jax = answer.jax_of_middle == crashing
+    comes_with = status_part(summary, (dead, running), step.thresholds, with_crashing_jax)
     return dataclasses.replace(
         answer, middle_ended=summary.words(), status_comes_with=comes_with, crashing=crashing
     )
 
 
-def status_part(middle: StatusSummary, *, with_crashing_jax: bool) -> str:
-    """Which part a crash comes with, from how the middle side's processes ended: dead with
-    the crashing release's jax (or ok with the other's) is jax's; else the libraries'."""
-    dies, runs = middle.all_dead, middle.all_ok
-    if not (dies or runs):
+def status_part(
+    middle: StatusSummary,
+    ends: tuple[StatusSummary, ...],
+    rule: Thresholds,
+    with_crashing_jax: bool,
+) -> str:
+    """Which part a crash comes with, from the middle side's counts of processes that died against
+    each release's (``ends``: the crashing one's, the running one's): like the crashing release with
+    its jax (or the running one with the other's) is jax's; the other way, the libraries'."""
+    like_dead, like_running = like_ends(middle, ends, rule)
+    if like_dead == like_running:
         return APART
-    return JAX if dies == with_crashing_jax else LIBRARIES
+    return JAX if like_dead == with_crashing_jax else LIBRARIES
 
 
 def _middle(step: Step, sides: StepSides) -> tuple[Side, str, dict[str, tuple[str, str]]] | str:

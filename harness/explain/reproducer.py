@@ -28,10 +28,11 @@ from typing import Any
 from harness.analysis.metrics import compare_results
 from harness.analysis.significance import MOVED, Comparison, Shape
 from harness.analysis.spending import CHANGES
+from harness.analysis.statuses import Ending, change_between, summarise
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
-from harness.explain.crash import StatusReproduced, ends_of, status_reproduced
+from harness.explain.crash import crashing_side
 from harness.explain.export_listing import MAX_FILE, read_export, removed
 from harness.explain.tried import error_of
 from harness.install.commit_venvs import is_commit_label
@@ -73,6 +74,32 @@ def counterpart(key: MetricKey, shape: Shape | None = None) -> MetricKey | str:
     if found is None:
         return "it is none of what the reproducer measures (compile time, run time, temp bytes)"
     return found
+
+
+@dataclass(frozen=True)
+class StatusReproduced:
+    """The reproducer run on both releases, judged by status: does it die where the script does?"""
+
+    ended: dict[str, str] = field(default_factory=dict)  # release → ``ok in 3 of 3 processes``
+    reproduces: bool = False
+
+    def data(self) -> dict[str, Any]:
+        return {"ended": dict(self.ended), "reproduces": self.reproduces}
+
+
+def status_reproduced(
+    step: Step, results: dict[str, StoredResult | None], change: Ending
+) -> StatusReproduced:
+    """Whether the reproducer's processes flip as the script's did, the same way round (``change``:
+    the step's own arrow); how it dies may differ (a segfault on one CPU is a hang on another)."""
+    ended = {
+        label: summarise(stored).words() if stored is not None else "no result stored"
+        for label, stored in results.items()
+    }
+    ends = [summarise(stored) for label in step.pair if (stored := results.get(label)) is not None]
+    flipped = change_between(ends[0], ends[1], step.thresholds) if len(ends) == 2 else None
+    same_way = flipped is not None and flipped.stops_running == change.stops_running
+    return StatusReproduced(ended, same_way)
 
 
 @dataclass(frozen=True)
@@ -142,7 +169,7 @@ class Reproducer:
     ) -> ReproducerAnswer:
         kept = step.kept("reproducer")
         folder = step.folder("reproducer")
-        if step.by_status:
+        if step.ending:
             return status_reproducer(step, sides, folder, kept)
         for label in step.pair:  # where each side's programs go: never a link planted there
             step.folder("reproducer", "captured", label)
@@ -181,10 +208,10 @@ def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> 
     """A status step's reproducer: exported from the release that runs (the one that dies may die
     before it exports), run on both releases, judged by how its processes end."""
     answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
-    told = ends_of(step, sides.prober.reuse.stored)
+    told = crashing_side(step, sides.prober.reuse.stored)
     if isinstance(told, str):
         return dataclasses.replace(answer, problem=told)
-    crashing, change = told
+    crashing, change, _ = told
     runs = step.before if crashing == step.after else step.after
     captured = step.folder("reproducer", "captured", runs)
     listing = capture(sides, runs, captured)

@@ -102,7 +102,7 @@ def _probed(judged: Judgement, setting: Setting) -> str:
     """``0.4.31 good``; by status, how its processes ended (``0.10.1 SIGSEGV (exit 139)``): an
     endpoint is good or bad by the range's terms, whether or not it ran ok."""
     side = judged.ends
-    if not setting.criterion.is_status or side is None:
+    if not setting.criterion.ending or side is None:
         return f"{judged.release} {setting.terms.word(judged.verdict)}"
     return f"{judged.release} {side.alike or side.words()}"
 

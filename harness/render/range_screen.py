@@ -53,7 +53,7 @@ def head_line(command: str, setting: Setting, first: str, last: str) -> str:
 
 def step_row(step: ReleaseStep, setting: Setting) -> list[str]:
     compared, ends = step.comparison, f"{step.before} → {step.after}"
-    if step.criterion.metric is None:  # the claim's flip, the processes' ends
+    if step.criterion.figures is None:  # the claim's flip, the processes' ends
         return [step.criterion.name, ends, "", step.said, ""]
     marks = marks_text(compared, setting.thresholds)
     return [step.criterion.name, ends, compared.ratio_cell or "n/a", compared.said, marks]

@@ -212,7 +212,7 @@ def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[s
         "case": setting.case,
         "sizes": setting.sizes,
         "profile": setting.profile,
-        "criterion": "metric" if setting.metric else setting.criterion.name,  # claim, status, all
+        "criterion": "metric" if setting.metric else setting.criterion.name,  # or its name
         "metric": setting.metric.metric_name if setting.metric else None,
         "terms": {"old": terms.old, "new": terms.new},
         terms.old: first,

@@ -162,7 +162,7 @@ def _step_rows(found: TriageOutcome) -> list[list[str]]:
     rows = []
     for c in found.confirmations:
         step = c.step
-        first = step.said if step.criterion.metric is None else against_cell(step.comparison)
+        first = step.said if step.criterion.figures is None else against_cell(step.comparison)
         again = _claim_cells(c) if step.criterion.is_claim else against_cell(c.comparison)
         holds = "yes" if c.confirmed else "no"
         source = f"{c.before.release}: {c.before.note}; {c.after.release}: {c.after.note}"

@@ -61,7 +61,7 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
     for (before, after), changes in sorted(steps.items(), key=lambda s: where.get(s[0][1], 0)):
         ordered = sorted(changes, key=lambda tc: tc[1].step.criterion.rank())
         changes_of = [c for _, c in ordered]
-        lead = next((c for _, c in ordered if c.step.criterion.metric is not None), ordered[0][1])
+        lead = next((c for _, c in ordered if c.step.criterion.figures is not None), ordered[0][1])
         between = found.skipped_between(lead.step)
         libs = (setting.jaxlib.get(before), setting.jaxlib.get(after))
         # jaxlib named if not the jax release's own version (jax 0.4.33, jaxlib 0.4.33 says it all)

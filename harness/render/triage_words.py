@@ -67,7 +67,7 @@ def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> s
             text = f"claim holds again from {step.after} (last failed in {step.before})"
         else:
             text = f"claim holds from {step.after} (last failed in {step.before})"
-    elif step.criterion.is_status:
+    elif step.criterion.ending:
         text = status_answer(change)
     else:
         assert change.comparison is not None

@@ -63,8 +63,8 @@ def why_lines(
     the step (library or JAX is said first, by ``libraries_line``)."""
     found = setting.evidence.get((before, after), ())
     lines: list[Finding] = []
-    if criterion.metric is not None:  # a status step's trials are its own kind's (``crash``)
-        metric = criterion.metric
+    if criterion.figures is not None:  # an ending's trials are its own kind's (``crash``)
+        metric = criterion.figures
         for each in found:
             if isinstance(each, ReproducerAnswer):
                 lines += reproduced_lines(each, step, metric)
@@ -671,7 +671,7 @@ def next_steps(
     said: list[FollowUp] = []
     known_commit = False
     defaults = of_kind(found, DefaultsAnswer)
-    metric = criterion.metric
+    metric = criterion.figures
     if defaults is not None and metric is not None and _unwanted(step, unwanted):
         for each in defaults.workarounds(metric, step):
             said.append(FollowUp(f"the workaround, on {after}", each.trial.words(), shell=False))

@@ -134,8 +134,9 @@ class Setting:
         return list(self.target) or ["--case", self.case]
 
     @property
-    def metric(self) -> MetricKey | None:  # the one metric judged, if one is
-        return self.criterion.metric
+    def metric(self) -> MetricKey | None:
+        """The one metric of figures judged, if one is; not how processes end (``process.end``)."""
+        return self.criterion.figures
 
     def header(self) -> str:
         return (

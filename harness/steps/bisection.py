@@ -36,7 +36,7 @@ from harness.analysis.statuses import (
     ran,
     summarise,
 )
-from harness.metric_names import Criterion, Judged
+from harness.metric_names import ENDING, Criterion, Judged
 from harness.steps.judge import FIX, REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.steps.probes import Probe, ProbeRelease
 from harness.store.schema import RunStatus
@@ -185,7 +185,7 @@ def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey)
 
 def _newly_missing(a: ProcessSamples, b: ProcessSamples) -> bool:
     """A metric one side printed in every process that ran ok and the other in only some (as a new
-    ending in some, ``statuses.status_change``): a candidate to measure again, counts undecided."""
+    ending in some, ``statuses.change_between``): a candidate to measure again, counts undecided."""
     return a.missing != b.missing and min(len(a.processes), len(b.processes)) > 0
 
 
@@ -263,7 +263,7 @@ def status_steps(
     measurements: Sequence[Probe], thresholds: Thresholds, *, screen: bool = False
 ) -> list[ReleaseStep]:
     """Each status step between consecutive releases whose processes ran, in every process or in
-    some (``statuses.status_change``)."""
+    some (``statuses.change_between``)."""
     ran_ones = [m for m in measurements if ran(m.result)]
     steps = []
     for before, after in pairwise(ran_ones):
@@ -273,7 +273,7 @@ def status_steps(
         if change is not None:
             ends = (before.release, after.release)
             compared = compare_endings(was, now, thresholds)
-            steps.append(ReleaseStep(Criterion(Judged.STATUS), *ends, compared, ending=change))
+            steps.append(ReleaseStep(Criterion.of(ENDING), *ends, compared, ending=change))
     return steps
 
 

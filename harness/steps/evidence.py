@@ -88,13 +88,13 @@ class Step:
     @property
     def metrics(self) -> tuple[MetricKey, ...]:
         """The metrics the step moved."""
-        return tuple(c.metric for c in self.criteria if c.metric is not None)
+        return tuple(c.figures for c in self.criteria if c.figures is not None)
 
     @property
     def shape(self) -> Shape:
         """What the step is, which decides the order its kinds are asked in: an ending for a status
         step; else the shape its metrics share, a cost where they are of several."""
-        if self.by_status:
+        if self.ending:
             return Shape.ENDING
         return common_shape(self.shapes.get(metric) for metric in self.metrics)
 
@@ -119,14 +119,15 @@ class Step:
 
     def narrowed(self, metrics: Collection[MetricKey]) -> Step:
         """The step asked of ``metrics`` alone among its metrics (its other criteria kept)."""
-        kept = tuple(c for c in self.criteria if c.metric is None or c.metric in metrics)
+        kept = tuple(c for c in self.criteria if c.figures is None or c.figures in metrics)
         return dataclasses.replace(self, criteria=kept)
 
     @property
-    def by_status(self) -> bool:
-        """A status step (a release whose processes die beside one that runs ok): judged by how its
-        processes end, never by a number (``metrics`` empty)."""
-        return any(c.is_status for c in self.criteria)
+    def ending(self) -> bool:
+        """A step of how the processes end (``process.end``: a release whose processes die, in every
+        one or in some, beside one that runs): judged on its counts, never by a number (``metrics``
+        empty)."""
+        return any(c.ending for c in self.criteria)
 
     @property
     def changed(self) -> bool:

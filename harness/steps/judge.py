@@ -136,7 +136,7 @@ class Judge:
         # "ok" or how every process died, once the good endpoint ran
         self.good_status: str | None = None
         self.good, self.bad = good, bad
-        self.metric = criterion.metric
+        self.metric = criterion.figures
         self.thresholds = thresholds
         self.good_result: StoredResult | None = None
         self.bad_result: StoredResult | None = None
@@ -165,8 +165,8 @@ class Judge:
         return result if self.metric is None or self.metric in metric_samples(result) else first
 
     def __call__(self, release: str) -> Judgement:
-        if self.criterion.is_status:
-            return by_status(self, release)
+        if self.criterion.ending:
+            return by_ending(self, release)
         measurement, good, bad = self._probe(release, False)
         problem, result = _usable(measurement), measurement.result
         if problem or result is None:
@@ -281,7 +281,7 @@ class Judge:
         return between(measurement, vs_good, vs_bad, self.direction, self.terms)
 
 
-def by_status(judge: Judge, release: str) -> Judgement:
+def by_ending(judge: Judge, release: str) -> Judgement:
     """``judge``'s verdict on ``release`` with ``--status``: good or bad by how its processes ended,
     judged on their counts of processes that died (``statuses.compare_endings``), as every ending
     is: like the good endpoint where it differs from the bad one and not from the good, and the

@@ -22,11 +22,11 @@ from harness.analysis.claims import compare_claims, flip_chance
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import (
+    Ending,
     change_between,
     compare_endings,
     measured,
     ran,
-    same_way,
     summarise,
 )
 from harness.metric_names import Criterion
@@ -138,7 +138,7 @@ def confirm(
 ) -> Confirmation:
     """The step measured again: a metric's comparison, the endings', or the claim's flip, whose
     error bounds its processes with a verdict on each release in each round (``flip_chance``)."""
-    if step.criterion.is_status:
+    if step.criterion.ending:
         return confirm_status(step, before, after, thresholds)
     problem = _ok(before) or _ok(after)
     if problem:
@@ -174,8 +174,13 @@ def confirm_status(
         return Confirmation(step, before, after, None, False, why)
     was, then = summarise(before.result), summarise(after.result)
     comparison = compare_endings(was, then, thresholds)
-    assert step.ending is not None, "a status step has its ends"
-    same = same_way(change_between(was, then, thresholds), step.ending)
+    again, first = change_between(was, then, thresholds), step.ending
+    # the same way round (ok to dead, or back): which ending is commonest is its detail
+    same = (
+        isinstance(again, Ending)
+        and first is not None
+        and again.stops_running == first.stops_running
+    )
     how = "the same step" if same else "no such step this time"
     if not same and comparison.verdict is Verdict.UNDECIDED:
         how = "undecided this time"

@@ -413,7 +413,7 @@ def _left_open(confirmation: Confirmation) -> list[Finding]:
     undecided counts.  A new ending, or a number gone, in some processes is red until its counts
     say it is no change (``Comparison.leans_worse``)."""
     step, compared = confirmation.step, confirmation.comparison
-    first = step.comparison if step.criterion.is_status else None
+    first = step.comparison if step.criterion.ending else None
     seen_once = not confirmation.undecided and first is not None and first.leans_worse
     if not (confirmation.undecided or seen_once):
         return []
@@ -599,7 +599,7 @@ def first_regression(watched: TargetWatch) -> Finding | None:
         (
             f
             for f in watched.findings
-            if f.kind == REGRESSION and f.criterion is not None and f.criterion.metric is not None
+            if f.kind == REGRESSION and f.criterion is not None and f.criterion.figures is not None
         ),
         None,
     )

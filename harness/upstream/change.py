@@ -21,7 +21,7 @@ from harness.analysis.significance import MOVED, Comparison, Shape, Thresholds, 
 from harness.analysis.statuses import compare_endings, ran, summarise
 from harness.errors import UsageError
 from harness.findings import Finding, finding_from
-from harness.metric_names import JSON, PROCESS, Judged, MetricKey, parse_metric_name
+from harness.metric_names import JSON, PROCESS, Judged, MetricKey, names_ending, parse_metric_name
 from harness.store.files import DocumentProblem, parse_document, read_bounded
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessEnd, RunStatus
@@ -31,7 +31,6 @@ PLATFORMS = {"cpu": "CPU", "gpu": "GPU", "tpu": "TPU"}
 
 # A bisect answer is a few kB of JSON; a larger one is none, and whole could exhaust memory.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
-STATUS = Judged.STATUS.stem  # how an answer's data names a step of how the processes end
 
 
 @dataclass(frozen=True)
@@ -68,10 +67,10 @@ def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
         if not isinstance(each, dict) or each.get("outcome") != "confirmed":
             continue
         metric = each.get("metric")
-        criterion = Judged.named(str(metric))
-        if criterion is Judged.CLAIM:
+        if Judged.named(str(metric)) is Judged.CLAIM:
             continue  # the claim's: nothing to draft
-        step = {"criterion": STATUS if criterion is Judged.STATUS else "metric", "metric": metric}
+        # an ending's criterion is its name (``process.end``, or ``status`` in an older answer)
+        step = {"criterion": metric if names_ending(metric) else "metric", "metric": metric}
         step |= {"last_good": each.get("before"), "first_bad": each.get("after")}
         step |= {"findings": each.get("findings"), "measured_again": True}
         steps.append(BisectAnswer(answer.name, shared | step))
@@ -252,13 +251,13 @@ def _about(
         if isinstance(a.data, dict)
         and [a.data.get(k) for k in ("case", "sizes", "profile")] == [case, sizes, profile]
         and answer_ends(a.data) is not None
-        and (a.data.get("criterion") == STATUS) is status
+        and names_ending(a.data.get("criterion")) is status
     ]
 
 
 def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
     data = answer.data
-    named, ending = data.get("metric"), data.get("criterion") == STATUS
+    named, ending = data.get("metric"), names_ending(data.get("criterion"))
     bisected = parse_metric_name(named) if isinstance(named, str) and not ending else None
     probes = []
     for probe in data.get("probes") or []:

@@ -22,7 +22,7 @@ from pathlib import Path
 from harness.analysis.metrics import compare_results
 from harness.analysis.significance import MOVED, Comparison, Thresholds, Verdict
 from harness.analysis.spending import ALL, CHANGES
-from harness.analysis.statuses import ran, summarise
+from harness.analysis.statuses import like_ends, ran, summarise
 from harness.catalogue.discovery import CaseInfo
 from harness.cli.options import LOOKS, PROCESSES
 from harness.explain.reproducer import Reproducer, ReproducerAnswer
@@ -197,10 +197,11 @@ def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
 def newest_status_line(
     prober: ReleaseProber, request: StepRequest, crash: Dead, target: list[str]
 ) -> tuple[str, str]:
-    """Whether the newest release on the index still crashes, measured: "still crashes on V", "runs
-    again on V", or how its processes ended ("" where it is an end of the step); and where it runs
-    again, the bisect that finds since which release (``target``: the script's words), for the
-    screen."""
+    """Whether the newest release on the index still crashes, measured and judged on its counts of
+    processes that died against each side's, as the step was: "still crashes on V", "runs again on
+    V", or how its processes ended where its counts tell it from both or neither ("" where it is an
+    end of the step); and where it runs again, the bisect that finds since which release
+    (``target``: the script's words), for the screen."""
     newest = request.newest
     if newest in (request.good, request.bad):
         return "", ""
@@ -211,15 +212,19 @@ def newest_status_line(
             "",
         )
     side = summarise(probe.result)
-    if side.all_dead:
+    ends = [prober(release).result for release in (crash.crashes, crash.runs)]
+    if ends[0] is None or ends[1] is None:
+        return f"on {newest}: {side.words()}", ""
+    dies, runs = like_ends(side, (summarise(ends[0]), summarise(ends[1])), Thresholds())
+    if dies and not runs:
         return f"still {crash.verb} on {newest} ({side.words()})", ""
-    if side.all_ok and crash.regression:
+    if dies or not runs:
+        return f"on {newest}: {side.words()}", ""
+    if crash.regression:
         words = ["--status", "--broken", crash.crashes, "--fixed", newest]
         bisect = nox_command("bisect", target, words, request.asked.sizes, request.asked.profile)
         return (
             f"runs again on {newest} ({side.words()})",
             f"since which release it runs again: `{bisect}`",
         )
-    if side.all_ok:
-        return f"still runs on {newest} ({side.words()})", ""
-    return f"on {newest}: {side.words()}", ""
+    return f"still runs on {newest} ({side.words()})", ""

@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from harness.analysis.sequential import STATUS, is_open, open_comparison
+from harness.analysis.sequential import is_open, open_comparison
 from harness.analysis.significance import (
     Comparison,
     CostDetail,
@@ -11,6 +11,7 @@ from harness.analysis.significance import (
     Verdict,
 )
 from harness.analysis.spending import Design
+from harness.metric_names import ENDING
 from harness.stats import summarize
 from harness.store.schema import EndKind, ProcessEnd, RunStatus, Settings
 from tests.analysis.test_power import _processes
@@ -120,13 +121,15 @@ def test_an_ending_in_some_processes_stays_open_until_its_counts_decide_at_the_l
             replace(p, status=RunStatus.CRASHED) if i < count else p for i, p in enumerate(runs)
         ]
 
-    status = Settings(processes=5, decide="changes", max_processes=20, decide_metrics=("status",))
-    early = open_comparison(_processes(count=10), dead(_processes(count=10), 5), status)
-    assert early and "died in 0 of 10 processes on A, 5 of 10 on B" in early[0]
-    late = open_comparison(_processes(count=20), dead(_processes(count=20), 10), status)
-    assert late == [], "0 of 20 against 10 of 20: decided at the last look, though 10 ran ok"
-    none = open_comparison(_processes(count=10), _processes(count=10), status)
-    assert none == [], "no process died: nothing to decide"
+    # ``status``: as settings stored before the ending was a metric name it
+    for name in (ENDING.metric_name, "status"):
+        status = Settings(processes=5, decide="changes", max_processes=20, decide_metrics=(name,))
+        early = open_comparison(_processes(count=10), dead(_processes(count=10), 5), status)
+        assert early and "died in 0 of 10 processes on A, 5 of 10 on B" in early[0], name
+        late = open_comparison(_processes(count=20), dead(_processes(count=20), 10), status)
+        assert late == [], "0 of 20 against 10 of 20: decided at the last look, though 10 ran ok"
+        none = open_comparison(_processes(count=10), _processes(count=10), status)
+        assert none == [], "no process died: nothing to decide"
 
 
 def test_a_process_killed_by_sigkill_in_some_is_an_ending_measured_until_decided():
@@ -136,7 +139,7 @@ def test_a_process_killed_by_sigkill_in_some_is_an_ending_measured_until_decided
     for signal, still_open in (("SIGKILL", True), ("SIGTERM", False)):
         end = ProcessEnd(EndKind.SIGNAL, signal=signal, exit_status=137, from_outside=True)
         killed = [replace(p, status=RunStatus.CRASHED, died=end) for p in b[:2]]
-        found = open_comparison(a, [*killed, *b[2:]], DECIDING, metrics=[STATUS])
+        found = open_comparison(a, [*killed, *b[2:]], DECIDING, metrics=[ENDING.metric_name])
         assert bool(found) is still_open, (signal, found)
 
 

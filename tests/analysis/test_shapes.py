@@ -16,7 +16,7 @@ from harness.analysis.metrics import (
 )
 from harness.analysis.shapes import compare_counts, compare_values, fisher_p, shape_of
 from harness.analysis.significance import SHAPES, Comparison, Shape, Thresholds, Verdict
-from harness.analysis.statuses import status_change
+from harness.analysis.statuses import change_between, summarise
 from harness.measure.script_numbers import script_numbers
 from harness.metric_names import parse_metric_name
 from harness.store.results import StoredResult
@@ -144,10 +144,10 @@ def test_a_new_crash_in_half_of_twenty_processes_is_a_status_step():
     base = real_result("async_dispatch-0.12.0.1")
     ok = _stored(derive(base, release="a", processes=20))
     half = _stored(died(derive(base, release="b", processes=20), {**SEGFAULT, "processes": 10}))
-    assert status_change(ok, half) is None, "without thresholds: every process alike only"
-    assert status_change(ok, half, Thresholds()) == "ok → SIGSEGV (exit 139)"
-    assert status_change(half, ok, Thresholds()) == "SIGSEGV (exit 139) → ok"
-    assert status_change(ok, ok, Thresholds()) is None, "A/A"
+    ok_ends, half_ends = summarise(ok), summarise(half)
+    assert change_between(ok_ends, half_ends, Thresholds()) == "ok → SIGSEGV (exit 139)"
+    assert change_between(half_ends, ok_ends, Thresholds()) == "SIGSEGV (exit 139) → ok"
+    assert change_between(ok_ends, ok_ends, Thresholds()) is None, "A/A"
     assert len(metric_samples(half)) > 0, "the ten that ran ok are measured"
 
 

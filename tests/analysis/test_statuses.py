@@ -2,6 +2,7 @@
 
 import pytest
 
+from harness.analysis.significance import Thresholds
 from harness.analysis.statuses import change_between, end_verb, end_words, error_line, summary_of
 from harness.store.schema import EndKind, ProcessEnd, ProcessRun, RunStatus
 
@@ -89,7 +90,7 @@ def test_an_ending_s_verb_comes_from_how_its_processes_ended_never_from_its_word
     assert end_verb(end) == verb
     ok, dead = summary_of(_processes(None)), summary_of(_processes(end))
     for was, now in ((ok, dead), (dead, ok)):
-        change = change_between(was, now)
+        change = change_between(was, now, Thresholds())
         assert change is not None and change.verb == verb, (end, str(change))
 
 
@@ -112,24 +113,25 @@ def test_processes_that_all_died_each_their_own_way_are_an_ending_whose_detail_i
     """Six processes, six ways (or hangs and segfaults), against six ok: a change, with or without
     the counts' test, named the same whatever order they died in; 'dies' where their verbs
     differ."""
-    from harness.analysis.significance import Thresholds, Verdict
-    from harness.analysis.statuses import compare_endings, same_way
+    from harness.analysis.significance import Verdict
+    from harness.analysis.statuses import compare_endings
 
     ok, dead = summary_of(_processes(None, 6)), summary_of(_each(ends))
-    assert dead.all_dead and dead.alike is not None and " other ending" in dead.alike
-    for thresholds in (None, Thresholds()):
-        change = change_between(ok, dead, thresholds)
-        assert change is not None and change.stops_running and change.verb == "dies", str(change)
-        back = change_between(dead, ok, thresholds)
-        assert back is not None and not back.stops_running
+    assert dead.alike is not None and " other ending" in dead.alike
+    change = change_between(ok, dead, Thresholds())
+    assert change is not None and change.stops_running and change.verb == "dies", str(change)
+    back = change_between(dead, ok, Thresholds())
+    assert back is not None and not back.stops_running
     assert compare_endings(ok, dead, Thresholds()).verdict is Verdict.CHANGED
-    again = change_between(ok, summary_of(_each(SIX_WAYS[::-1])))
-    assert same_way(again, change_between(ok, dead)), "measured again, another commonest ending"
+    again = change_between(ok, summary_of(_each(SIX_WAYS[::-1])), Thresholds())
+    assert again is not None and again.stops_running == change.stops_running, (
+        "measured again, another commonest ending: the same way round"
+    )
     assert "SIGSEGV (exit 139) in " in dead.words() and "timed out" in dead.words()
 
 
 def test_a_process_killed_from_outside_keeps_a_dead_side_a_fault_never_an_ending():
     outside = ProcessEnd(EndKind.SIGNAL, signal="SIGTERM", exit_status=143, from_outside=True)
     dead = summary_of(_each([*SIX_WAYS[:5], outside]))
-    assert not dead.all_dead and dead.alike is None and dead.fault()
-    assert change_between(summary_of(_processes(None, 6)), dead) is None
+    assert dead.alike is None and dead.fault()
+    assert change_between(summary_of(_processes(None, 6)), dead, Thresholds()) is None

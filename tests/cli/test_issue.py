@@ -41,3 +41,5 @@ def test_status_asks_for_a_crash_report_and_names_no_metric_with_it(tmp_path):
     assert not issue(tmp_path).status
     with pytest.raises(UsageError, match="--metric: not allowed with argument --status"):
         issue(tmp_path, "--status", "--metric", "scan.wall_ns")
+    spelt = issue(tmp_path, "--metric", "process.end", "--good", "0.4.31", "--bad", "0.4.33")
+    assert spelt == checked, "--status is the spelling of --metric process.end"

@@ -190,9 +190,11 @@ def test_a_bisect_by_status_needs_no_metric_and_names_its_answer_and_triage_by_i
     script.write_text("print(1)\n")
     argv = ["bisect", "--script", str(script), "--status", "--good", "0.4.26", "--bad", "0.4.30"]
     options = check(parse([*argv, "--results", str(tmp_path / "r")]))
-    assert options.criterion.is_status and options.metric is None
+    assert options.criterion.ending and options.metric is None
     assert swept_metrics(options) == [], "by status: no metric compared"
     assert "--status" in triage_command(options)
+    spelt = [*argv[:3], "--metric", "process.end", *argv[4:], "--results", str(tmp_path / "r")]
+    assert check(parse(spelt)).criterion == options.criterion, "--metric process.end"
     with pytest.raises(UsageError, match="--claim: not allowed with argument --status"):
         parse([*argv, "--claim"])
     case = ["bisect", "--case", "scan_sync", "--status", "--good", "0.4.26", "--bad", "0.4.30"]

@@ -12,7 +12,7 @@ from harness.commands import ranges
 from harness.errors import UsageError
 from harness.install.venvs import ReleaseEnv
 from harness.main import main
-from harness.metric_names import Criterion, parse_metric_name
+from harness.metric_names import ENDING, Criterion, parse_metric_name
 from harness.steps.evidence import StepSides
 
 from .conftest import release_plan
@@ -201,3 +201,18 @@ def test_what_a_range_left_undecided_is_said_once_with_how_more_processes_may_de
     said = ranges.undecided_hint(options, ["json.x 0.4.30 → 0.4.31 ×1.2"]).text
     assert said.startswith("Undecided, not unchanged (json.x 0.4.30 → 0.4.31 ×1.2): the endpoints")
     assert said.count("Undecided") == 1 and "--max-processes 40" in said
+
+
+def test_a_range_by_status_is_measured_until_the_counts_of_processes_that_died_decide(tmp_path):
+    """The looks of a bisect by status go on deciding how the processes end (``process.end``, on
+    its counts), not every metric of the processes that ran ok; with a metric, that metric."""
+    script = tmp_path / "repro.py"
+    script.write_text("print(1)\n")
+    plan = release_plan(tmp_path, "0.4.26", "0.4.30")
+    argv = ["bisect", "--script", str(script), "--good", "0.4.26", "--bad", "0.4.30"]
+    argv += ["--releases", str(plan), "--results", str(tmp_path / "r")]
+    for asked, judged in (("--status", ENDING), ("--metric", parse_metric_name("json.loss"))):
+        words = [asked, judged.metric_name] if asked == "--metric" else [asked]
+        options = check(parse([*argv, *words]))
+        prober = ranges.prober_for(options, ranges.plan_for(options))
+        assert prober.decide_on == (Criterion.of(judged),), asked

@@ -119,7 +119,7 @@ def test_a_crash_in_half_the_processes_is_measured_until_its_counts_decide(
     code, out, data, err = every_other(tmp_path, capsys, monkeypatch, releases, "flaky")
     assert code == 0, err[-3000:]
     assert "Nothing could be measured" not in out
-    [status] = [c for c in data["confirmations"] if c["metric"] == "status"]
+    [status] = [c for c in data["confirmations"] if c["metric"] == "process.end"]
     assert status["outcome"] == "confirmed", status
     [said] = [a for a in data["answers"] if a.startswith("status:")]
     assert said.startswith("status: crashes since 0.4.31: ok in ")
@@ -160,7 +160,7 @@ def test_processes_that_all_die_each_their_own_way_are_a_change_on_their_counts(
     code, out, data, err = every_other(tmp_path, capsys, monkeypatch, releases, "mixed")
     assert code == 0, err[-3000:]
     assert "No confirmed change" not in out and "No change found" not in out
-    [status] = [c for c in data["confirmations"] if c["metric"] == "status"]
+    [status] = [c for c in data["confirmations"] if c["metric"] == "process.end"]
     assert status["outcome"] == "confirmed", status
     [said] = [a for a in data["answers"] if a.startswith("status:")]
     assert said.startswith("status: dies since 0.4.31: "), said

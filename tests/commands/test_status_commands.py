@@ -94,7 +94,7 @@ def test_a_triage_finds_confirms_and_says_where_a_release_started_crashing(crash
     assert "where jax 0.4.31 died: SIGSEGV (exit 139)" in out
     assert 'dies_on_release.py", line' in out, "the innermost frame of the faulthandler stack"
     [confirmed] = data["confirmations"]
-    assert (confirmed["metric"], confirmed["outcome"]) == ("status", "confirmed")
+    assert (confirmed["metric"], confirmed["outcome"]) == ("process.end", "confirmed")
     assert data["answers"][0].startswith("status: crashes since 0.4.31: SIGSEGV (exit 139) in ")
     crashed = data["first_round"]["releases"][1]["died"][0]
     assert crashed["signal"] == "SIGSEGV" and "in programs" in crashed["stack"]

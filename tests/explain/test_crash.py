@@ -1,28 +1,25 @@
-"""A status step's why: settings tried on the release that dies, judged by how its processes end."""
+"""An ending's why: settings tried on the release that dies, judged on counts as the step was."""
 
 import dataclasses
 
 from harness.analysis.significance import Thresholds
-from harness.analysis.statuses import Ending
 from harness.explain.crash import (
     CHANGED,
     MAX_STATUS_TRIED,
-    STATUS_SCREEN,
     CrashAnswer,
     CrashFlags,
     StatusTried,
-    ends_of,
-    judge_status,
-    partly_crashing,
+    crashing_side,
+    judge_counts,
     planned_trials,
-    status_reproduced,
+    stopped,
     try_in_turn,
 )
 from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.dumps import CompiledAnswer
 from harness.explain.kinds import KINDS, kinds_for
 from harness.explain.tried import Trial
-from harness.metric_names import Criterion, Judged, parse_metric_name
+from harness.metric_names import ENDING, Criterion, parse_metric_name
 from harness.render.why import crash_lines
 from harness.steps.evidence import Step
 from tests.conftest import SEGFAULT, as_stored, derive, died, real_result
@@ -34,23 +31,26 @@ ASYNC = Change("jax_cpu_enable_async_dispatch", JAX, "False", "True")
 ADDED = Change("xla_cpu_new_flag", XLA, None, "true")
 
 
-def ok(processes=STATUS_SCREEN, release="0.10.1"):
+SCREEN = 3  # processes a side in these tests
+
+
+def ok(processes=SCREEN, release="0.10.1"):
     return as_stored(
         derive(real_result("async_dispatch-0.12.0.1"), release=release, processes=processes)
     )
 
 
-def segfaults(processes=STATUS_SCREEN, release="0.10.2"):
+def segfaults(processes=SCREEN, release="0.10.2"):
     base = derive(real_result("async_dispatch-0.12.0.1"), release=release, processes=processes)
     return as_stored(died(base, SEGFAULT))
 
 
 def step(before="0.10.1", after="0.10.2"):
-    return Step(before, after, (Criterion(Judged.STATUS),), "cpu", Thresholds(), None, "answer")  # type: ignore[arg-type]
+    return Step(before, after, (Criterion.of(ENDING),), "cpu", Thresholds(), None, "answer")  # type: ignore[arg-type]
 
 
-def test_a_status_step_is_one_whose_only_metric_is_status():
-    assert step().by_status and step().changed and not step().metrics
+def test_an_ending_s_step_is_one_whose_only_metric_is_process_end():
+    assert step().ending and step().changed and not step().metrics
     assert not Step(
         "a",
         "b",
@@ -59,28 +59,35 @@ def test_a_status_step_is_one_whose_only_metric_is_status():
         Thresholds(),
         None,
         "s",
-    ).by_status  # type: ignore[arg-type]
+    ).ending  # type: ignore[arg-type]
 
 
 def test_the_release_that_dies_is_read_from_the_two_releases_results_either_way_round():
     stored = {"0.10.1": ok(), "0.10.2": segfaults()}
-    assert ends_of(step(), stored.get) == ("0.10.2", "ok → SIGSEGV (exit 139)")
+    assert crashing_side(step(), stored.get) == ("0.10.2", "ok → SIGSEGV (exit 139)", (3, 3))
     fixed = {"0.10.1": segfaults(release="0.10.1"), "0.10.2": ok(release="0.10.2")}
-    assert ends_of(step(), fixed.get) == ("0.10.1", "SIGSEGV (exit 139) → ok")
-    assert "no status step" in str(ends_of(step(), {"0.10.1": ok(), "0.10.2": ok()}.get))
-    assert "could not both be read" in str(ends_of(step(), {"0.10.1": ok()}.get))
+    assert crashing_side(step(), fixed.get) == ("0.10.1", "SIGSEGV (exit 139) → ok", (3, 3))
+    assert "no change" in str(crashing_side(step(), {"0.10.1": ok(), "0.10.2": ok()}.get))
+    assert "could not both be read" in str(crashing_side(step(), {"0.10.1": ok()}.get))
 
 
-def test_a_crash_in_some_processes_only_is_not_tried_one_process_at_a_time():
+def test_a_crash_in_some_processes_only_is_told_by_the_step_s_own_counts():
+    """The step's own comparison (the counts at its thresholds) tells the release that dies, in
+    every process or in some: one rule, no "every process ok beside every one dead alike"."""
     base = derive(real_result("async_dispatch-0.12.0.1"), release="0.10.2", processes=20)
     some = as_stored(died(base, {**SEGFAULT, "processes": 10}))
-    said = ends_of(step(), {"0.10.1": ok(processes=20), "0.10.2": some}.get)
-    assert isinstance(said, str) and said.startswith("a new ending in some processes only")
-    crashing, ending, counts = partly_crashing(step(), {"0.10.1": ok(20), "0.10.2": some}.get)  # type: ignore[misc]
+    crashing, ending, counts = crashing_side(step(), {"0.10.1": ok(20), "0.10.2": some}.get)  # type: ignore[misc]
     assert (crashing, ending, counts) == ("0.10.2", "ok → SIGSEGV (exit 139)", (10, 20)), (
         "the crash kind tries it by its counts"
     )
-    assert partly_crashing(step(), {"0.10.1": ok(), "0.10.2": segfaults()}.get) is None
+    few = as_stored(
+        died(
+            derive(real_result("async_dispatch-0.12.0.1"), release="0.10.2"),
+            {**SEGFAULT, "processes": 1},
+        )
+    )
+    said = crashing_side(step(), {"0.10.1": ok(), "0.10.2": few}.get)
+    assert isinstance(said, str) and "no change" in said, "1 of 3 against 0 of 3: no step"
 
 
 def test_a_trial_on_a_partly_crashing_release_runs_until_one_dies_or_as_many_ran_ok():
@@ -125,7 +132,9 @@ def test_each_changed_default_is_set_on_the_release_that_dies_to_the_other_s_val
     )
 
 
-def test_trials_run_one_process_first_and_the_first_that_runs_in_every_process_ends_the_search():
+def test_a_trial_on_a_release_dead_in_every_process_is_judged_on_its_counts_as_well():
+    """A crash in every process is tried as a flaky one is: doubling rounds until a process dies,
+    or as many ran ok as the release measured; the first that runs ends the search."""
     trials = [(Trial(change, "0.10.2", "false"), CHANGED) for change in (ASYNC, THUNK, YNN)]
     asked = []
 
@@ -133,25 +142,32 @@ def test_trials_run_one_process_first_and_the_first_that_runs_in_every_process_e
         asked.append((trial.change.name, processes))
         return ok(processes) if trial.change is THUNK else segfaults(processes)
 
-    tried, untried = try_in_turn(trials, run)
-    assert asked == [
-        (ASYNC.name, 1),
-        (THUNK.name, 1),
-        (THUNK.name, STATUS_SCREEN),
-    ], "a trial that dies in its one process is not run again; one that runs is confirmed"
+    tried, untried = try_in_turn(trials, run, against=((3, 3), Thresholds()))
+    assert asked == [(ASYNC.name, 1), (THUNK.name, 1), (THUNK.name, 2)], (
+        "a trial that dies in its first process is not run again; one that runs is run to 3"
+    )
     assert [t.runs for t in tried] == [False, True] and untried == 1
     assert tried[0].ended == "SIGSEGV (exit 139) in 1 of 1 process"
-    assert tried[1].ended == f"ok in {STATUS_SCREEN} of {STATUS_SCREEN} processes"
+    assert tried[1].ended == "ok in 3 of 3 processes (told apart from 3 of 3 dead on the release)"
+    asked.clear()
+    [ten] = try_in_turn(trials[1:2], run, ((10, 10), Thresholds()))[0]
+    assert asked == [(THUNK.name, 1), (THUNK.name, 2)] and ten.runs, (
+        "dead in every process of ten: three ok tell it apart exactly, no need for ten"
+    )
     many = [(Trial(ASYNC, "0.10.2", str(n)), CHANGED) for n in range(MAX_STATUS_TRIED + 2)]
-    tried, untried = try_in_turn(many, lambda trial, processes: segfaults(processes))
+    tried, untried = try_in_turn(many, lambda trial, p: segfaults(p), ((3, 3), Thresholds()))
     assert len(tried) == MAX_STATUS_TRIED and untried == 2 and not any(t.runs for t in tried)
 
 
-def test_a_trial_judged_by_status_one_ok_process_of_one_is_no_workaround():
+def test_one_ok_process_of_one_is_no_workaround():
     trial = Trial(THUNK, "0.10.2", "false")
-    assert not judge_status(trial, CHANGED, ok(1)).runs, "one process is one draw of the machine"
-    assert judge_status(trial, CHANGED, ok(3)).runs
-    assert judge_status(trial, CHANGED, None).ended == "no result stored"
+    assert not judge_counts(trial, CHANGED, 1, (3, 3), Thresholds()).runs, (
+        "one process is one draw of the machine"
+    )
+    assert judge_counts(trial, CHANGED, 3, (3, 3), Thresholds()).runs
+    said = stopped(trial, CHANGED, None)
+    assert said is not None and said.ended == "no result stored" and not said.runs
+    assert stopped(trial, CHANGED, ok(3)) is None, "every process ran ok: the trial goes on"
 
 
 def test_the_answer_names_the_workaround_and_its_setting_and_says_once_what_is_not_asked():
@@ -189,20 +205,6 @@ def test_the_answer_names_the_workaround_and_its_setting_and_says_once_what_is_n
     assert none.data()["workaround"] is None
 
 
-def test_the_reproducer_reproduces_a_crash_where_its_processes_flip_the_same_way_round():
-    results = {"0.10.1": ok(), "0.10.2": segfaults()}
-    found = status_reproduced(step(), results, Ending("ok", "SIGSEGV (exit 139)", "crashes"))
-    assert found.reproduces
-    assert found.ended == {
-        "0.10.1": "ok in 3 of 3 processes",
-        "0.10.2": "SIGSEGV (exit 139) in 3 of 3 processes",
-    }
-    both_ok = status_reproduced(
-        step(), {"0.10.1": ok(), "0.10.2": ok()}, Ending("ok", "SIGSEGV (exit 139)", "crashes")
-    )
-    assert not both_ok.reproduces and both_ok.data()["reproduces"] is False
-
-
 def test_string_flags_named_like_what_xla_compiled_anew_are_set_empty():
     from harness.explain.crash import emptied
     from harness.explain.defaults import Option
@@ -219,42 +221,6 @@ def test_string_flags_named_like_what_xla_compiled_anew_are_set_empty():
     assert trial.words() == "XLA_FLAGS=--xla_cpu_experimental_ynn_fusion_type="
     assert trial.environment({})["XLA_FLAGS"] == "--xla_cpu_experimental_ynn_fusion_type="
     assert emptied(listing, {"ynn"}, "cpu", {change.name}) == []
-
-
-def test_library_or_jax_for_a_crash_is_told_by_how_the_middle_side_s_processes_end():
-    from harness.analysis.statuses import summarise
-    from harness.explain.held_library import APART, JAX, LIBRARIES, HeldAnswer, status_part
-    from harness.render.why import held_line
-
-    dies, runs = summarise(segfaults()), summarise(ok())
-    assert status_part(dies, with_crashing_jax=True) == JAX
-    assert status_part(runs, with_crashing_jax=True) == LIBRARIES
-    assert status_part(runs, with_crashing_jax=False) == JAX, "the older jax, the newer libraries"
-    assert status_part(dies, with_crashing_jax=False) == LIBRARIES
-    mixed = summarise(
-        as_stored(
-            died(derive(real_result("async_dispatch-0.12.0.1")), {**SEGFAULT, "processes": 1})
-        )
-    )
-    assert status_part(mixed, with_crashing_jax=True) == APART
-    answer = HeldAnswer(
-        "0.10.1",
-        "0.10.2",
-        {"numpy": ("2.4.6", "2.5.0")},
-        middle="0.10.2+numpy.2.4.6",
-        jax_of_middle="0.10.2",
-        middle_ended=dies.words(),
-        status_comes_with=JAX,
-        crashing="0.10.2",
-    )
-    assert held_line(answer) == (
-        "comes with jax 0.10.2 (jax 0.10.2 with numpy 2.4.6 held: SIGSEGV (exit 139) in 3 of 3 "
-        "processes)"
-    )
-    assert not answer.settles and answer.answered() == ()
-    libraries = HeldAnswer(**{**answer.__dict__, "status_comes_with": LIBRARIES})
-    assert libraries.settles and libraries.answered() == ()
-    assert libraries.data()["status"] == {"comes_with": LIBRARIES, "middle_ended": dies.words()}
 
 
 def test_a_status_step_of_a_script_asks_the_kinds_that_judge_by_status_and_not_those_of_a_number():

@@ -275,3 +275,45 @@ def test_where_every_moved_package_cannot_be_held_the_declared_libraries_alone_a
     assert dict(answer.moved) == {"equinox": ("0.11.4", "0.11.6")}, "what the middle side held"
     tried = [line for line in sides.lines if "library or jax" in line]
     assert "numpy==2.0.1" in tried[0] and "numpy" not in tried[-1], "every package first"
+
+
+def test_library_or_jax_for_a_crash_is_told_by_how_the_middle_side_s_processes_end():
+    """Judged on the middle side's counts of processes that died against each release's, as the
+    step was: like the crashing release, like the running one, or told from both or neither."""
+    from harness.analysis.statuses import summarise
+    from harness.explain.held_library import HeldAnswer, status_part
+    from tests.conftest import SEGFAULT, as_stored, died
+    from tests.explain.test_crash import ok, segfaults
+
+    dies, runs = summarise(segfaults()), summarise(ok())
+    ends, rule = (dies, runs), Thresholds()
+    assert status_part(dies, ends, rule, with_crashing_jax=True) == JAX
+    assert status_part(runs, ends, rule, with_crashing_jax=True) == LIBRARIES
+    assert status_part(runs, ends, rule, with_crashing_jax=False) == JAX, (
+        "the older jax, the newer libraries"
+    )
+    assert status_part(dies, ends, rule, with_crashing_jax=False) == LIBRARIES
+    mixed = summarise(
+        as_stored(
+            died(derive(real_result("async_dispatch-0.12.0.1")), {**SEGFAULT, "processes": 1})
+        )
+    )
+    assert status_part(mixed, ends, rule, with_crashing_jax=True) == APART
+    answer = HeldAnswer(
+        "0.10.1",
+        "0.10.2",
+        {"numpy": ("2.4.6", "2.5.0")},
+        middle="0.10.2+numpy.2.4.6",
+        jax_of_middle="0.10.2",
+        middle_ended=dies.words(),
+        status_comes_with=JAX,
+        crashing="0.10.2",
+    )
+    assert held_line(answer) == (
+        "comes with jax 0.10.2 (jax 0.10.2 with numpy 2.4.6 held: SIGSEGV (exit 139) in 3 of 3 "
+        "processes)"
+    )
+    assert not answer.settles and answer.answered() == ()
+    libraries = HeldAnswer(**{**answer.__dict__, "status_comes_with": LIBRARIES})
+    assert libraries.settles and libraries.answered() == ()
+    assert libraries.data()["status"] == {"comes_with": LIBRARIES, "middle_ended": dies.words()}

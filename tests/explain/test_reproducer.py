@@ -451,3 +451,22 @@ def test_a_folder_or_link_planted_where_the_reproducer_s_files_go_is_removed_nev
     )
     assert (tmp_path / "user_file").read_text() == "the user's"
     assert not (folder / "program_01.npz").is_symlink()
+
+
+def test_the_reproducer_reproduces_a_crash_where_its_processes_flip_the_same_way_round():
+    """Judged on its counts at the step's thresholds, as the step was."""
+    from harness.analysis.statuses import Ending
+    from harness.explain.reproducer import status_reproduced
+    from tests.explain.test_crash import ok, segfaults, step
+
+    results = {"0.10.1": ok(), "0.10.2": segfaults()}
+    found = status_reproduced(step(), results, Ending("ok", "SIGSEGV (exit 139)", "crashes"))
+    assert found.reproduces
+    assert found.ended == {
+        "0.10.1": "ok in 3 of 3 processes",
+        "0.10.2": "SIGSEGV (exit 139) in 3 of 3 processes",
+    }
+    both_ok = status_reproduced(
+        step(), {"0.10.1": ok(), "0.10.2": ok()}, Ending("ok", "SIGSEGV (exit 139)", "crashes")
+    )
+    assert not both_ok.reproduces and both_ok.data()["reproduces"] is False

@@ -6,7 +6,7 @@ import dataclasses
 
 from harness.analysis.significance import Thresholds
 from harness.findings import Finding, FollowUp
-from harness.metric_names import Criterion, Judged, parse_metric_name
+from harness.metric_names import ENDING, Criterion, Judged, parse_metric_name
 from harness.render.bisect_screen import (
     Bisected,
     bisect_follow_ups,
@@ -155,14 +155,14 @@ def test_a_status_step_offers_the_crash_report_on_the_screen_and_in_the_answer_s
     """A bisect by status (``--status``) offers ``issue … --status`` as its next command, and its
     answer's data names its criterion, which the draft reads back."""
     found = bisected("json.steps").found
-    setting = dataclasses.replace(SETTING, criterion=Criterion(Judged.STATUS))
+    setting = dataclasses.replace(SETTING, criterion=Criterion.of(ENDING))
     offered = [each.command for each in bisect_follow_ups(Bisected(found, setting))]
     draft = (
         "nox -s issue -- --script loop_json.py --status --good 0.4.31 --bad 0.4.33 --profile cpu"
     )
     assert offered[-1] == draft, offered
     data = bisect_json(found, setting)
-    assert data["criterion"] == "status"
+    assert data["criterion"] == "process.end" and data["metric"] is None
     assert draft in [each["command"] for each in data["next"]]
 
 
@@ -176,6 +176,6 @@ def test_a_status_bisect_says_how_each_probe_ended_never_good_for_one_that_crash
     dead = died(first.result.result.to_json(), SEGFAULT)
     crashed = dataclasses.replace(first, result=as_stored(dead))
     found = dataclasses.replace(found, probes=[crashed, *found.probes[1:]])
-    setting = dataclasses.replace(SETTING, criterion=Criterion(Judged.STATUS))
+    setting = dataclasses.replace(SETTING, criterion=Criterion.of(ENDING))
     text = bisect_screen([Bisected(found, setting)], setting, [report("status")])
     assert "probed: 0.4.30 SIGSEGV (exit 139), 0.4.34 ok" in text and "0.4.30 good" not in text

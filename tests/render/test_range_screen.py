@@ -85,7 +85,7 @@ def test_a_sweep_lists_a_release_that_crashes_in_every_process_as_a_step_and_say
     )
     text = sweep_screen(found, setting(), "r.md")
     assert "Nothing could be measured" not in text and fits(text)
-    rows = [line.split(None, 2) for line in text.splitlines() if line.startswith("  status")]
+    rows = [line.split(None, 2) for line in text.splitlines() if line.startswith("  process.end")]
     assert [row[1] for row in rows] == ["0.4.30", "0.4.31"]
     assert "ok → SIGSEGV (exit 139)" in rows[0][2] and "SIGSEGV (exit 139) → ok" in rows[1][2]
     assert "0.4.31 crashed (SIGSEGV (exit 139) in 10 of 10 processes)" in text

@@ -184,7 +184,7 @@ def test_a_crash_since_a_release_is_answered_with_where_it_died():
     )
     data = triage_json(found, setting)
     [confirmation] = data["confirmations"]
-    assert confirmation["metric"] == "status" and confirmation["outcome"] == "confirmed"
+    assert confirmation["metric"] == "process.end" and confirmation["outcome"] == "confirmed"
     [_, crashed] = data["first_round"]["releases"]
     assert crashed["died"][0]["signal"] == "SIGSEGV" and "in reduce" in crashed["died"][0]["stack"]
 

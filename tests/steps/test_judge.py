@@ -6,7 +6,7 @@ import pytest
 
 from harness.analysis.significance import Thresholds, Verdict
 from harness.errors import UsageError
-from harness.metric_names import Criterion, Judged, MetricKey, parse_metric_name
+from harness.metric_names import ENDING, Criterion, MetricKey, parse_metric_name
 from harness.steps.judge import Judge, ReleaseVerdict
 from harness.steps.probes import Probe
 from harness.store.results import StoredResult
@@ -232,7 +232,7 @@ def status_bisect(scales, terms=None):
     releases = FakeReleases(scales)
     names = list(scales)
     terms = terms or REGRESSION
-    judge = Judge(releases, names[0], names[-1], Criterion(Judged.STATUS), Thresholds(), terms)
+    judge = Judge(releases, names[0], names[-1], Criterion.of(ENDING), Thresholds(), terms)
     return bisect(names, judge, terms), releases, FIX
 
 

@@ -4,7 +4,7 @@ one answer each."""
 import pytest
 
 from harness.analysis.significance import Thresholds, Verdict
-from harness.metric_names import Criterion, Judged, parse_metric_name
+from harness.metric_names import ENDING, Criterion, parse_metric_name
 from harness.render.triage_words import answers
 from harness.steps.triage import triage
 from tests.conftest import SEGFAULT, TERMINATED, FakeReleases
@@ -183,12 +183,12 @@ def test_a_release_that_crashes_in_every_process_beside_one_that_runs_ok_is_a_co
     scales = {"r0": 1, "r1": 1, "r2": SEGFAULT, "r3": SEGFAULT, "r4": 1}
     found, _, confirmer = run(scales)
     assert not found.first_round.unmeasured()
-    statuses = [c for c in found.confirmations if c.step.criterion.is_status]
+    statuses = [c for c in found.confirmations if c.step.criterion.ending]
     assert [(c.step.before, c.step.after, c.step.said, c.confirmed) for c in statuses] == [
         ("r1", "r2", "ok → SIGSEGV (exit 139)", True),
         ("r3", "r4", "SIGSEGV (exit 139) → ok", True),
     ]
-    assert confirmer.metrics[("r1", "r2")] == (Criterion(Judged.STATUS),), (
+    assert confirmer.metrics[("r1", "r2")] == (Criterion.of(ENDING),), (
         "a status step decides how they end"
     )
     crash, again = [text for text in answers(found) if text.startswith("status")]
@@ -202,7 +202,7 @@ def test_a_release_that_crashes_in_every_process_beside_one_that_runs_ok_is_a_co
 def test_a_status_step_that_is_not_seen_again_is_not_confirmed():
     found, _, _ = run({"a": 1, "b": SEGFAULT}, again={"a": 1, "b": 1})
     [step] = found.confirmations
-    assert step.step.criterion.is_status and not step.confirmed
+    assert step.step.criterion.ending and not step.confirmed
     assert step.reason.startswith("measured again: no such step this time")
     assert answers(found) == []
 
@@ -210,10 +210,10 @@ def test_a_status_step_that_is_not_seen_again_is_not_confirmed():
 def test_a_crash_in_one_process_of_many_is_measured_again_and_undecided_never_a_change():
     found, _, confirmer = run({"a": 1, "b": {**SEGFAULT, "processes": 1}})
     [step] = found.first_round.steps
-    assert step.criterion.is_status and step.said == "ok → SIGSEGV (exit 139)", (
+    assert step.criterion.ending and step.said == "ok → SIGSEGV (exit 139)", (
         "a new ending, even in one process, is a candidate to measure again"
     )
-    assert confirmer.metrics == {("a", "b"): (Criterion(Judged.STATUS),)}
+    assert confirmer.metrics == {("a", "b"): (Criterion.of(ENDING),)}
     assert not found.first_round.unmeasured(), "the other processes of b were measured"
     [confirmation] = found.confirmations
     assert not confirmation.confirmed and confirmation.undecided, "1 of 10 against 0 of 10"
@@ -231,7 +231,7 @@ def test_a_crash_in_half_of_ten_processes_is_left_undecided_with_its_counts():
 
 def test_a_process_killed_from_outside_is_said_as_a_fault_never_a_step():
     found, _, _ = run({"a": 1, "b": {**TERMINATED, "processes": 1}, "c": TERMINATED})
-    assert [s for s in found.first_round.steps if s.criterion.is_status] == []
+    assert [s for s in found.first_round.steps if s.criterion.ending] == []
     faults = dict(found.faults())
     assert set(faults) == {"b", "c"}
     assert faults["b"].startswith("killed from outside in 1 of 10 processes")

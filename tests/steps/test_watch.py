@@ -303,12 +303,12 @@ def test_a_release_that_crashes_in_every_process_is_a_regression_with_where_it_d
 
     found = watched({"old": 1, "new": SEGFAULT})
     [finding] = findings(found, answered(found))
-    assert finding.kind == "regression" and finding.metric == "status"
+    assert finding.kind == "regression" and finding.metric == "process.end"
     assert finding.text.startswith("status: crashes since new: SIGSEGV (exit 139) in 10 of 10")
     target = TargetWatch("t", "script", (finding,))
     assert first_regression(target) is None, "no metric to draft a timing issue about"
     flaky = watched({"old": 1, "new": {**SEGFAULT, "processes": 1}})
-    [broken] = [f for f in findings(flaky, answered(flaky)) if f.metric == "status"]
+    [broken] = [f for f in findings(flaky, answered(flaky)) if f.metric == "process.end"]
     assert broken.kind == "broken" and "undecided" in broken.text, (
         "a new ending in one process of many: no confirmed step, but red until the counts say "
         "it is no change"
@@ -465,7 +465,7 @@ def test_an_ending_found_is_remembered_without_a_ratio_and_recalled(tmp_path, ne
     """R8-8: a step of how processes end has no ratio; the memory keeps it as null (never NaN, which
     recall refuses: every watch would measure it and draft it again)."""
     found = watched({"old": 1, "new": new})
-    said = [f for f in findings(found, answered(found)) if f.metric == "status"]
+    said = [f for f in findings(found, answered(found)) if f.metric == "process.end"]
     assert said and all(f.ratio is None for f in said), said
     watch = TargetWatch("script-x", "script", tuple(said), page="triage-x.md")
     memory, key = Memory(tmp_path), memory_key({"pair": ["old", "new"]})
@@ -481,9 +481,11 @@ def test_a_crash_in_one_process_of_the_first_round_not_seen_again_is_red_in_watc
     from harness.render.watch_summary import WatchSummary, watch_markdown
 
     found = watched({"old": 1, "new": {**SEGFAULT, "processes": 1}}, {"old": 1, "new": 1})
-    [crash] = [f for f in findings(found, answered(found)) if f.metric == "status"]
+    [crash] = [f for f in findings(found, answered(found)) if f.metric == "process.end"]
     assert crash.kind == "broken" and crash.ratio is None, crash
-    assert crash.text.startswith("status old → new: ok → SIGSEGV (exit 139) in the first round ")
+    assert crash.text.startswith(
+        "process.end old → new: ok → SIGSEGV (exit 139) in the first round "
+    )
     assert "1 of 10 on B" in crash.text and "undecided" in crash.text
     watch = TargetWatch("script-x", "script", (crash,), page="triage-x.md")
     summary = WatchSummary("old", "new", {}, "cpu", 5, 20, Thresholds(), [watch], 1.0, 1.5)

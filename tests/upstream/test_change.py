@@ -10,7 +10,7 @@ import pytest
 from harness.analysis.metrics import ProcessSamples, compare_metric
 from harness.analysis.significance import Thresholds, Verdict
 from harness.findings import Finding, FollowUp
-from harness.metric_names import MetricKey, parse_metric_name
+from harness.metric_names import Criterion, MetricKey, parse_metric_name
 from harness.store.results import StoredResult
 from harness.upstream.change import (
     MAX_ANSWER_BYTES,
@@ -414,6 +414,26 @@ def test_a_bisect_by_status_gives_the_step_and_the_workaround_its_why_found():
         "its reproducer ran ok on both: it does not reproduce the crash"
     )
     assert found.dead is None, "no stored results: nothing to say how each side ended"
+
+
+def test_an_answer_written_before_the_ending_was_a_metric_reads_as_process_end():
+    """The stored answers here were written when a step of how the processes end had the criterion
+    ``status`` (a triage's confirmation the metric ``status``): they read as ``process.end``, the
+    same step as an answer written now gives."""
+    [old] = read_bisect_answers(ANSWERS, "async_dispatch")
+    assert old.data["criterion"] == "status" and "-status-" in old.name
+    new = BisectAnswer(old.name, old.data | {"criterion": "process.end"})
+    assert ending([old]) is not None and ending([old]) == ending([new])
+    assert Criterion.named(old.data["criterion"]) == Criterion.named("process.end")
+    assert Criterion.named(old.data["criterion"]).ending
+    triaged = [s for s in read_steps(ANSWERS, "async_dispatch") if s.name.startswith("triage-")]
+    assert triaged and {s.data["criterion"] for s in triaged} == {"status"}
+    assert [ending([s]) for s in triaged] == [
+        ending(
+            [BisectAnswer(s.name, s.data | {"criterion": "process.end", "metric": "process.end"})]
+        )
+        for s in triaged
+    ]
 
 
 def test_a_reproducer_is_taken_only_where_it_died_as_the_script_did():

@@ -70,3 +70,28 @@ def test_a_reproducer_that_ran_is_named_as_a_bisect_answer_names_it_and_one_that
         as_reproduced(ReproducerAnswer("0.5.3", "0.6.0", problem="jax 0.5.3 exported no program"))
         is None
     )
+
+
+def test_the_newest_release_of_a_crash_is_placed_on_its_counts_against_each_side(tmp_path):
+    """Judged as the step was, on the counts of processes that died (10 a side here): dead in most
+    still crashes, ok in all runs again, a share that tells it from neither is said as it is."""
+    from harness.upstream.change import ending_between
+    from harness.upstream.step_measured import newest_status_line
+    from tests.conftest import SEGFAULT
+
+    request, target = step_request(tmp_path), ["--script", "loop.py"]
+
+    def said(newest):
+        releases = FakeScriptReleases({"0.5.3": 1.0, "0.6.0": SEGFAULT, "0.6.2": newest})
+        dead = ending_between(releases("0.5.3").result, releases("0.6.0").result, Thresholds())
+        assert dead is not None and dead.crashes == "0.6.0"
+        return newest_status_line(releases, request, dead, target)
+
+    assert said(SEGFAULT) == ("still crashes on 0.6.2 (SIGSEGV in 10 of 10 processes)", "")
+    runs, bisect = said(1.0)
+    assert runs == "runs again on 0.6.2 (ok in 10 of 10 processes)"
+    assert "--status --broken 0.6.0 --fixed 0.6.2" in bisect
+    mostly = said({**SEGFAULT, "processes": 9})[0]
+    assert mostly.startswith("still crashes on 0.6.2"), "9 of 10 dead: like the crashing side"
+    half = said({**SEGFAULT, "processes": 5})[0]
+    assert half.startswith("on 0.6.2: ok in 5"), "5 of 10: told from neither side"
