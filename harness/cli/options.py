@@ -415,12 +415,13 @@ def max_processes_from(args: argparse.Namespace, processes: int, default: int) -
     return int(args.max_processes or default)
 
 
-def verdict_processes(processes: int, least: int) -> int:
-    """``processes`` a release, refused below ``least``: a verdict is settled over as many."""
+def verdict_processes(processes: int, least: int, each: str = "a release") -> int:
+    """``processes`` (``each``: a release, a size), refused below ``least``: a verdict is settled
+    over as many."""
     if processes < least:
         raise UsageError(
-            f"--processes {processes}: no verdict is possible with fewer than {least} processes a "
-            "release"
+            f"--processes {processes}: no verdict is possible with fewer than {least} processes "
+            f"{each}"
         )
     return processes
 
