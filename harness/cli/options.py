@@ -13,7 +13,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -709,13 +709,20 @@ def _names(given: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(parse_metric_name(name).metric_name for name in given))
 
 
-def declared_metrics(thresholds: Thresholds) -> list[tuple[str, tuple[str, ...]]]:
-    """Each option that declares metrics, and the names it declared: a name no measured metric has
-    is said (or refused, where the metrics are known before judging)."""
+def undeclared(thresholds: Thresholds, names: Collection[str]) -> list[tuple[str, str, str]]:
+    """Each metric an option declared that no metric of ``names`` is, with the option and a few of
+    ``names`` to show: said (or refused, where the metrics are known before judging), since it
+    changes no verdict and a typo would otherwise pass unseen."""
+    shown = ", ".join(sorted(names)[:8]) + (", …" if len(names) > 8 else "")
     return [
-        ("--higher-is-better", thresholds.higher_is_better),
-        ("--value", thresholds.values),
-        ("--cost", thresholds.costs),
+        (flag, name, shown)
+        for flag, declared in (
+            ("--higher-is-better", thresholds.higher_is_better),
+            ("--value", thresholds.values),
+            ("--cost", thresholds.costs),
+        )
+        for name in declared
+        if names and name not in names
     ]
 
 
