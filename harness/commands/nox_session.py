@@ -172,7 +172,7 @@ def release_range(places: Places, command: str, posargs: Sequence[str]) -> Launc
     return Launch([*request.harness_argv, "--releases", str(plan)])
 
 
-def watch(places: Places, posargs: Sequence[str], say: Progress = stderr_line) -> Launch:
+def watch(places: Places, posargs: Sequence[str], say: Progress) -> Launch:
     request = watch_view(posargs)
     listing = listing_of(places)
     versions = [jax for jax, _ in listing.pairs]
