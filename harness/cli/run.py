@@ -84,7 +84,6 @@ def check(args: argparse.Namespace) -> RunOptions:
     discovery.check_overrides(cases, overrides)
     if args.force and args.retry_failed:
         raise UsageError("--force and --retry-failed exclude each other")
-    # the sides of --sides, or this interpreter under --profile
     if args.sides is None:
         sides = [this_side(options.profile_label(args))]
     elif args.profile is not None:
