@@ -484,7 +484,8 @@ def process_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_target(parser: argparse.ArgumentParser) -> None:
-    """As many processes as a change needs: ``--target-ratio`` and what it is judged on."""
+    """What ``target_from`` reads: as many processes as a change needs (``--target-ratio``, what it
+    is judged on), or sides measured until decided (``--decide``, its metrics, its time budget)."""
     parser.add_argument(
         "--target-ratio",
         type=target_ratio,
@@ -506,11 +507,6 @@ def add_target(parser: argparse.ArgumentParser) -> None:
         choices=list(KIND_LABELS),
     )
     add_max_processes(parser)
-    add_decide(parser)
-
-
-def add_decide(parser: argparse.ArgumentParser) -> None:
-    """Measuring sides until decided: ``--decide``, the metrics it judges and its time budget."""
     parser.add_argument(
         "--decide",
         choices=[*MODES, "off"],
