@@ -13,7 +13,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +90,6 @@ def _number(text: str) -> float:
 def _within(
     read: Callable[[str], float], refused: Callable[[float], bool], why: str
 ) -> Callable[[str], float]:
-    """The type of a number ``read`` reads and ``refused`` refuses, saying ``why``."""
-
     def checked(text: str) -> float:
         value = read(text)
         if refused(value):
@@ -225,7 +223,6 @@ def add_case(
 
 
 def add_libraries(parser: argparse.ArgumentParser) -> None:
-    """What a plain script needs besides JAX, and how each release's set of it is resolved."""
     repeatable(
         parser,
         "--with",
@@ -313,7 +310,6 @@ def add_sizes(parser: argparse.ArgumentParser, what: str = "overrides the effort
 
 
 def add_draws(parser: argparse.ArgumentParser) -> None:
-    """Where size points come from: hypothesis's seed and the budget that refuses costly points."""
     parser.add_argument(
         "--seed", type=seed, default=DEFAULT_SEED, help="seed of the sizes hypothesis draws"
     )
@@ -335,7 +331,6 @@ def add_sampling(
     effort: str = "quick",
     timeout: str = "seconds per case process",
 ) -> None:
-    """``--effort`` and what it sets unless given: samples and sampling time per program."""
     parser.add_argument(
         "--effort",
         choices=discovery.EFFORTS,
@@ -409,24 +404,23 @@ def add_max_processes(parser: argparse.ArgumentParser) -> None:
 
 
 def max_processes_from(args: argparse.Namespace, processes: int, default: int) -> int:
-    """``--max-processes``, checked against ``processes``; ``default`` where it is not given."""
     if args.max_processes is not None and args.max_processes < processes:
         raise UsageError("--max-processes must be at least --processes")
     return int(args.max_processes or default)
 
 
-def verdict_processes(processes: int, least: int) -> int:
-    """``processes`` a release, refused below ``least``: a verdict is settled over as many."""
+def verdict_processes(processes: int, least: int, each: str = "a release") -> int:
+    """``processes`` (``each``: a release, a size), refused below ``least``: a verdict is settled
+    over as many."""
     if processes < least:
         raise UsageError(
-            f"--processes {processes}: no verdict is possible with fewer than {least} processes a "
-            "release"
+            f"--processes {processes}: no verdict is possible with fewer than {least} processes "
+            f"{each}"
         )
     return processes
 
 
 def add_processes(parser: argparse.ArgumentParser) -> None:
-    """How each cell is measured: in how many case processes, pinned where, on how loaded a host."""
     add_process_count(parser)
     parser.add_argument(
         "--min-sample-time",
@@ -450,7 +444,6 @@ def add_processes(parser: argparse.ArgumentParser) -> None:
 
 
 def add_max_load(parser: argparse.ArgumentParser) -> None:
-    """``--max-load``: how busy the rest of the machine may be before a process counts as loaded."""
     parser.add_argument(
         "--max-load",
         type=max_load,
@@ -476,7 +469,6 @@ def compile_repeats(processes: int) -> int:
 
 
 def process_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``Settings`` of ``add_processes``: processes, loop calibration, pinning, load."""
     if args.affinity is not None:
         check_affinity(args.affinity)
     processes = processes_from(args)
@@ -492,7 +484,8 @@ def process_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_target(parser: argparse.ArgumentParser) -> None:
-    """As many processes as a change needs: ``--target-ratio`` and what it is judged on."""
+    """What ``target_from`` reads: as many processes as a change needs (``--target-ratio``, what it
+    is judged on), or sides measured until decided (``--decide``, its metrics, its time budget)."""
     parser.add_argument(
         "--target-ratio",
         type=target_ratio,
@@ -514,11 +507,6 @@ def add_target(parser: argparse.ArgumentParser) -> None:
         choices=list(KIND_LABELS),
     )
     add_max_processes(parser)
-    add_decide(parser)
-
-
-def add_decide(parser: argparse.ArgumentParser) -> None:
-    """Measuring sides until decided: ``--decide``, the metrics it judges and its time budget."""
     parser.add_argument(
         "--decide",
         choices=[*MODES, "off"],
@@ -593,7 +581,6 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
 
 
 def add_why(parser: argparse.ArgumentParser, leaves_out: str, budget: str) -> None:
-    """``--no-why`` and ``--why-budget``: whether, and for how long, a change found is asked why."""
     parser.add_argument(
         "--no-why", dest="explain", action="store_false", help=f"leave out asking why {leaves_out}"
     )
@@ -626,7 +613,6 @@ def add_json(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def folder_to_write(folder: Path, what: str = "results") -> Path:
-    """A folder to write into: it may not exist yet, but it may not be a file."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{what} folder {folder} is a file")
     return folder
@@ -719,13 +705,20 @@ def _names(given: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(parse_metric_name(name).metric_name for name in given))
 
 
-def declared_metrics(thresholds: Thresholds) -> list[tuple[str, tuple[str, ...]]]:
-    """Each option that declares metrics, and the names it declared: a name no measured metric has
-    is said (or refused, where the metrics are known before judging)."""
+def undeclared(thresholds: Thresholds, names: Collection[str]) -> list[tuple[str, str, str]]:
+    """Each metric an option declared that no metric of ``names`` is, with the option and a few of
+    ``names`` to show: said (or refused, where the metrics are known before judging), since it
+    changes no verdict and a typo would otherwise pass unseen."""
+    shown = ", ".join(sorted(names)[:8]) + (", …" if len(names) > 8 else "")
     return [
-        ("--higher-is-better", thresholds.higher_is_better),
-        ("--value", thresholds.values),
-        ("--cost", thresholds.costs),
+        (flag, name, shown)
+        for flag, declared in (
+            ("--higher-is-better", thresholds.higher_is_better),
+            ("--value", thresholds.values),
+            ("--cost", thresholds.costs),
+        )
+        for name in declared
+        if names and name not in names
     ]
 
 

@@ -71,18 +71,6 @@ def add_measuring(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def sides_from(args: argparse.Namespace) -> list[Side]:
-    """The sides a ``run`` measures: those of ``--sides``, or this interpreter under
-    ``--profile``."""
-    if args.sides is None:
-        return [this_side(args.profile or "default")]
-    if args.profile is not None:
-        raise UsageError(
-            "--sides gives each side its profile; --profile is for a run without --sides"
-        )
-    return load_plan(args.sides)
-
-
 def check(args: argparse.Namespace) -> RunOptions:
     """Every check of ``run`` that needs neither JAX nor hypothesis (the noxfile calls it too)."""
     results = options.folder_to_write(args.results)
@@ -96,8 +84,14 @@ def check(args: argparse.Namespace) -> RunOptions:
     discovery.check_overrides(cases, overrides)
     if args.force and args.retry_failed:
         raise UsageError("--force and --retry-failed exclude each other")
-    sides = sides_from(args)
-    if args.sides is not None:
+    if args.sides is None:
+        sides = [this_side(options.profile_label(args))]
+    elif args.profile is not None:
+        raise UsageError(
+            "--sides gives each side its profile; --profile is for a run without --sides"
+        )
+    else:
+        sides = load_plan(args.sides)
         for side in sides:
             discovery.check_overrides(cases, side.sizes)
     settings = settings_from(args, len(sides))

@@ -12,7 +12,6 @@ from harness.catalogue.sizes import Budget
 from harness.claim_rule import MIN_CLAIM_PROCESSES
 from harness.cli import options
 from harness.cli.argparsing import Command
-from harness.errors import UsageError
 from harness.pins import device_class
 from harness.store.schema import Settings
 
@@ -55,12 +54,7 @@ def check(args: argparse.Namespace) -> SearchOptions:
     case = options.case_from(args)
     pinned = discovery.parse_sizes(args.size)
     discovery.check_overrides([case], pinned)
-    processes = options.processes_from(args)
-    if processes < MIN_CLAIM_PROCESSES:
-        raise UsageError(
-            f"--processes {processes}: a claim is settled over at least {MIN_CLAIM_PROCESSES} "
-            "processes a size"
-        )
+    options.verdict_processes(options.processes_from(args), MIN_CLAIM_PROCESSES, "a size")
     profile = options.profile_label(args)
     return SearchOptions(
         case=replace(case, space=case.space.fixed(pinned)),

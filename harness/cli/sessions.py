@@ -114,7 +114,6 @@ def _profile(name: str | None) -> Profile:
 
 
 def applies(profile: Profile, versions: Sequence[str]) -> None:
-    """UsageError unless ``profile`` applies to every one of the jax ``versions``."""
     for version in versions:
         if not profile.applies_to_version(version):
             raise UsageError(f"profile {profile.name} does not apply to jax {version}")

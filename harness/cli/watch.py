@@ -178,17 +178,6 @@ def _add_targets(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def selected(scripts: list[Path], include: Sequence[str], exclude: Sequence[str]) -> list[Path]:
-    """The scripts whose file name matches an ``include`` glob (every one without any) and no
-    ``exclude`` glob."""
-    return [
-        p
-        for p in scripts
-        if (not include or any(fnmatch(p.name, glob) for glob in include))
-        and not any(fnmatch(p.name, glob) for glob in exclude)
-    ]
-
-
 def watched_cases(args: argparse.Namespace) -> list[CaseInfo]:
     """The catalogue cases and plain scripts the command line names, each read and checked."""
     found: list[CaseInfo] = []
@@ -201,7 +190,12 @@ def watched_cases(args: argparse.Namespace) -> list[CaseInfo]:
         scripts = sorted(p for p in folder.glob("*.py") if p.is_symlink() or not p.is_dir())
         if not scripts:
             raise UsageError(f"--scripts {folder}: no *.py script in it")
-        scripts = selected(scripts, args.include, args.exclude)
+        scripts = [
+            p
+            for p in scripts
+            if (not args.include or any(fnmatch(p.name, glob) for glob in args.include))
+            and not any(fnmatch(p.name, glob) for glob in args.exclude)
+        ]
         if not scripts:
             raise UsageError(f"--scripts {folder}: --include and --exclude leave no script")
         if len(scripts) > MAX_SCRIPTS:

@@ -29,6 +29,7 @@ from harness.cli.argparsing import validate_with
 from harness.cli.calibrate import CalibrateOptions, CalibrationPlan
 from harness.commands import run as run_command
 from harness.errors import HarnessError
+from harness.measure.locks import stderr_line
 from harness.measure.sides import release_label
 from harness.render.calibration import noise_floor_sentence
 from harness.store.calibrations import CalibrationRun, append_calibration
@@ -120,7 +121,7 @@ def calibrate(
 
 
 def _run(run: Runner, what: str, arguments: list[str]) -> None:
-    print(f"calibrate: {what}", file=sys.stderr, flush=True)
+    stderr_line(f"calibrate: {what}")
     code = run(arguments)
     if code not in (0, 1):
         raise HarnessError(f"the {what} exited with code {code}")

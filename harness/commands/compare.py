@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from harness.analysis.set_comparison import ResultSet, SetComparison, compare_sets
 from harness.cli.compare import CompareOptions
-from harness.cli.options import declared_metrics
+from harness.cli.options import undeclared
 from harness.errors import UsageError
 from harness.render.json_out import dumps, set_comparison_json
 from harness.render.set_comparison import render_markdown, render_text
@@ -20,13 +20,9 @@ def refuse_undeclared(comparison: SetComparison) -> None:
         for pair in comparison.pairs
         for key in [*(m.key for m in pair.metrics), *pair.only_a, *pair.only_b]
     }
-    for flag, declared in declared_metrics(comparison.thresholds):
-        unknown = [name for name in declared if name not in names]
-        if unknown and names:
-            shown = ", ".join(sorted(names)[:8]) + (", …" if len(names) > 8 else "")
-            raise UsageError(
-                f"{flag} {unknown[0]}: no metric of A or B has that name (theirs: {shown})"
-            )
+    if found := undeclared(comparison.thresholds, names):
+        flag, name, shown = found[0]
+        raise UsageError(f"{flag} {name}: no metric of A or B has that name (theirs: {shown})")
 
 
 def execute(opts: CompareOptions) -> int:

@@ -16,26 +16,25 @@ def execute(opts: ListOptions) -> int:
         print(describe_case(case))
         return 0
     for case in catalogue.values():
-        print(
-            f"{case.name}\n    source: {case.source}\n    claim: {case.claim}\n    sizes: "
-            f"{_space(case)}\n"
-            f"    anchors (quick): {_anchors(case)}"
-        )
+        print("\n".join([case.name, *_outline(case)]))
     for name, reason in catalogue.broken.items():
         print(f"{name}\n    cannot be read: {reason}")
     return 1 if catalogue.broken else 0
 
 
-def _space(case: discovery.CaseInfo) -> str:
-    return ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
-
-
-def _anchors(case: discovery.CaseInfo) -> str:
-    shown = "; ".join(sizes_text(anchor) for anchor in case.anchors) or "none"
-    if case.accelerator_anchors is None:
-        return shown
-    on_accelerator = "; ".join(sizes_text(anchor) for anchor in case.accelerator_anchors) or "none"
-    return f"{shown} on a CPU profile; {on_accelerator} on a GPU or TPU profile"
+def _outline(case: discovery.CaseInfo) -> list[str]:
+    """What the list says of every case: where it comes from, its claim, sizes and anchors."""
+    space = ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
+    anchors = "; ".join(sizes_text(anchor) for anchor in case.anchors) or "none"
+    if case.accelerator_anchors is not None:
+        on_accelerator = "; ".join(sizes_text(a) for a in case.accelerator_anchors) or "none"
+        anchors = f"{anchors} on a CPU profile; {on_accelerator} on a GPU or TPU profile"
+    return [
+        f"    source: {case.source}",
+        f"    claim: {case.claim}",
+        f"    sizes: {space}",
+        f"    anchors (quick): {anchors}",
+    ]
 
 
 def describe_case(case: discovery.CaseInfo) -> str:
@@ -48,10 +47,7 @@ def describe_case(case: discovery.CaseInfo) -> str:
     lines = [
         case.name,
         f"    file: {case.path}",
-        f"    source: {case.source}",
-        f"    claim: {case.claim}",
-        f"    sizes: {_space(case)}",
-        f"    anchors (quick): {_anchors(case)}",
+        *_outline(case),
         *(
             f"    the discussion's own run at {sizes_text(run.sizes)}: {run.said()}"
             for run in case.source_runs

@@ -20,7 +20,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,10 +41,10 @@ from harness.install.environments import Environments, Prepared
 from harness.install.index import Listing, installs_together, load_listing, newest_installable
 from harness.install.venvs import ReleaseEnv, ensure, release_env, write_plan
 from harness.measure.guardian import follow_parent
+from harness.measure.locks import Progress, stderr_line
 from harness.pins import RELEASE_BY_VERSION, Profile, Release, index_release, interpreter
 
 MODES = ("prepare", "launch")
-Say = Callable[[str], None]  # where progress goes: stderr, under nox's own lines
 
 
 @dataclass(frozen=True)
@@ -71,10 +71,6 @@ class Launch:
         return [self.python or sys.executable, "-m", "harness", *self.argv]
 
 
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def session_python() -> str:
     """The session venv's interpreter, which lists the index: its pip sees the releases as the
     session's Python."""
@@ -87,7 +83,7 @@ def listing_of(places: Places) -> Listing:
     return load_listing(session_python(), places.cache / "jax-index.json")
 
 
-def ready(places: Places, release: Release, profile: Profile, say: Say) -> ReleaseEnv:
+def ready(places: Places, release: Release, profile: Profile, say: Progress) -> ReleaseEnv:
     """``release``'s cached venv under ``profile``, installed once and then reused; HarnessError (a
     failed session) when it cannot be."""
     env = places.env(release, profile)
@@ -112,7 +108,7 @@ def release_plan(places: Places, command: str, releases: list[Release], profile:
     return plan
 
 
-def script_side(places: Places, request: SessionRequest, release: Release, say: Say) -> Launch:
+def script_side(places: Places, request: SessionRequest, release: Release, say: Progress) -> Launch:
     """A plain script on one release, in a venv of its own, a side the session's harness drives."""
     assert request.own_venv_of is not None and request.profile is not None
     profile = request.profile
@@ -134,7 +130,7 @@ def script_side(places: Places, request: SessionRequest, release: Release, say: 
     return Launch([*request.sides_argv, "--sides", str(plan)])
 
 
-def matrix(places: Places, posargs: Sequence[str], say: Say) -> Launch:
+def matrix(places: Places, posargs: Sequence[str], say: Progress) -> Launch:
     request = interleaved_request(posargs)
     wanted = {(release.jax, profile.name): (release, profile) for release, profile in request.sides}
     # Each release's venv installed at once beside the others (uv waits mostly on downloads; one
@@ -147,7 +143,7 @@ def matrix(places: Places, posargs: Sequence[str], say: Say) -> Launch:
     return Launch([*request.run_argv, "--sides", str(plan)])
 
 
-def run_one(places: Places, posargs: Sequence[str], say: Say, command: str = "run") -> Launch:
+def run_one(places: Places, posargs: Sequence[str], say: Progress, command: str = "run") -> Launch:
     """``run`` or ``flags`` on one release of the index, in its cached venv."""
     request = release_run_view(posargs, command)
     assert request.profile is not None
@@ -176,7 +172,7 @@ def release_range(places: Places, command: str, posargs: Sequence[str]) -> Launc
     return Launch([*request.harness_argv, "--releases", str(plan)])
 
 
-def watch(places: Places, posargs: Sequence[str], say: Say = _say) -> Launch:
+def watch(places: Places, posargs: Sequence[str], say: Progress) -> Launch:
     request = watch_view(posargs)
     listing = listing_of(places)
     versions = [jax for jax, _ in listing.pairs]
@@ -192,7 +188,7 @@ def watch(places: Places, posargs: Sequence[str], say: Say = _say) -> Launch:
 
 
 def prepare(
-    session: str, posargs: Sequence[str], places: Places, jax: str = "", say: Say = _say
+    session: str, posargs: Sequence[str], places: Places, jax: str = "", say: Progress = stderr_line
 ) -> Launch:
     """Every environment ``session`` needs for ``posargs``, ready or planned, and the command to run
     on them."""
@@ -212,7 +208,12 @@ def launch_file(places: Places, session: str) -> Path:
 
 
 def launched(
-    mode: str, session: str, posargs: Sequence[str], places: Places, jax: str = "", say: Say = _say
+    mode: str,
+    session: str,
+    posargs: Sequence[str],
+    places: Places,
+    jax: str = "",
+    say: Progress = stderr_line,
 ) -> Launch | None:
     """``prepare``: make everything and record the command (None: nothing to run yet); ``launch``:
     the command, from the record ``prepare`` wrote for the same posargs, else prepared now."""

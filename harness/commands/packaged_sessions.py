@@ -37,6 +37,7 @@ from harness.cli.routing import NEED_THE_INDEX
 from harness.errors import UsageError
 from harness.host.environment import shown_path
 from harness.install.index import unreachable_index
+from harness.measure.locks import stderr_line
 from harness.pins import DRIVEN
 
 CACHE_SETTING = "JAX_REPRO_CACHE"
@@ -186,13 +187,11 @@ def drive(
         )
     cache = usable_cache(cache_root(environ))
     command = nox_command(session, posargs, cache, materialized(cache))
-    print(
+    stderr_line(
         f"jax-repro: {session} runs as `nox -s {session}` on the harness copied into "
         f"{shown_path(cache, anywhere=True)} (venvs in {shown_path(cache / 'nox', anywhere=True)}),"
         " its results, reports and stored answers in this folder, "
-        f"{shown_path(Path.cwd(), anywhere=True)}",
-        file=sys.stderr,
-        flush=True,
+        f"{shown_path(Path.cwd(), anywhere=True)}"
     )
     run(command[0], command, {**environ, DRIVEN: "1"})
     return 0

@@ -32,10 +32,6 @@ def _ago(seconds: float) -> str:
     return f"{days:.0f} days ago" if days >= 1 else f"{max(seconds, 0) / 3600:.0f} h ago"
 
 
-def _days(days: int) -> str:
-    return "day" if days == 1 else f"{days} days"
-
-
 def execute(opts: PruneOptions, environ: Mapping[str, str] = os.environ) -> int:
     folders = venv_folders(environ)
     venvs = [venv for folder in folders for venv in prune.harness_venvs(folder)]
@@ -56,8 +52,9 @@ def execute(opts: PruneOptions, environ: Mapping[str, str] = os.environ) -> int:
     linked = f" ({format_bytes(shared)} of their files stay, linked from uv's cache too)"
     recent = sum(why == prune.RECENT for _, why in done.kept)
     others = f", {len(done.kept) - recent} for another reason" if len(done.kept) > recent else ""
+    days = "day" if opts.days == 1 else f"{opts.days} days"
     print(
         f"{freed} {format_bytes(done.freed)} in {len(done.removed)} venvs"
-        f"{linked if shared > 0 else ''}; kept {recent} used in the last {_days(opts.days)}{others}"
+        f"{linked if shared > 0 else ''}; kept {recent} used in the last {days}{others}"
     )
     return 1 if any(why.startswith(prune.NOT_REMOVED) for _, why in done.kept) else 0

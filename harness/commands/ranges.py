@@ -23,7 +23,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from harness.cli.options import declared_metrics, prove_writable
+from harness.cli.options import prove_writable, undeclared
 from harness.cli.ranges import RangeOptions, bounded, target_words
 from harness.commands.progress import Progress
 from harness.errors import UsageError
@@ -256,19 +256,12 @@ def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
 
 
 def say_unknown_declared(names: Sequence[str], options: RangeOptions) -> None:
-    """One line for each metric declared (``--higher-is-better``, ``--value``, ``--cost``) that no
-    measured result has (``names``: theirs): it turns no verdict, and a typo there would otherwise
-    pass unseen."""
-    if not names:
-        return
-    for flag, declared in declared_metrics(options.thresholds):
-        for name in declared:
-            if name not in names:
-                shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
-                progress.keep(
-                    f"[{options.command}] {flag} {name}: no metric of {options.case.name} has "
-                    f"that name, so it changes nothing (its metrics: {shown})"
-                )
+    """One line for each metric declared that no measured result has (``names``: theirs)."""
+    for flag, name, shown in undeclared(options.thresholds, names):
+        progress.keep(
+            f"[{options.command}] {flag} {name}: no metric of {options.case.name} has that name, "
+            f"so it changes nothing (its metrics: {shown})"
+        )
 
 
 def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:

@@ -11,6 +11,7 @@ from harness.cli.search import SearchOptions
 from harness.errors import UsageError
 from harness.findings import nox_command
 from harness.measure.cells import PlannedRun, describe, point_claim
+from harness.measure.locks import stderr_line
 from harness.measure.runner import Recorder
 from harness.measure.sides import release_label, this_side
 from harness.store.files import replace_file
@@ -25,11 +26,7 @@ def execute(opts: SearchOptions) -> int:
         [(_, cell_run, *_)] = recorder.run(PlannedRun(opts.case, PlannedPoint(point, "search")))
         assert cell_run is not None, "measured anew: resume is off"
         shown = sizes_text(point)
-        print(
-            f"[{side.label}] search {opts.case.name} {shown} → {describe(cell_run)}",
-            file=sys.stderr,
-            flush=True,
-        )
+        stderr_line(f"[{side.label}] search {opts.case.name} {shown} → {describe(cell_run)}")
         return point_claim(cell_run, shown)
 
     with Recorder(opts.results, [side], opts.settings, opts.seed, opts.budget) as recorder:

@@ -107,7 +107,7 @@ def test_a_case_named_the_old_way_still_works_and_two_different_names_are_refuse
         (["run", "--min-sample-time", "1e300"], "more than an hour"),
         (["run", "--max-seconds", "1e300"], "more than a week"),
         (["run", "--timeout", "nan"], "must be a finite number"),
-        (["search", "--case", "scan_sync", "--processes", "1"], "at least 3 processes"),
+        (["search", "--case", "scan_sync", "--processes", "1"], "fewer than 3 processes a size"),
     ],
 )
 def test_numbers_that_would_overflow_or_cannot_give_a_verdict_are_refused(argv, message):
