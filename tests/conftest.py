@@ -106,6 +106,7 @@ LONGEST_MODULES = (
     "tests/measure/test_resume.py",
     "tests/catalogue/test_cases.py",
     "tests/measure/test_runner.py",
+    "tests/steps/test_suite_floor.py",
     "tests/explain/test_reproducer.py",
     "tests/commands/test_status_commands.py",
     "tests/test_main.py",
