@@ -8,11 +8,13 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.measure.locks import LOCK_DIR_VARIABLE, TIMING_LOCK_DIR_VARIABLE
 from harness.store.results import StoredResult, load_results
 from harness.store.schema import SCHEMA_VERSION
 
@@ -23,79 +25,115 @@ REPO = Path(__file__).parent.parent
 def nox_in_repo(
     *args: str, env: Mapping[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess:
-    """``nox ARGS`` in the repository, one at a time: its sessions share the repository's ``.nox``
-    venvs, which two test workers (``pytest -n``) must not create or install into at once (on a
-    fresh clone both would create ``.nox/bisect``)."""
-    lock_path = REPO / ".nox" / "tests.lock"
-    lock_path.parent.mkdir(exist_ok=True)
-    with lock_path.open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    """``nox ARGS`` in the repository, taking turns (``nox_turns``) with the other test workers'
+    (``pytest -n``) runs that would make or install into the same venv under ``.nox``."""
+    with nox_turns(args):
         command = [sys.executable, "-m", "nox", *args]
         return subprocess.run(
             command, cwd=REPO, capture_output=True, text=True, env=env, timeout=timeout, check=False
         )
 
 
-# The modules whose tests run nox: those take turns (``nox_in_repo``'s lock), so together they are
-# the suite's longest chain.  It is one scope of xdist's ``--dist=loadscope``, run by one worker and
-# started first, while the other workers take every other module, each whole (its module-scoped
-# fixtures: a whole sweep). tests/test_layout.py holds the list to the modules that call nox.
+# Every nox run's lock, and the sessions' own; the release venvs a session has the harness make are
+# under the harness's venv locks, which the workers share (``locks_of_the_run``).
+EVERY_NOX_RUN = "tests.lock"
+
+
+def nox_turns(args: tuple[str, ...]) -> AbstractContextManager[None]:
+    """The locks a nox run in the repository takes: each session it names (two runs of one session
+    reuse one venv), and before them every run's (``checkout_turn``) where a session's venv is not
+    installed yet (nox makes it, then installs this checkout, writing its egg-info here) or the run
+    names no plain session."""
+    sessions = named_sessions(args)
+    installed = [(REPO / ".nox" / name / ".harness-installed").is_file() for name in sessions]
+    first = [] if sessions and all(installed) else [EVERY_NOX_RUN]
+    return repo_locks(*first, *(f"tests-{name}.lock" for name in sorted(sessions)))
+
+
+def checkout_turn() -> AbstractContextManager[None]:
+    """Every nox run's lock: held while this checkout is built (its egg-info written here)."""
+    return repo_locks(EVERY_NOX_RUN)
+
+
+def named_sessions(args: tuple[str, ...]) -> set[str]:
+    """The sessions ``nox ARGS`` names with ``-s``; none where one is not a plain name (its venv's
+    folder another)."""
+    named, naming = set(), False
+    for word in args[: args.index("--")] if "--" in args else args:
+        if word.startswith("-"):
+            naming = word in ("-s", "--session", "--sessions", "-e")
+        elif naming:
+            named.add(word)
+    return named if all(re.fullmatch(r"\w+", name) for name in named) else set()
+
+
+@contextmanager
+def repo_locks(*names: str) -> Iterator[None]:
+    """Hold the lock files ``names`` under the repository's ``.nox``, taken in this order (every
+    caller takes them so: none waits on another that waits on it)."""
+    (REPO / ".nox").mkdir(exist_ok=True)
+    with ExitStack() as held:
+        for name in names:
+            lock = held.enter_context((REPO / ".nox" / name).open("a"))
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+# The modules whose tests run nox in the repository, longest first: minutes each, so xdist hands
+# them out first (``--dist=loadscope``: each module whole, on one worker, its module-scoped fixtures
+# made once), and the workers share them out.  They take turns only where two would make or
+# install into one venv (``nox_turns``); a release venv two need is made once, by the first
+# (the harness's venv lock). tests/test_layout.py holds the list to the modules that call nox.
 NOX_MODULES = (
-    "tests/commands/test_issue.py",
-    "tests/commands/test_libraries.py",
-    "tests/commands/test_packaged_sessions.py",
-    "tests/commands/test_release_commands.py",
     "tests/commands/test_watch.py",
+    "tests/commands/test_libraries.py",
+    "tests/commands/test_issue.py",
+    "tests/commands/test_release_commands.py",
+    "tests/commands/test_packaged_sessions.py",
     "tests/test_docs_commands.py",
     "tests/test_noxfile.py",
 )
 
 
 # The other modules whose real processes keep a worker longest (a minute or more each, by
-# ``--durations``): handed out right after the nox chain, so that none of them, started last, leaves
-# the other worker idle while it runs.
+# ``--durations``), longest first: handed out right after the nox modules, so that none of them,
+# started last, leaves the other worker idle while it runs.
 LONGEST_MODULES = (
     "tests/commands/test_shapes_commands.py",
     "tests/test_cli_script.py",
-    "tests/commands/test_status_commands.py",
-    "tests/explain/test_reproducer.py",
+    "tests/catalogue/test_benchmark_suite.py",
+    "tests/analysis/test_simulated_procedure.py",
     "tests/measure/test_resume.py",
+    "tests/catalogue/test_cases.py",
     "tests/measure/test_runner.py",
+    "tests/steps/test_suite_floor.py",
+    "tests/explain/test_reproducer.py",
+    "tests/commands/test_status_commands.py",
     "tests/test_main.py",
-    "tests/explain/test_defaults.py",
+    "tests/catalogue/test_scaffold.py",
     "tests/test_end_to_end.py",
+    "tests/explain/test_defaults.py",
 )
-
-
-def runs_nox(nodeid: str) -> bool:
-    return nodeid.split("::", 1)[0] in NOX_MODULES
+HANDED_OUT_FIRST = (*NOX_MODULES, *LONGEST_MODULES)
 
 
 def handed_out(nodeid: str) -> int:
-    """When xdist hands a test's scope out: the nox chain first, then the longest modules, then
-    the rest (each group in the order collected)."""
+    """When xdist hands a test's module out: the nox modules, then the longest others, each
+    group longest first; then the rest, in the order collected."""
     module = nodeid.split("::", 1)[0]
-    return 0 if module in NOX_MODULES else 1 if module in LONGEST_MODULES else 2
+    return HANDED_OUT_FIRST.index(module) if module in HANDED_OUT_FIRST else len(HANDED_OUT_FIRST)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    if config.getvalue("dist") != "loadscope":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    config.option.loadscopereorder = False  # scopes in the order collected: the nox chain first
-
-    class NoxTogether(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return "nox" if runs_nox(nodeid) else super()._split_scope(nodeid)
-
-    return NoxTogether(config, log)
+    """xdist's own scheduler, handing the scopes out in the order collected (``handed_out``), not
+    the most tests first."""
+    config.option.loadscopereorder = False
+    return None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests that run nox first, then the longest modules (xdist hands out scopes in the order
-    collected)."""
+    """The longest modules first (xdist hands out scopes in the order collected)."""
     items.sort(key=lambda item: handed_out(item.nodeid))
 
 
@@ -295,12 +333,21 @@ def interruptible_children() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def private_timing_lock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Tests take their own measurement lock, so a sweep running on the machine does not stall
-    them."""
-    previous = {name: os.environ.get(name) for name in ("XDG_RUNTIME_DIR", "HARNESS_LOCK_DIR")}
-    for name in previous:
-        os.environ[name] = str(tmp_path_factory.mktemp(name.lower()))
+def locks_of_the_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The tests take locks of their own, so a sweep running on the machine does not stall them:
+    the measurement lock each worker's own (``pytest -n``: what a test times, it only reads the
+    shape of), the venv locks shared by the run's workers, so that two of them needing one release
+    venv under ``.nox`` make it once."""
+    worker = tmp_path_factory.getbasetemp()
+    run = worker.parent if os.environ.get("PYTEST_XDIST_WORKER") else worker
+    (run / "locks").mkdir(exist_ok=True)  # every worker's basetemp is in the run's
+    wanted = {
+        LOCK_DIR_VARIABLE: run / "locks",
+        TIMING_LOCK_DIR_VARIABLE: tmp_path_factory.mktemp("timing-lock"),
+        "XDG_RUNTIME_DIR": tmp_path_factory.mktemp("xdg_runtime_dir"),
+    }
+    previous = {name: os.environ.get(name) for name in wanted}
+    os.environ.update({name: str(folder) for name, folder in wanted.items()})
     yield
     for name, value in previous.items():
         if value is None:

@@ -186,9 +186,9 @@ def test_no_class_is_longer_than_its_bound():
     assert over == {}
 
 
-def test_the_modules_that_run_nox_are_those_the_suite_runs_on_one_worker():
-    """``tests/conftest.py``'s NOX_MODULES: a module that runs nox outside it would wait on the nox
-    lock on another worker; one in it that no longer does would keep a worker busy for nothing."""
+def test_the_modules_that_run_nox_are_those_the_suite_hands_out_first():
+    """``tests/conftest.py``'s NOX_MODULES, the longest: a module that runs nox outside it could be
+    handed out last, keeping one worker busy for minutes while the other idles."""
     from tests.conftest import NOX_MODULES
 
     calls = re.compile(r"\bnox_(in_repo|session|driven)\(")  # nox_driven: the installed jax-repro

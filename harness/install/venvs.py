@@ -38,7 +38,7 @@ from pathlib import Path
 from harness.errors import UsageError
 from harness.install.index import Listing
 from harness.measure import venv_files
-from harness.measure.locks import ASIDE, venv_lock
+from harness.measure.locks import venv_lock
 from harness.pins import Profile, Release, install_args
 from harness.store.files import read_plan_document, replace_file
 
@@ -277,7 +277,8 @@ def ensure(env: ReleaseEnv) -> str | None:
 
 
 def export_tools(cache: Path, interpreter: Path) -> Path | str:
-    """The folder holding ``EXPORT_PACKAGES`` for ``interpreter``, installed once; or why not."""
+    """The folder holding ``EXPORT_PACKAGES`` for ``interpreter``, installed once (under its venv
+    lock: two runs that need it install it once); or why not."""
     # Absolute: the capture process runs where the script runs, not where the harness was started.
     folder = (cache / "export-tools").resolve()
     if (folder / EXPORT_DONE).is_file():
@@ -286,13 +287,15 @@ def export_tools(cache: Path, interpreter: Path) -> Path | str:
     if uv is None:
         return "uv is not installed (it installs flatbuffers for jax.export)"
     where = ["--target", str(folder), "--python", str(interpreter)]
-    with ASIDE.span():  # an install: none of a why's own measuring
+    with venv_lock(folder):  # an install: none of a why's own measuring
+        if (folder / EXPORT_DONE).is_file():  # another run's, made while this one waited
+            return folder
         done = run_whole([*uv, "pip", "install", "--quiet", *where, *EXPORT_PACKAGES], REPO, 600)
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return f"flatbuffers could not be installed: {last}"
-    try:
-        (folder / EXPORT_DONE).write_text("\n".join(EXPORT_PACKAGES) + "\n")
-    except OSError as exc:
-        return f"flatbuffers could not be installed: {exc}"
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            return f"flatbuffers could not be installed: {last}"
+        try:
+            (folder / EXPORT_DONE).write_text("\n".join(EXPORT_PACKAGES) + "\n")
+        except OSError as exc:
+            return f"flatbuffers could not be installed: {exc}"
     return folder

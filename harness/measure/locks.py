@@ -27,6 +27,10 @@ from pathlib import Path
 
 # Where the machine-wide locks are; not tempfile's folder, which may differ from user to user.
 LOCK_DIR_VARIABLE = "HARNESS_LOCK_DIR"
+# The measurement lock's folder where it is not the others': a test suite's workers each measure on
+# their own, while they share the venv locks (two of them would make one venv at once).
+TIMING_LOCK_DIR_VARIABLE = "HARNESS_TIMING_LOCK_DIR"
+TIMING_LOCK = "jax-repro-harness-timing.lock"
 SHARED_LOCK_DIR = "/tmp"
 EVERYONE_READ_WRITE = 0o666
 Progress = Callable[[str], None]
@@ -122,7 +126,10 @@ def _open_lock(path: Path) -> int:
 
 def _candidates(name: str) -> list[tuple[Path, str]]:
     """Where lock ``name`` may be, first choice first, with what the fallback leaves unexcluded."""
-    shared = Path(os.environ.get(LOCK_DIR_VARIABLE) or SHARED_LOCK_DIR) / name
+    folder = os.environ.get(LOCK_DIR_VARIABLE) or SHARED_LOCK_DIR
+    if name == TIMING_LOCK:
+        folder = os.environ.get(TIMING_LOCK_DIR_VARIABLE) or folder
+    shared = Path(folder) / name
     found = [(shared, "")]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and Path(runtime).is_dir():
@@ -182,7 +189,7 @@ def timing_lock(progress: Progress) -> Lock:
     """Hold the machine-wide measurement lock; yields the seconds spent waiting for it. Two case
     processes measuring at once would slow each other down and both report nonsense."""
     waiting = "waiting for another sweep's measurement to finish"
-    return _exclusive("jax-repro-harness-timing.lock", waiting, progress)
+    return _exclusive(TIMING_LOCK, waiting, progress)
 
 
 def _path_lock(kind: str, path: Path, waiting: str, progress: Progress, wait: bool = True) -> Lock:

@@ -25,6 +25,7 @@ from harness.commands.issue import (
 from harness.errors import HarnessError, UsageError
 from harness.install import venvs
 from harness.install.venvs import ReleaseEnv
+from harness.measure.locks import TIMING_LOCK_DIR_VARIABLE
 from harness.metric_names import parse_metric_name
 from harness.store.results import load_results
 from harness.store.schema import Settings
@@ -79,7 +80,7 @@ def test_a_script_that_hangs_is_stopped(tmp_path):
 def test_a_script_waits_for_the_machine_wide_measurement_lock(tmp_path, monkeypatch):
     """As every case process does: while another measurement holds the lock, the script does not
     start."""
-    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    monkeypatch.setenv(TIMING_LOCK_DIR_VARIABLE, str(tmp_path))
     script = tmp_path / "clock.py"
     script.write_text("import time\nprint(time.time())\n")
     outcome = {}

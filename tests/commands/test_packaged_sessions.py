@@ -14,7 +14,7 @@ from harness.errors import UsageError
 from harness.install import venvs
 from harness.pins import DEFAULT_RELEASE, DRIVEN, interpreter
 
-from ..conftest import REPO
+from ..conftest import REPO, checkout_turn
 
 
 @pytest.fixture
@@ -209,7 +209,8 @@ def package_files(site: Path) -> dict[str, int]:
 def installed(tmp_path_factory):
     """A tool environment holding the wheel built from this checkout, its package read-only."""
     root = tmp_path_factory.mktemp("installed")
-    uv("build", "--wheel", "--quiet", "-o", str(root / "dist"), str(REPO))
+    with checkout_turn():  # the build writes here, as a nox session's first install does
+        uv("build", "--wheel", "--quiet", "-o", str(root / "dist"), str(REPO))
     [wheel] = (root / "dist").glob("*.whl")
     uv("venv", "--quiet", "--python", interpreter(DEFAULT_RELEASE.python), str(root / "tool"))
     uv("pip", "install", "--quiet", "--python", str(root / "tool" / "bin" / "python"), str(wheel))

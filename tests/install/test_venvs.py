@@ -29,6 +29,7 @@ from harness.install.venvs import (
     venv_name,
     write_plan,
 )
+from harness.measure.locks import venv_lock
 from harness.pins import PROFILE_BY_NAME, Release
 
 
@@ -250,6 +251,27 @@ def test_two_runs_that_need_one_new_release_venv_at_once_make_it_once(tmp_path, 
     assert problems == [None, None]
     assert [command for command in ran if command[1] == "venv"] == [["uv", "venv", "--quiet"]]
     assert sum(command[1:3] == ["pip", "install"] for command in ran) == 1, "the second reused it"
+
+
+def test_two_runs_that_need_the_export_tools_at_once_install_them_once(tmp_path, monkeypatch):
+    """The why's capture, and the suite's workers: the second waits under the folder's venv lock,
+    then finds it ready."""
+    monkeypatch.setattr(venvs, "uv_command", lambda: ["uv"])
+    ran = []
+    monkeypatch.setattr(venvs, "run_whole", lambda command, cwd, timeout_s: ran.append(command))
+    folder = tmp_path / ".nox" / "export-tools"
+    found = []
+    with venv_lock(folder, lambda line: None):
+        second = threading.Thread(
+            target=lambda: found.append(export_tools(folder.parent, sys.executable))
+        )
+        second.start()
+        time.sleep(0.3)
+        assert ran == [], "it waits while another run installs them"
+        folder.mkdir(parents=True)
+        (folder / EXPORT_DONE).write_text("flatbuffers\nabsl-py\n")
+    second.join(10)
+    assert found == [folder] and ran == []
 
 
 def test_a_relative_cache_gives_an_absolute_folder_a_process_elsewhere_can_use(

@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from harness.measure import locks
-from harness.measure.locks import LOCK_DIR_VARIABLE, folder_lock, timing_lock
+from harness.measure.locks import (
+    LOCK_DIR_VARIABLE,
+    TIMING_LOCK_DIR_VARIABLE,
+    folder_lock,
+    timing_lock,
+    venv_lock,
+)
 
 NAME = "jax-repro-harness-timing.lock"
 
@@ -25,6 +31,7 @@ def lock_dir(tmp_path, monkeypatch):
     runtime = tmp_path / "runtime"
     runtime.mkdir()
     monkeypatch.setenv(LOCK_DIR_VARIABLE, str(shared))
+    monkeypatch.delenv(TIMING_LOCK_DIR_VARIABLE, raising=False)  # the suite's worker's own
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setattr(locks, "_WARNED", set())
     return shared
@@ -68,6 +75,18 @@ def test_two_holders_take_turns(lock_dir):
     assert order == ["first", "waited", "second"] or order == ["waited", "first", "second"]
 
 
+def test_the_timing_lock_alone_may_have_a_folder_of_its_own(lock_dir, tmp_path, monkeypatch):
+    """As each worker of the test suite has: it measures beside the others, yet waits while
+    another makes the venv it needs."""
+    own = tmp_path / "own"
+    own.mkdir()
+    monkeypatch.setenv(TIMING_LOCK_DIR_VARIABLE, str(own))
+    with timing_lock(lambda line: None), venv_lock(tmp_path / "venv", lambda line: None):
+        pass
+    assert [p.name for p in own.iterdir()] == [NAME]
+    assert [p.name[:23] for p in lock_dir.iterdir()] == ["jax-repro-harness-venv-"]
+
+
 @pytest.mark.parametrize(
     ("plant", "said"),
     [
@@ -109,6 +128,7 @@ def world_dir(monkeypatch):
     folder = Path(tempfile.mkdtemp(prefix="locks-", dir="/tmp"))
     folder.chmod(0o1777)
     monkeypatch.setenv(LOCK_DIR_VARIABLE, str(folder))
+    monkeypatch.delenv(TIMING_LOCK_DIR_VARIABLE, raising=False)
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setattr(locks, "_WARNED", set())
     yield folder
