@@ -10,8 +10,10 @@ varying cost's ratio passes both the factor and what the spread between processe
 range, could show by chance (``cost_bound``); the edges of what runs are halved towards too.  Only
 then are the ends of consecutive releases whose costs differ measured at the full count, and a
 cost's step is listed only between two such, past that bound (``listed``).  Without a glance every
-release is measured at the full count, by the same rule.  A step and its fix between neighbours
-alike in all of that is not seen: the answer says so (docs/releases.md has why √n).
+release is measured at the full count, by the same rule; so is every release once the gaps that
+differ hold most of those not yet measured (``dense``: halving would cost more than measuring each).
+A step and its fix between neighbours alike in all of that is not seen: the answer says so
+(docs/releases.md has why √n).
 """
 
 from __future__ import annotations
@@ -90,10 +92,21 @@ def grid_sweep(
         exact, costs = glanced(found, measured, thresholds)
         gaps = {gap for gap, _ in costs}
         wanted = _middles(exact | gaps, measured)
+        if glancing and glance is not measure and dense(exact | gaps, len(releases), measured):
+            progress(f"[{name}] neighbours differ across most of the range: every release in full")
+            glance, wanted = measure, sorted(set(range(len(releases))) - full)
         glancing = bool(wanted)
         wanted = wanted or sorted({i for gap in gaps for i in gap} - full)
         if not wanted:
             return listed(found, costs, full)
+
+
+def dense(gaps: set[Gap], count: int, measured: dict[int, Probe]) -> bool:
+    """Whether the gaps that differ hold most of the releases not yet measured: halving them would
+    glance at nearly every release and then measure most again in full, more than measuring each
+    once (a script whose memory or phases move at nearly every release)."""
+    inside = sum(after - before - 1 for before, after in gaps)
+    return inside * 2 > count - len(measured)
 
 
 def _middles(gaps: set[Gap], measured: dict[int, Probe]) -> list[int]:

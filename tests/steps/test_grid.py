@@ -258,3 +258,13 @@ def test_a_glance_with_the_claim_settles_it_in_three_processes_and_finds_its_fli
     found, spent = glanced(scales, kind=CountedCase, with_claim=True, holds=holds, metrics=[WALL])
     assert named_steps(found) == [("claim", "r16", "r17")]
     assert spent == 3 * 9, "glanced only, in 3: the grid's 7, then r17 and r16"
+
+
+def test_where_neighbours_differ_across_most_of_the_range_every_release_is_measured_once_in_full():
+    """A plain script's memory moves at nearly every release: halving would glance at each and
+    then measure most of them again in full (measured: 34 and 38 of 38 releases, more processes
+    than --every-release); past the grid's glance, every release is measured once, in full."""
+    values = {release: i for i, release in enumerate(THIRTY)}
+    found, spent = glanced(dict.fromkeys(THIRTY, 1), values)
+    assert len(named_steps(found)) == 29, "a value step between every two releases"
+    assert spent == GLANCE * len(grid(30)) + 10 * 30, "the grid glanced at, then each in full"
