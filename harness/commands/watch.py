@@ -245,13 +245,11 @@ class SuiteFloor:
     def left(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
 
-    def __call__(self, first: dict[str, list[Any]]) -> int | None:
-        """The floor said once; the most processes a side the cap leaves this cell."""
+    def __call__(self, first: dict[str, list[Any]]) -> None:
         found = floor(first, self.options.thresholds, self.left())
         if found is not None and self.said is None:
             self.said = found
             progress(f"[watch] {self.name}: {found.line()}")
-        return None if found is None else found.most()
 
     def to_json(self) -> dict[str, Any]:
         if self.said is None:

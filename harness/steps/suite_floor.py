@@ -104,24 +104,13 @@ class Floor:
     def seconds(self) -> float:
         return 2 * self.needed * self.cost.wall_s
 
-    def most(self) -> int | None:
-        """The most processes a side the cap lets the first round take, the one each side has
-        paid included: one where they cannot reach a verdict (none is confirmed within it, so
-        measuring on would be in vain); None without a cap."""
-        if self.cap_s is None:
-            return None
-        affordable = 1 + self.cost.affords(self.cap_s)
-        return affordable if affordable >= self.needed else 1
-
     def line(self) -> str:
         said = f"{self.cost.words()}; a verdict at ×{self.thresholds.factor:g} needs at least "
         said += f"{self.needed} a side: about {format_seconds(self.seconds)}"
-        if self.most() == 1:
-            assert self.cap_s is not None
+        if self.cap_s is not None and (affordable := self.cost.affords(self.cap_s)) < self.needed:
             said += (
-                f"; --max-time leaves {format_seconds(self.cap_s)}, {self.cost.affords(self.cap_s)}"
-                f" more a side: too few for a verdict at level {self.thresholds.alpha:g}, so no "
-                "change of any size can be seen within it: measuring stops here"
+                f"; --max-time leaves {format_seconds(self.cap_s)}, {affordable} a side: too few "
+                f"for a verdict at level {self.thresholds.alpha:g}"
             )
         return said
 
