@@ -139,6 +139,11 @@ class Ending(str):
         """From ok to dead: a regression; the other way it runs again."""
         return self.was == OK
 
+    def same_way(self, other: Ending | None) -> bool:
+        """Whether ``other`` is a step the same way round (ok to dead, or back); how each died is
+        its detail (a segfault on one CPU is a hang on another)."""
+        return other is not None and other.stops_running == self.stops_running
+
     @property
     def dead(self) -> str:
         """How the dead side's processes ended."""

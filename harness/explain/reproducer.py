@@ -98,8 +98,7 @@ def status_reproduced(
     }
     ends = [summarise(stored) for label in step.pair if (stored := results.get(label)) is not None]
     flipped = change_between(ends[0], ends[1], step.thresholds) if len(ends) == 2 else None
-    same_way = flipped is not None and flipped.stops_running == change.stops_running
-    return StatusReproduced(ended, same_way)
+    return StatusReproduced(ended, change.same_way(flipped))
 
 
 @dataclass(frozen=True)

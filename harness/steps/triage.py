@@ -22,7 +22,6 @@ from harness.analysis.claims import compare_claims, flip_chance
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import (
-    Ending,
     change_between,
     compare_endings,
     measured,
@@ -174,13 +173,8 @@ def confirm_status(
         return Confirmation(step, before, after, None, False, why)
     was, then = summarise(before.result), summarise(after.result)
     comparison = compare_endings(was, then, thresholds)
-    again, first = change_between(was, then, thresholds), step.ending
-    # the same way round (ok to dead, or back): which ending is commonest is its detail
-    same = (
-        isinstance(again, Ending)
-        and first is not None
-        and again.stops_running == first.stops_running
-    )
+    assert step.ending is not None, "a status step has its ends"
+    same = step.ending.same_way(change_between(was, then, thresholds))
     how = "the same step" if same else "no such step this time"
     if not same and comparison.verdict is Verdict.UNDECIDED:
         how = "undecided this time"
