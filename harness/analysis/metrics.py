@@ -15,38 +15,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 from harness.analysis.groups import ComparisonGroup, choose_baseline
-from harness.analysis.processes import compare_processes, process_medians
-from harness.analysis.shapes import (
-    as_printed,
-    compare_counts,
-    compare_signs,
-    compare_values,
-    shape_of,
-)
-from harness.analysis.significance import (
-    DEFAULT_THRESHOLDS,
-    MOVED,
-    OPPOSITE,
-    Comparison,
-    Shape,
-    Thresholds,
-    Verdict,
-)
-from harness.analysis.spending import at_level, judged_on
+from harness.analysis.shapes import ProcessSamples, shape_of
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds
 from harness.errors import UsageError
 from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
-from harness.stats import Summary, summarize
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessRun, Result
 
-SEPARATE_UNDER_LOAD = (
-    "separate runs, one measured under load: no verdict"
-    " (measure both in one run, or on a quiet machine)"
-)
 # The facts another engineer's HLO inspection records; shown first, in this order.
 KNOWN_HLO_FACTS = (
     "while_loops",
@@ -62,52 +41,6 @@ KNOWN_HLO_FACTS = (
 class MetricComparison:
     key: MetricKey
     comparison: Comparison
-
-
-@dataclass
-class ProcessSamples:
-    """One metric of one result: each finished process's raw samples, how many ran under load."""
-
-    processes: list[list[float]] = field(default_factory=list)
-    loaded: int = 0
-    # The stored cell they come from: whether two were measured in one run.
-    source: Result | None = field(default=None, compare=False)
-    # The processes of that cell that finished ok: a metric printed by fewer is missing from the
-    # rest (0: not known, as for samples made by hand).
-    ran: int = 0
-    # A script's own metric: what each process printed, as written (``ProcessRun.printed``, else
-    # its figure's text), by which a value is compared; empty for any other metric.
-    printed: list[tuple[str, ...]] = field(default_factory=list)
-
-    def first(self, count: int) -> ProcessSamples:
-        """The first ``count`` processes (in order run); of those under load, at most as many."""
-        return ProcessSamples(
-            self.processes[:count],
-            min(self.loaded, count),
-            self.source,
-            min(self.ran, count),
-            self.printed[:count],
-        )
-
-    @property
-    def missing(self) -> bool:
-        """Whether some processes that finished ok did not give it."""
-        return len(self.processes) < self.ran
-
-    @property
-    def summary(self) -> Summary:
-        """Its process medians summarised: the median is the figure, quartiles the spread."""
-        return summarize(process_medians(self.processes))
-
-    @property
-    def figure(self) -> float:
-        """The result's figure: the median of its process medians (what comparisons compare)."""
-        return self.summary.median
-
-    def shown(self, key: MetricKey) -> str:
-        """Its figure as a page shows it: a value as printed where its figure cannot say it
-        (``"converged"``, ``true``, ``NaN``), else in the metric's unit."""
-        return as_printed(self.printed) or key.format(self.figure)
 
 
 class MetricSeries(dict[MetricKey, ProcessSamples]):
@@ -218,75 +151,10 @@ def compare_metric(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     key: MetricKey | None = None,
 ) -> Comparison:
-    """B against A over processes (``compare_processes``), each side's processes under load counted.
-
-    Lower is better, except for a metric the thresholds name higher-is-better (``key``'s, a
-    script's own throughput, say): there a rise is FASTER (better) and a fall SLOWER (worse).
-
-    When the two come from separate invocations each side's level differs by the thresholds'
-    ``invocation_spread``; and where either side also has processes measured under load there is no
-    verdict at all: work sharing the machine comes and goes, and moved whole runs' figures of one
-    metric by up to ×2.2 between separate A/A runs (docs/statistics.md, "Separate runs").  Sides
-    measured together until decided are tested at the level of the look they reached
-    (``harness.analysis.spending``).
-
-    Each shape by its own rule (``harness.analysis.shapes``): a metric missing from some processes
-    that finished ok is first a presence, a value is compared by equality, a cost as above."""
-    if not (a.missing or b.missing):
-        return _compared(a, b, thresholds, key)
-    presence = compare_counts(
-        Shape.PRESENCE, (len(a.processes), a.ran), (len(b.processes), b.ran), thresholds, key
-    )
-    if presence.verdict is Verdict.CHANGED or not (a.processes and b.processes):
-        return presence
-    found = _compared(a, b, thresholds, key)
-    # Gone from some processes of one side only, its counts undecided: that the processes which
-    # printed it moved no way is no evidence that nothing changed (never "unchanged").
-    return presence if a.missing != b.missing and found.verdict not in MOVED else found
-
-
-def _compared(
-    a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds, key: MetricKey | None
-) -> Comparison:
-    """``compare_metric`` of a metric's figures, a value's or a cost's, where they were printed."""
-    sides, printed = (a.processes, b.processes), (a.printed, b.printed)
-    if key is not None and shape_of(key, *sides, thresholds, printed) is Shape.VALUE:
-        return compare_values(*sides, key, printed)
-    if key is not None and (fell := compare_signs(*sides, key)) is not None:
-        return fell
-    source, other = a.source, b.source
-    separate = source is not None and other is not None and separate_invocations(source, other)
-    spread = thresholds.invocation_spread if separate else 0.0
-    # measured until decided: as the look that decided them saw them
-    if not separate and source is not None:
-        common = judged_on(source.settings, (len(a.processes), len(b.processes)))
-        if common is not None:
-            a, b = a.first(common), b.first(common)
-            thresholds = at_level(thresholds, source.settings, common)
-    found = compare_processes(
-        a.processes, b.processes, thresholds, loaded=(a.loaded, b.loaded), invocation_spread=spread
-    )
-    found = replace(found, metric=key)
-    if key is not None and key.metric_name in thresholds.higher_is_better:
-        found = replace(found, verdict=OPPOSITE.get(found.verdict, found.verdict))
-    # A number that did not vary is what it is whatever the load: load hides only a spread.
-    if found.constant or not (separate and (a.loaded or b.loaded)):
-        return found
-    verdict = Verdict.UNDECIDED if found.verdict in MOVED else found.verdict
-    return replace(found, verdict=verdict, flags=(*found.flags, SEPARATE_UNDER_LOAD))
-
-
-def separate_invocations(first: Result, second: Result) -> bool:
-    """Whether two results come from separate invocations rather than one run that interleaved them.
-
-    Results record their invocation; older ones are taken as interleaved when both name
-    other sides and their time windows overlap."""
-    if first.invocation and second.invocation:
-        return first.invocation != second.invocation
-    a, b = first.window_unix_ns, second.window_unix_ns
-    if not (first.interleaved_with and second.interleaved_with) or a is None or b is None:
-        return True
-    return not (a[0] < b[1] and b[0] < a[1])
+    """B against A over processes, by the rule of the metric's shape (``shapes.shape_of``): a metric
+    missing from some processes that finished ok is first a presence, a value is compared by
+    equality, a cost by its ratio."""
+    return shape_of(key, a, b, thresholds).compare(a, b, thresholds, key)
 
 
 def program_names(result: StoredResult) -> list[str]:

@@ -10,8 +10,7 @@ import statistics
 from collections.abc import Sequence
 
 from harness.analysis.metrics import process_samples
-from harness.analysis.processes import compare_processes
-from harness.analysis.shapes import compare_counts, compare_signs, shape_of
+from harness.analysis.shapes import compare_counts, shape_of
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
     Comparison,
@@ -108,16 +107,13 @@ def open_comparison(
                 continue
         if counts_only or common > settings.most_processes:
             continue  # past the last look only counts are looked at: the rest was judged there
-        sides, printed = (a[key].processes, b[key].processes), (a[key].printed, b[key].printed)
-        if not shape_of(key, *sides, level, printed).ratio or compare_signs(*sides, key):
-            continue  # known exactly, or varying within a side: more processes decide nothing
+        sa, sb = (side.first(len(side.processes)) for side in (a[key], b[key]))  # figures alone
         try:
-            comparison = compare_processes(
-                a[key].processes, b[key].processes, level, interval=False
-            )
+            comparison = shape_of(key, sa, sb, level).compare(sa, sb, level, key, interval=False)
         except ValueError:  # a side without samples: nothing more rounds could add to
             continue
-        if is_open(comparison, mode, level, last_look):
+        # known exactly, or varying within a side: more processes decide nothing
+        if comparison.shape.ratio and is_open(comparison, mode, level, last_look):
             found.append(
                 f"{name} {key.metric_name} {comparison.ratio_cell}, "
                 f"p={format_p(comparison.p_value)} (needs < {level.alpha:.2g})"

@@ -29,8 +29,8 @@ from harness.analysis.metrics import (
     compare_metric,
     compare_runs,
     metric_samples,
-    separate_invocations,
 )
+from harness.analysis.shapes import separate_invocations
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import compare_endings, measured, ran, summarise
 from harness.errors import UsageError

@@ -1,9 +1,12 @@
-"""The one comparison of each shape of metric but a cost (a cost's is ``processes``).
+"""Each shape of metric, one object owning when a metric is of it (``fits``) and its comparison
+(``compare``): ``shape_of`` asks ``SHAPES`` in order, and the first that fits compares.
 
-- a *value* (what the program computes or reports: a loss, a draw, a checksum, a string, a flag) is
-  judged by equality per process, as printed (``12345678901234567`` is not ``…568``, ``NaN`` is
-  ``NaN``): the same in every process, changed from X to Y in every process, one value on one side
-  and several on the other (a change), or varying within both sides (no change can be said of it);
+- a *cost* (a time, a size, a count of work) by the ratio of its process medians
+  (``processes.compare_processes``), or a change of sign where it fell to zero or below;
+- a *value* (what the program computes or reports: a loss, a draw, a checksum, a string, a flag) by
+  equality per process, as printed (``12345678901234567`` is not ``…568``, ``NaN`` is ``NaN``):
+  the same in every process, changed from X to Y in every process, one value on one side and
+  several on the other (a change), or varying within both sides (no change can be said of it);
 - a *presence*: printed in k of the n processes that ran ok on each side;
 - an *ending*: how many processes died, of how many (``harness.analysis.statuses`` names how);
 - a *claim*: held in k of the n processes that gave a verdict, judged by its own settling rule
@@ -29,17 +32,36 @@ below in every process of one side from above it in every process of the other: 
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
-from harness.analysis.processes import process_medians
-from harness.analysis.significance import Comparison, Shape, SideSpread, Thresholds, Verdict
+from harness.analysis.processes import compare_processes, process_medians
+from harness.analysis.significance import (
+    MOVED,
+    OPPOSITE,
+    WELCH_LOG_MEDIANS,
+    Comparison,
+    Shape,
+    SideSpread,
+    Thresholds,
+    Verdict,
+    format_margin,
+)
+from harness.analysis.spending import at_level, judged_on
 from harness.metric_names import JSON, MetricKey
 from harness.stats import Summary, summarize
 from harness.store.bounds import MAX_MAGNITUDE
+from harness.store.schema import Result
 
+SEPARATE_UNDER_LOAD = (
+    "separate runs, one measured under load: no verdict"
+    " (measure both in one run, or on a quiet machine)"
+)
+FISHER = "Fisher's exact test of counts"
 Processes = Sequence[Sequence[float]]
 Printed = Sequence[tuple[str, ...]]  # what each process printed of a value, as written
 Counts = tuple[int, int]  # (processes that printed it, or died; processes)
@@ -48,34 +70,263 @@ Counts = tuple[int, int]  # (processes that printed it, or died; processes)
 MIN_ALIKE = 2
 
 
+@dataclass
+class ProcessSamples:
+    """One metric of one result: each finished process's raw samples, how many ran under load."""
+
+    processes: list[list[float]] = field(default_factory=list)
+    loaded: int = 0
+    # The stored cell they come from: whether two were measured in one run.
+    source: Result | None = field(default=None, compare=False)
+    # The processes of that cell that finished ok: a metric printed by fewer is missing from the
+    # rest (0: not known, as for samples made by hand).
+    ran: int = 0
+    # A script's own metric: what each process printed, as written (``ProcessRun.printed``, else
+    # its figure's text), by which a value is compared; empty for any other metric.
+    printed: list[tuple[str, ...]] = field(default_factory=list)
+
+    def first(self, count: int) -> ProcessSamples:
+        """The first ``count`` processes (in order run); of those under load, at most as many."""
+        return ProcessSamples(
+            self.processes[:count],
+            min(self.loaded, count),
+            self.source,
+            min(self.ran, count),
+            self.printed[:count],
+        )
+
+    @property
+    def missing(self) -> bool:
+        """Whether some processes that finished ok did not give it."""
+        return len(self.processes) < self.ran
+
+    @property
+    def summary(self) -> Summary:
+        """Its process medians summarised: the median is the figure, quartiles the spread."""
+        return summarize(process_medians(self.processes))
+
+    @property
+    def figure(self) -> float:
+        """The result's figure: the median of its process medians (what comparisons compare)."""
+        return self.summary.median
+
+    def shown(self, key: MetricKey) -> str:
+        """Its figure as a page shows it: a value as printed where its figure cannot say it
+        (``"converged"``, ``true``, ``NaN``), else in the metric's unit."""
+        return as_printed(self.printed) or key.format(self.figure)
+
+
 def shape_of(
-    key: MetricKey,
-    a: Processes,
-    b: Processes,
-    thresholds: Thresholds,
-    printed: tuple[Printed, Printed] = ((), ()),
+    key: MetricKey | None, a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds
 ) -> Shape:
-    """A metric's shape, as declared, else inferred from its name, both sides' figures and what
-    each process printed (``printed``: a script's values as written, ``ProcessSamples.printed``)."""
-    name = key.metric_name
-    figures = [value for side in (a, b) for samples in side for value in samples]
-    if name in thresholds.values:
-        return Shape.VALUE
-    if key.name != JSON:
-        return Shape.COST
-    if not all(_in_range(text) for side in printed for texts in side for text in texts):
-        return Shape.VALUE  # a string, a flag, null, NaN, an infinity: no ratio of it
-    if name in thresholds.costs or name in thresholds.higher_is_better or key.named_for_unit:
-        # a cost even where it never varies; a negative one is no ratio's operand, but a time
-        # fallen to zero or below in every process is a change (``compare_signs``)
-        negative = any(value < 0 for value in figures)
-        return Shape.VALUE if negative and compare_signs(a, b, key) is None else Shape.COST
-    if any(value <= 0 for value in figures):
-        return Shape.VALUE
-    alike = [
-        _one(_written(side, texts)) is not None for side, texts in zip((a, b), printed, strict=True)
-    ]
-    return Shape.VALUE if any(alike) and min(len(a), len(b)) >= MIN_ALIKE else Shape.COST
+    """A metric's shape: the first of ``SHAPES`` that fits it (a cost fits any)."""
+    return next(shape for shape in SHAPES if shape.fits(key, a, b, thresholds))
+
+
+class Cost(Shape):
+    """A time, a byte count, a count where less is better: a ratio and its test."""
+
+    def fits(self, key: MetricKey | None, a: object, b: object, thresholds: Thresholds) -> bool:
+        return True
+
+    def compare(
+        self,
+        a: ProcessSamples,
+        b: ProcessSamples,
+        thresholds: Thresholds,
+        key: MetricKey | None = None,
+        *,
+        interval: bool = True,
+    ) -> Comparison:
+        """B against A over processes (``compare_processes``), each side's processes under load
+        counted.  Lower is better, except for a metric the thresholds name higher-is-better (a
+        script's own throughput, say): there a rise is FASTER (better) and a fall SLOWER (worse).
+
+        When the two come from separate invocations each side's level differs by the thresholds'
+        ``invocation_spread``; and where either side also has processes measured under load there
+        is no verdict at all: work sharing the machine comes and goes, and moved whole runs' figures
+        of one metric by up to ×2.2 between separate A/A runs (docs/statistics.md, "Separate
+        runs").  Sides measured together until decided are tested at the level of the look they
+        reached (``harness.analysis.spending``)."""
+        if key is not None and (fell := compare_signs(a.processes, b.processes, key)) is not None:
+            return fell
+        source, other = a.source, b.source
+        separate = source is not None and other is not None and separate_invocations(source, other)
+        spread = thresholds.invocation_spread if separate else 0.0
+        # measured until decided: as the look that decided them saw them
+        if not separate and source is not None:
+            common = judged_on(source.settings, (len(a.processes), len(b.processes)))
+            if common is not None:
+                a, b = a.first(common), b.first(common)
+                thresholds = at_level(thresholds, source.settings, common)
+        found = compare_processes(
+            a.processes,
+            b.processes,
+            thresholds,
+            loaded=(a.loaded, b.loaded),
+            invocation_spread=spread,
+            interval=interval,
+        )
+        found = replace(found, metric=key)
+        if key is not None and key.metric_name in thresholds.higher_is_better:
+            found = replace(found, verdict=OPPOSITE.get(found.verdict, found.verdict))
+        # A number that did not vary is what it is whatever the load: load hides only a spread.
+        if found.constant or not (separate and (a.loaded or b.loaded)):
+            return found
+        verdict = Verdict.UNDECIDED if found.verdict in MOVED else found.verdict
+        return replace(found, verdict=verdict, flags=(*found.flags, SEPARATE_UNDER_LOAD))
+
+    def said(self, comparison: Comparison) -> str:
+        """Slower or faster for a duration, higher or lower for a size or a script's number; no
+        change with the margin the data support: "unchanged (within ±3%)", or an undecided "within
+        ±9%" (a band wider than the factor's: no change shown, and none beyond it).  A number that
+        does not vary is said as such: "the same in all 6 processes", "changed from 12 to 14 in
+        every process"."""
+        verdict = comparison.verdict
+        if comparison.constant:
+            a, b = comparison.baseline.median, comparison.candidate.median
+            same = verdict is Verdict.UNCHANGED and a == b
+            return _constant_said(comparison, *comparison.shown, same=same)
+        if verdict in (Verdict.UNCHANGED, Verdict.UNDECIDED):
+            within = format_margin(comparison.cost.margin if comparison.cost else math.nan)
+            if verdict is Verdict.UNCHANGED:
+                return f"unchanged ({within})" if within else str(verdict)
+            return within or str(verdict)
+        return comparison.direction
+
+    def worse(self, comparison: Comparison) -> bool:
+        return comparison.verdict is Verdict.SLOWER
+
+
+class Value(Shape):
+    """What the program computes or reports: equal in every process, or not."""
+
+    def fits(
+        self, key: MetricKey | None, a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds
+    ) -> bool:
+        """Declared a value, or a script's number no ratio can judge (see the module's words)."""
+        if key is None or key.name != JSON or key.metric_name in thresholds.values:
+            return key is not None and key.metric_name in thresholds.values
+        sides, printed = (a.processes, b.processes), (a.printed, b.printed)
+        figures = [value for side in sides for samples in side for value in samples]
+        if not all(_in_range(text) for side in printed for texts in side for text in texts):
+            return True  # a string, a flag, null, NaN, an infinity: no ratio of it
+        name = key.metric_name
+        if name in thresholds.costs or name in thresholds.higher_is_better or key.named_for_unit:
+            # a cost even where it never varies; a negative one is no ratio's operand, but a time
+            # fallen to zero or below in every process is a change (``compare_signs``)
+            return any(value < 0 for value in figures) and compare_signs(*sides, key) is None
+        if any(value <= 0 for value in figures):
+            return True
+        alike = [
+            _one(_written(side, texts)) is not None
+            for side, texts in zip(sides, printed, strict=True)
+        ]
+        return any(alike) and min(map(len, sides)) >= MIN_ALIKE
+
+    def compare(
+        self,
+        a: ProcessSamples,
+        b: ProcessSamples,
+        thresholds: Thresholds,
+        key: MetricKey | None = None,
+        *,
+        interval: bool = True,
+    ) -> Comparison:
+        assert key is not None  # a value is only ever known by its name
+        return compare_values(a.processes, b.processes, key, (a.printed, b.printed))
+
+    def said(self, comparison: Comparison) -> str:
+        if comparison.counts is None and comparison.flags:
+            return comparison.flags[-1]
+        a, b = comparison.baseline.median, comparison.candidate.median
+        was, now = _told_apart(*(comparison.sides or (repr(a), repr(b))))
+        return _constant_said(comparison, was, now, same=comparison.verdict is Verdict.UNCHANGED)
+
+    def shown(self, comparison: Comparison) -> tuple[str, str]:
+        return comparison.sides or super().shown(comparison)
+
+
+class Counted(Shape):
+    """Counted in k of the n processes (a presence: printed in those that ran ok; an ending: died),
+    judged on the counts by Fisher's exact test."""
+
+    def said(self, comparison: Comparison) -> str:
+        if comparison.counts is None:
+            return super().said(comparison)
+        (k_a, n_a), (k_b, n_b) = comparison.counts
+        said = f"{self.counted} in {k_a} of {n_a} processes on A, {k_b} of {n_b} on B"
+        if comparison.sides is not None:
+            said = " → ".join(comparison.sides)
+        if comparison.verdict is Verdict.CHANGED or math.isnan(comparison.p_value):
+            return said
+        return f"{said} ({comparison.verdict}, Fisher p={comparison.p_value:.2g})"
+
+    def shown(self, comparison: Comparison) -> tuple[str, str]:
+        """``3 of 10``: of how many processes each side's were counted."""
+        if comparison.counts is None:
+            return super().shown(comparison)
+        (k_a, n_a), (k_b, n_b) = comparison.counts
+        return f"{k_a} of {n_a}", f"{k_b} of {n_b}"
+
+    def worse(self, comparison: Comparison) -> bool:
+        changed = comparison.verdict is Verdict.CHANGED
+        return changed and (comparison.counts is None or self.leans_worse(comparison))
+
+    def leans_worse(self, comparison: Comparison) -> bool:
+        if comparison.counts is None:
+            return False
+        (k_a, n_a), (k_b, n_b) = comparison.counts
+        return (k_b * n_a < k_a * n_b) if self.fewer_is_worse else (k_b * n_a > k_a * n_b)
+
+
+class Presence(Counted):
+    """A metric printed by some of the processes that finished ok and not by others."""
+
+    def fits(self, key: MetricKey | None, a: ProcessSamples, b: ProcessSamples, _: object) -> bool:
+        return a.missing or b.missing
+
+    def compare(
+        self,
+        a: ProcessSamples,
+        b: ProcessSamples,
+        thresholds: Thresholds,
+        key: MetricKey | None = None,
+        *,
+        interval: bool = True,
+    ) -> Comparison:
+        """Its counts first; where they decide no change, the figures of the processes that printed
+        it, by their own shape."""
+        one_side = a.missing != b.missing
+        counts = (len(a.processes), a.ran), (len(b.processes), b.ran)
+        presence = compare_counts(self, *counts, thresholds, key)
+        if presence.verdict is Verdict.CHANGED or not (a.processes and b.processes):
+            return presence
+        a, b = a.first(len(a.processes)), b.first(len(b.processes))  # none missing now
+        found = shape_of(key, a, b, thresholds).compare(a, b, thresholds, key, interval=interval)
+        # Gone from some processes of one side only, its counts undecided: that the processes which
+        # printed it moved no way is no evidence that nothing changed (never "unchanged").
+        return presence if one_side and found.verdict not in MOVED else found
+
+
+class Ending(Counted):
+    """How each process ended, of a ``statuses.StatusSummary`` a side: on the counts of processes
+    that died; where every process of each side ended alike, how (``ok → SIGSEGV (exit 139)``, as
+    the status step says it)."""
+
+    def compare(
+        self,
+        a: Any,  # a ``statuses.StatusSummary``
+        b: Any,
+        thresholds: Thresholds,
+        key: MetricKey | None = None,
+        *,
+        interval: bool = True,
+    ) -> Comparison:
+        compared = compare_counts(self, a.dead_counts, b.dead_counts, thresholds, key)
+        if a.alike is None or b.alike is None:
+            return compared
+        return replace(compared, sides=(a.alike, b.alike))
 
 
 def _in_range(text: str) -> bool:
@@ -256,3 +507,62 @@ def fisher_p(a: Counts, b: Counts) -> float:
     seen = chance(k_a)
     low, high = max(0, n_a - (total - hits)), min(hits, n_a)
     return min(1.0, sum(p for x in range(low, high + 1) if (p := chance(x)) <= seen * (1 + 1e-9)))
+
+
+def separate_invocations(first: Result, second: Result) -> bool:
+    """Whether two results come from separate invocations rather than one run that interleaved them.
+
+    Results record their invocation; older ones are taken as interleaved when both name
+    other sides and their time windows overlap."""
+    if first.invocation and second.invocation:
+        return first.invocation != second.invocation
+    a, b = first.window_unix_ns, second.window_unix_ns
+    if not (first.interleaved_with and second.interleaved_with) or a is None or b is None:
+        return True
+    return not (a[0] < b[1] and b[0] < a[1])
+
+
+def _constant_said(comparison: Comparison, was: str, now: str, *, same: bool) -> str:
+    """Numbers that never varied, in words: the same, or the one change every process saw (a cost's
+    ratio and way are its page's and answer's to say beside it)."""
+    if same:
+        return f"the same in all {sum(comparison.processes)} processes"
+    if now in ("NaN", "Infinity", "-Infinity"):
+        return f"became {now} in every process (was {was})"
+    return f"changed from {was} to {now} in every process"
+
+
+def _told_apart(was: str, now: str) -> tuple[str, str]:
+    """Two values as printed, a fraction in as many digits as tell the two apart (never "0.1 to
+    0.1", nor 17 digits where 4 will do); an integer, a string, NaN as written."""
+    try:
+        a, b = float(was), float(now)
+    except ValueError:
+        return was, now
+    if a == b or not math.isfinite(a - b) or any(re.fullmatch(r"-?\d+", t) for t in (was, now)):
+        return was, now
+    digits = next((d for d in range(4, 18) if f"{a:.{d}g}" != f"{b:.{d}g}"), 17)
+    return f"{a:.{digits}g}", f"{b:.{digits}g}"
+
+
+# A cost's why: whether it comes with a library, then whether jax alone shows it, then a workaround
+# among the changed defaults, what was compiled, where the time went.  An ending's: the setting
+# that makes the release that dies run (what a user wants first), what was compiled, the flags
+# named like it.
+Shape.COST = Cost(
+    "cost", WELCH_LOG_MEDIANS, ratio=True,
+    why=("library", "reproducer", "defaults", "compiled", "flags", "profile", "host"),
+)  # fmt: skip
+Shape.VALUE = Value("value", "equality per process")
+Shape.PRESENCE = Presence("presence", FISHER, counted="printed", fewer_is_worse=True)
+Shape.ENDING = Ending(
+    "ending", FISHER, counted="died", settles="crash",
+    why=("crash", "compiled", "crash flags", "library", "reproducer"),
+)  # fmt: skip
+# A claim held in k of the n processes that gave a verdict, judged by its settling rule in each run
+# (``harness.claim_rule``): its flip is a change, each side's outcome its words.
+Shape.CLAIM = Counted(
+    "claim", "the claim settled on each side", counted="held", fewer_is_worse=True
+)
+# Every shape, in the order ``shape_of`` asks whether a metric fits: a cost, which fits any, last.
+SHAPES = [Shape.PRESENCE, Shape.VALUE, Shape.ENDING, Shape.CLAIM, Shape.COST]

@@ -10,12 +10,11 @@ are not there), its interval a bootstrap there.  Everything here is pure Python.
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from harness.metric_names import MetricKey
 from harness.stats import Summary
@@ -60,9 +59,9 @@ EXACT_FIRST = ("defaults", "compiled", "flags", "library", "reproducer")
 @dataclass(frozen=True, eq=False, repr=False)
 class Shape:
     """What kind of observation a metric is, known when it is first read: one object per shape
-    (``Shape.COST``, ``VALUE``, ``PRESENCE``, ``ENDING``) owning what the shape means everywhere:
-    its test, whether a ratio judges it, its words, which side is worse, each side as a page shows
-    it, the why's kinds.  Its comparison is ``harness.analysis.shapes``'s."""
+    (``harness.analysis.shapes``) owning what the shape means everywhere: when a metric is of it,
+    its comparison and test, whether a ratio judges it, its words, which side is worse, each side as
+    a page shows it, the why's kinds."""
 
     name: str
     test: str  # the rule that judges it, as a page names it
@@ -73,6 +72,7 @@ class Shape:
     # shape first (asked however much of the budget is left), so that a why cut short still has it.
     why: tuple[str, ...] = EXACT_FIRST
     settles: str = "defaults"
+    # The objects, each with its comparison: ``harness.analysis.shapes``.
     COST: ClassVar[Shape]
     VALUE: ClassVar[Shape]
     PRESENCE: ClassVar[Shape]
@@ -87,6 +87,22 @@ class Shape:
 
     def __reduce__(self) -> tuple[object, tuple[object, str]]:
         return getattr, (Shape, self.name.upper())  # one object per shape, copied or pickled
+
+    def fits(self, key: MetricKey | None, a: Any, b: Any, thresholds: Thresholds) -> bool:
+        """Whether a metric whose two sides are ``a`` and ``b`` is of this shape (``shape_of``)."""
+        return False
+
+    def compare(
+        self,
+        a: Any,
+        b: Any,
+        thresholds: Thresholds,
+        key: MetricKey | None = None,
+        *,
+        interval: bool = True,
+    ) -> Comparison:
+        """B against A by this shape's rule (``interval``: a cost's, which a look leaves out)."""
+        raise NotImplementedError(self.name)
 
     def said(self, comparison: Comparison) -> str:
         """The verdict in words: what each side showed."""
@@ -107,130 +123,12 @@ class Shape:
         return comparison.format(a), comparison.format(b)
 
 
-class _Cost(Shape):
-    """A time, a byte count, a count where less is better: a ratio and its test."""
-
-    def said(self, comparison: Comparison) -> str:
-        """Slower or faster for a duration, higher or lower for a size or a script's number; no
-        change with the margin the data support: "unchanged (within ±3%)", or an undecided "within
-        ±9%" (a band wider than the factor's: no change shown, and none beyond it).  A number that
-        does not vary is said as such: "the same in all 6 processes", "changed from 12 to 14 in
-        every process"."""
-        verdict = comparison.verdict
-        if comparison.constant:
-            a, b = comparison.baseline.median, comparison.candidate.median
-            same = verdict is Verdict.UNCHANGED and a == b
-            return _constant_said(comparison, *comparison.shown, same=same)
-        if verdict in (Verdict.UNCHANGED, Verdict.UNDECIDED):
-            within = format_margin(comparison.cost.margin if comparison.cost else math.nan)
-            if verdict is Verdict.UNCHANGED:
-                return f"unchanged ({within})" if within else str(verdict)
-            return within or str(verdict)
-        return comparison.direction
-
-    def worse(self, comparison: Comparison) -> bool:
-        return comparison.verdict is Verdict.SLOWER
-
-
-class _Value(Shape):
-    """What the program computes or reports: equal in every process, or not."""
-
-    def said(self, comparison: Comparison) -> str:
-        if comparison.counts is None and comparison.flags:
-            return comparison.flags[-1]
-        a, b = comparison.baseline.median, comparison.candidate.median
-        was, now = _told_apart(*(comparison.sides or (repr(a), repr(b))))
-        return _constant_said(comparison, was, now, same=comparison.verdict is Verdict.UNCHANGED)
-
-    def shown(self, comparison: Comparison) -> tuple[str, str]:
-        return comparison.sides or super().shown(comparison)
-
-
-class _Counted(Shape):
-    """Counted in k of the n processes (a presence: printed in those that ran ok; an ending: died),
-    judged on the counts by Fisher's exact test."""
-
-    def said(self, comparison: Comparison) -> str:
-        if comparison.counts is None:
-            return super().said(comparison)
-        (k_a, n_a), (k_b, n_b) = comparison.counts
-        said = f"{self.counted} in {k_a} of {n_a} processes on A, {k_b} of {n_b} on B"
-        if comparison.sides is not None:
-            said = " → ".join(comparison.sides)
-        if comparison.verdict is Verdict.CHANGED or math.isnan(comparison.p_value):
-            return said
-        return f"{said} ({comparison.verdict}, Fisher p={comparison.p_value:.2g})"
-
-    def shown(self, comparison: Comparison) -> tuple[str, str]:
-        """``3 of 10``: of how many processes each side's were counted."""
-        if comparison.counts is None:
-            return super().shown(comparison)
-        (k_a, n_a), (k_b, n_b) = comparison.counts
-        return f"{k_a} of {n_a}", f"{k_b} of {n_b}"
-
-    def worse(self, comparison: Comparison) -> bool:
-        changed = comparison.verdict is Verdict.CHANGED
-        return changed and (comparison.counts is None or self.leans_worse(comparison))
-
-    def leans_worse(self, comparison: Comparison) -> bool:
-        if comparison.counts is None:
-            return False
-        (k_a, n_a), (k_b, n_b) = comparison.counts
-        return (k_b * n_a < k_a * n_b) if self.fewer_is_worse else (k_b * n_a > k_a * n_b)
-
-
-FISHER = "Fisher's exact test of counts"
-# A cost's why: whether it comes with a library, then whether jax alone shows it, then a workaround
-# among the changed defaults, what was compiled, where the time went.  An ending's: the setting
-# that makes the release that dies run (what a user wants first), what was compiled, the flags
-# named like it.
-Shape.COST = _Cost(
-    "cost", WELCH_LOG_MEDIANS, ratio=True,
-    why=("library", "reproducer", "defaults", "compiled", "flags", "profile", "host"),
-)  # fmt: skip
-Shape.VALUE = _Value("value", "equality per process")
-Shape.PRESENCE = _Counted("presence", FISHER, counted="printed", fewer_is_worse=True)
-Shape.ENDING = _Counted(
-    "ending", FISHER, counted="died", settles="crash",
-    why=("crash", "compiled", "crash flags", "library", "reproducer"),
-)  # fmt: skip
-# A claim held in k of the n processes that gave a verdict, judged by its settling rule in each run
-# (``harness.claim_rule``): its flip is a change, each side's outcome its words.
-Shape.CLAIM = _Counted(
-    "claim", "the claim settled on each side", counted="held", fewer_is_worse=True
-)
-SHAPES = (Shape.COST, Shape.VALUE, Shape.PRESENCE, Shape.ENDING, Shape.CLAIM)
-
-
 def common_shape(shapes: Iterable[Shape | None]) -> Shape:
     """The shape several metrics share; a cost (whose why asks the most) where they differ, or where
     one is not known."""
     found = set(shapes)
     one = found.pop() if len(found) == 1 else None
     return one or Shape.COST
-
-
-def _constant_said(comparison: Comparison, was: str, now: str, *, same: bool) -> str:
-    """Numbers that never varied, in words: the same, or the one change every process saw (a cost's
-    ratio and way are its page's and answer's to say beside it)."""
-    if same:
-        return f"the same in all {sum(comparison.processes)} processes"
-    if now in ("NaN", "Infinity", "-Infinity"):
-        return f"became {now} in every process (was {was})"
-    return f"changed from {was} to {now} in every process"
-
-
-def _told_apart(was: str, now: str) -> tuple[str, str]:
-    """Two values as printed, a fraction in as many digits as tell the two apart (never "0.1 to
-    0.1", nor 17 digits where 4 will do); an integer, a string, NaN as written."""
-    try:
-        a, b = float(was), float(now)
-    except ValueError:
-        return was, now
-    if a == b or not math.isfinite(a - b) or any(re.fullmatch(r"-?\d+", t) for t in (was, now)):
-        return was, now
-    digits = next((d for d in range(4, 18) if f"{a:.{d}g}" != f"{b:.{d}g}"), 17)
-    return f"{a:.{digits}g}", f"{b:.{digits}g}"
 
 
 @dataclass(frozen=True)
@@ -322,7 +220,9 @@ class Comparison:
     # Every sample of every process gave one value on each side (a count, a size, a number printed
     # rounded): judged so, no spread being estimable from numbers that do not vary (``processes``).
     constant: bool = False
-    shape: Shape = Shape.COST
+    # A cost's by default (``processes``); set by ``harness.analysis.shapes``, which the package
+    # imports first.
+    shape: Shape = field(default_factory=lambda: Shape.COST)
     # A presence's or an ending's counts: (processes that printed it, or died; processes) on A, B.
     counts: tuple[tuple[int, int], tuple[int, int]] | None = None
     # An ending's sides in words where every process of each ended alike (``ok``, ``SIGSEGV (exit

@@ -18,10 +18,10 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from harness.analysis.shapes import compare_counts
-from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
+from harness.analysis.shapes import Shape
+from harness.analysis.significance import Thresholds, Verdict
 from harness.measure.deaths import first_line
 from harness.store.results import StoredResult
 from harness.store.schema import EndKind, ProcessEnd, ProcessRun, RunStatus
@@ -283,14 +283,9 @@ def change_between(
     return Ending(was.commonest, OK, was.verb) if was.commonest else None
 
 
-def compare_endings(was: StatusSummary, now: StatusSummary, thresholds: Thresholds) -> Comparison:
-    """How two releases' processes ended, compared on their counts of processes that died (as
-    every ending is judged); where every process of each side ended alike, how (``ok →
-    SIGSEGV (exit 139)``, as the status step says it)."""
-    compared = compare_counts(Shape.ENDING, was.dead_counts, now.dead_counts, thresholds)
-    if was.alike is None or now.alike is None:
-        return compared
-    return replace(compared, sides=(was.alike, now.alike))
+# How two releases' processes ended, compared on their counts of processes that died (as every
+# ending is judged); where every process of each side ended alike, how (``ok → SIGSEGV``).
+compare_endings = Shape.ENDING.compare
 
 
 def like_ends(

@@ -15,8 +15,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.analysis.metrics import SEPARATE_UNDER_LOAD
 from harness.analysis.processes import UPPER_ESTIMATE
+from harness.analysis.shapes import SEPARATE_UNDER_LOAD
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
 from harness.render.text import Markdown, inline, one_line
 from harness.units import format_p

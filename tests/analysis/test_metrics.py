@@ -4,7 +4,6 @@ import pytest
 
 from harness.analysis.groups import comparison_groups, latest_runs
 from harness.analysis.metrics import (
-    SEPARATE_UNDER_LOAD,
     MetricKey,
     ProcessSamples,
     compare_group,
@@ -13,9 +12,9 @@ from harness.analysis.metrics import (
     hlo_fact_names,
     hlo_facts,
     metric_samples,
-    separate_invocations,
     union_keys,
 )
+from harness.analysis.shapes import SEPARATE_UNDER_LOAD, separate_invocations
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds, Verdict
 from harness.metric_names import parse_metric_name
 from harness.render.tables import said_text

@@ -14,8 +14,8 @@ from harness.analysis.metrics import (
     metric_samples,
     process_samples,
 )
-from harness.analysis.shapes import compare_counts, compare_values, fisher_p, shape_of
-from harness.analysis.significance import SHAPES, Comparison, Shape, Thresholds, Verdict
+from harness.analysis.shapes import SHAPES, compare_counts, compare_values, fisher_p, shape_of
+from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
 from harness.analysis.statuses import change_between, summarise
 from harness.measure.script_numbers import script_numbers
 from harness.metric_names import parse_metric_name
@@ -106,7 +106,7 @@ def test_a_value_within_the_factor_is_still_a_change():
     ],
 )
 def test_a_shape_is_declared_or_inferred_where_safe(key, a, b, declared, shape):
-    assert shape_of(key, a, b, Thresholds(**declared)) is shape
+    assert shape_of(key, ProcessSamples(a), ProcessSamples(b), Thresholds(**declared)) is shape
 
 
 def test_a_metric_missing_on_one_side_is_a_presence_change_not_no_change():

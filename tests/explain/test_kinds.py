@@ -4,7 +4,8 @@ kind."""
 import dataclasses
 from pathlib import Path
 
-from harness.analysis.significance import SHAPES, Shape, Thresholds
+from harness.analysis.shapes import SHAPES
+from harness.analysis.significance import Shape, Thresholds
 from harness.explain.kinds import KINDS, NAMED, kinds_for
 from harness.explain.profiles import OpProfile
 from harness.metric_names import Criterion, parse_metric_name

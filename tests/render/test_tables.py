@@ -4,8 +4,8 @@ letter, and the legend says each once."""
 import math
 from dataclasses import replace
 
-from harness.analysis.metrics import SEPARATE_UNDER_LOAD
 from harness.analysis.processes import compare_processes
+from harness.analysis.shapes import SEPARATE_UNDER_LOAD
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
 from harness.render.tables import (
     OTHER,
