@@ -4,6 +4,7 @@ process, a presence and an ending by their counts, never a ratio."""
 import copy
 import json
 import pickle
+import re
 from pathlib import Path
 
 import pytest
@@ -273,3 +274,51 @@ def test_values_that_differ_past_the_eighth_are_said_apart():
     assert found.verdict is Verdict.CHANGED
     was, now = found.sides or ("", "")
     assert was.startswith("0, 1, 2, … 20 values, sha256 ") and was != now
+
+
+def test_a_fifth_shape_is_its_object_in_shapes_and_its_test_alone(monkeypatch):
+    """docs/layout.md's recipe for a new shape names two files, this module and the shape's own:
+    a shape made here, placed in ``SHAPES`` as the recipe says and nowhere else, is inferred,
+    compared, said, shown on a page and in JSON, and asks its why's kinds (a third file to edit
+    would leave one of them a cost's or fail)."""
+    from harness.analysis import shapes
+    from harness.explain.kinds import kinds_for
+    from harness.metric_names import Criterion
+    from harness.render.json_out import comparison_json
+    from harness.render.tables import comparison_cell, said_text
+    from harness.steps.evidence import Step
+    from tests.conftest import REPO
+
+    recipe = next(
+        line for line in (REPO / "docs/layout.md").read_text().split("\n\n") if "new shape" in line
+    )
+    named = set(re.findall(r"`((?:harness|tests)/[\w/]+\.py)`", recipe))
+    assert named == {"harness/analysis/shapes.py", "tests/analysis/test_shapes.py"}, recipe
+
+    class Positive(shapes.Counted):
+        """A script's number judged by its sign: positive in k of the n processes."""
+
+        def fits(self, key, a, b, thresholds):
+            return key is not None and key.kind.endswith("_sign")
+
+        def compare(self, a, b, thresholds, key=None, *, interval=True):
+            counts = [(sum(p[0] > 0 for p in s.processes), len(s.processes)) for s in (a, b)]
+            return shapes.compare_counts(self, *counts, thresholds, key)
+
+    fifth = Positive(
+        "positive", "signs counted", counted="positive", fewer_is_worse=True, why=("host",)
+    )
+    monkeypatch.setattr(shapes, "SHAPES", [fifth, *shapes.SHAPES])
+    key = parse_metric_name("json.drift_sign")
+    compared = compare_metric(ProcessSamples([[1.0]] * 5), ProcessSamples([[-2.0]] * 5), key=key)
+    assert (compared.shape, compared.verdict, compared.worse) == (fifth, Verdict.CHANGED, True)
+    assert said_text(compared) == "positive in 5 of 5 processes on A, 0 of 5 on B"
+    assert comparison_cell(compared).startswith("0 of 5 n/a [n/a] positive in 5 of 5")
+    assert comparison_json(compared)["shape"] == "positive"
+    step = Step(
+        "0.4.38", "0.5.0", (Criterion.of(key),), "cpu", Thresholds(), Path("out"), "s",
+        script="s.py", shapes={key: fifth},
+    )  # fmt: skip
+    assert step.shape is fifth and [kind.name for kind in kinds_for(step)][-1] == "host"
+    loss = compare_metric(ProcessSamples([[1.0]] * 3), ProcessSamples([[2.0]] * 3), key=LOSS)
+    assert loss.shape is Shape.VALUE, "the shapes before it are asked as before"
