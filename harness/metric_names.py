@@ -148,7 +148,6 @@ class MetricKey:
         return self.measured.run_time if self.measured is not None else True
 
     def _what(self) -> str:
-        """What the figures are, in words, by family."""
         if self.name == JSON:
             return "printed by the script"
         return self.measured.label if self.measured is not None else self.kind
@@ -162,7 +161,7 @@ class MetricKey:
 
     @property
     def unit(self) -> str:
-        """What its figures count: ``ns``, ``bytes``, or "" for a script's own (in its unit)."""
+        """``ns``, ``bytes``, or "" for a script's own number (in its unit)."""
         if self.name == JSON:
             return ""
         return self.measured.unit if self.measured is not None else "ns"
@@ -179,8 +178,8 @@ class MetricKey:
         return f"`{self.name}` {self._what()}"
 
     def format(self, value: float) -> str:
-        """A figure of this metric as a page shows it, in its unit: a duration, a size, or a number
-        as printed (one whose name ends in a unit of time, ``json.solve_ms``, as a duration)."""
+        """A figure in its unit: a duration, a size, or a number as printed (one whose name ends in
+        a unit of time, ``json.solve_ms``, as a duration)."""
         if self.unit == BYTES:
             return format_bytes(value)
         if self.in_ns:
@@ -190,7 +189,6 @@ class MetricKey:
 
     @property
     def in_ns(self) -> bool:
-        """Whether its values are nanoseconds (a script's own numbers are in the script's unit)."""
         return self.unit == "ns"
 
     @property
@@ -205,8 +203,7 @@ class MetricKey:
 
     @property
     def is_duration(self) -> bool:
-        """Whether a figure of it is a time, so a rise is *slower*: every timing, and a script's
-        ``_ms`` number."""
+        """A time, so a rise is *slower*: every timing, and a script's ``_ms`` number."""
         return self.in_ns or self.ns_per_unit is not None
 
     @property
@@ -283,7 +280,7 @@ class Judged(Enum):
 
     @classmethod
     def named(cls, stem: str) -> Judged | None:
-        """The member a record names by stem (``claim``, ``all``); None for a metric."""
+        """By a record's stem (``claim``, ``all``); None for a metric."""
         return next((judged for judged in cls if judged.stem and judged.stem == stem), None)
 
 
@@ -298,7 +295,6 @@ class Criterion:
 
     @classmethod
     def of(cls, metric: MetricKey | None, by: Judged = Judged.EVERY) -> Criterion:
-        """The metric's criterion where there is one, else ``by``."""
         return cls(Judged.METRIC, metric) if metric is not None else cls(by)
 
     @classmethod
@@ -316,12 +312,12 @@ class Criterion:
 
     @property
     def ending(self) -> bool:
-        """Whether it is how the processes end (``process.end``), judged on every process's end."""
+        """Whether it is how the processes end (``process.end``)."""
         return self.metric == ENDING
 
     @property
     def figures(self) -> MetricKey | None:
-        """The metric whose figures are judged; None for how processes end, the claim, every one."""
+        """The metric whose figures are judged; None for the ending, the claim, every metric."""
         return None if self.ending else self.metric
 
     @property
@@ -336,15 +332,14 @@ class Criterion:
         return self.metric.metric_name if self.metric is not None else self.by.stem
 
     def words(self) -> list[str]:
-        """The command-line words that ask for it again (none for every metric; an ending's:
-        ``--status``)."""
+        """The command-line words that ask for it again (``--status`` for the ending)."""
         if self.ending:
             return ["--status"]
         named = [self.metric.metric_name] if self.metric is not None else []
         return [self.by.flag, *named] if self.by.flag else []
 
     def said(self) -> str:
-        """As a page's header says it: ``metric scan.wall_ns (scan · wall …)``, or its words."""
+        """``metric scan.wall_ns (scan · wall …)``, or its words."""
         if self.metric is not None:
             return f"metric {self.metric.metric_name} ({self.metric.label()})"
         return self.by.said

@@ -5,6 +5,7 @@ The design and its levels are ``harness.analysis.spending``'s."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
@@ -108,8 +109,9 @@ def open_comparison(
         if counts_only or common > settings.most_processes:
             continue  # past the last look only counts are looked at: the rest was judged there
         sa, sb = (side.first(len(side.processes)) for side in (a[key], b[key]))  # figures alone
+        look = dataclasses.replace(level, resamples=0)
         try:
-            comparison = shape_of(key, sa, sb, level).compare(sa, sb, level, key, interval=False)
+            comparison = shape_of(key, sa, sb, look).compare(sa, sb, look, key)
         except ValueError:  # a side without samples: nothing more rounds could add to
             continue
         # known exactly, or varying within a side: more processes decide nothing

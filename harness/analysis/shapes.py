@@ -1,32 +1,11 @@
 """Each shape of metric, one object owning when a metric is of it (``fits``) and its comparison
 (``compare``): ``shape_of`` asks ``SHAPES`` in order, and the first that fits compares.
 
-- a *cost* (a time, a size, a count of work) by the ratio of its process medians
-  (``processes.compare_processes``), or a change of sign where it fell to zero or below;
-- a *value* (what the program computes or reports: a loss, a draw, a checksum, a string, a flag) by
-  equality per process, as printed (``12345678901234567`` is not ``…568``, ``NaN`` is ``NaN``):
-  the same in every process, changed from X to Y in every process, one value on one side and
-  several on the other (a change), or varying within both sides (no change can be said of it);
-- a *presence*: printed in k of the n processes that ran ok on each side;
-- an *ending*: how many processes died, of how many (``harness.analysis.statuses`` names how);
-- a *claim*: held in k of the n processes that gave a verdict, judged by its own settling rule
-  (``harness.analysis.claims.compare_claims``), built here as every count is (``counted``).
-
 What every process of each side shows alike (a value, printed in all or none, dead in all or none)
 is known exactly, as a number that never varied is: at least two processes a side, no test.  A
 difference in some processes only is judged on its counts by Fisher's exact test at the level, and
 measured more until decided like any step: 0 of 10 against 1 of 10 is undecided, 0 of 20 against
 10 of 20 is decided.
-
-How a metric's shape is known: declared (``Thresholds.values``, ``Thresholds.costs``), else a
-figure the harness measures, a script's number named for a unit (``MetricKey.named_for_unit``:
-``temp_mb``, ``compile_ms``, ``flops``) or one where higher is better is a cost, constant or not (a
-constant cost keeps its ratio: ``processes``); anything printed that is not a number in range (a
-string, a flag, null, NaN) is a value; a script's other number that is constant on a side, or ever
-zero or negative (never a ratio's operand), is a value; any other is a cost.  A cost that is
-negative is a value (``×-1`` for a sign that flipped means nothing), unless it fell to zero or
-below in every process of one side from above it in every process of the other: a change
-(``compare_signs``).
 """
 
 from __future__ import annotations
@@ -64,6 +43,7 @@ SEPARATE_UNDER_LOAD = (
 FISHER = "Fisher's exact test of counts"
 Processes = Sequence[Sequence[float]]
 Printed = Sequence[tuple[str, ...]]  # what each process printed of a value, as written
+Key = MetricKey | None
 Counts = tuple[int, int]  # (processes that printed it, or died; processes)
 # Processes a side before what all of them show alike is a fact of the release (as for a status
 # step, ``statuses.MIN_STATUS_PROCESSES``).
@@ -130,13 +110,7 @@ class Cost(Shape):
         return True
 
     def compare(
-        self,
-        a: ProcessSamples,
-        b: ProcessSamples,
-        thresholds: Thresholds,
-        key: MetricKey | None = None,
-        *,
-        interval: bool = True,
+        self, a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds, key: Key = None
     ) -> Comparison:
         """B against A over processes (``compare_processes``), each side's processes under load
         counted.  Lower is better, except for a metric the thresholds name higher-is-better (a
@@ -165,7 +139,7 @@ class Cost(Shape):
             thresholds,
             loaded=(a.loaded, b.loaded),
             invocation_spread=spread,
-            interval=interval,
+            interval=bool(thresholds.resamples),
         )
         found = replace(found, metric=key)
         if key is not None and key.metric_name in thresholds.higher_is_better:
@@ -204,7 +178,12 @@ class Value(Shape):
     def fits(
         self, key: MetricKey | None, a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds
     ) -> bool:
-        """Declared a value, or a script's number no ratio can judge (see the module's words)."""
+        """Declared a value (``Thresholds.values``); never a figure the harness measures, nor a
+        script's number declared a cost, named for a unit (``temp_mb``, ``flops``) or where higher
+        is better, unless negative (``×-1`` for a sign that flipped means nothing) and not fallen to
+        zero or below from above it in every process (``compare_signs``); else anything printed
+        that is not a number in range (a string, a flag, null, NaN), constant on a side, or ever
+        zero or negative (never a ratio's operand)."""
         if key is None or key.name != JSON or key.metric_name in thresholds.values:
             return key is not None and key.metric_name in thresholds.values
         sides, printed = (a.processes, b.processes), (a.printed, b.printed)
@@ -225,13 +204,7 @@ class Value(Shape):
         return any(alike) and min(map(len, sides)) >= MIN_ALIKE
 
     def compare(
-        self,
-        a: ProcessSamples,
-        b: ProcessSamples,
-        thresholds: Thresholds,
-        key: MetricKey | None = None,
-        *,
-        interval: bool = True,
+        self, a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds, key: Key = None
     ) -> Comparison:
         assert key is not None  # a value is only ever known by its name
         return compare_values(a.processes, b.processes, key, (a.printed, b.printed))
@@ -287,13 +260,7 @@ class Presence(Counted):
         return a.missing or b.missing
 
     def compare(
-        self,
-        a: ProcessSamples,
-        b: ProcessSamples,
-        thresholds: Thresholds,
-        key: MetricKey | None = None,
-        *,
-        interval: bool = True,
+        self, a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds, key: Key = None
     ) -> Comparison:
         """Its counts first; where they decide no change, the figures of the processes that printed
         it, by their own shape."""
@@ -303,7 +270,7 @@ class Presence(Counted):
         if presence.verdict is Verdict.CHANGED or not (a.processes and b.processes):
             return presence
         a, b = a.first(len(a.processes)), b.first(len(b.processes))  # none missing now
-        found = shape_of(key, a, b, thresholds).compare(a, b, thresholds, key, interval=interval)
+        found = shape_of(key, a, b, thresholds).compare(a, b, thresholds, key)
         # Gone from some processes of one side only, its counts undecided: that the processes which
         # printed it moved no way is no evidence that nothing changed (never "unchanged").
         return presence if one_side and found.verdict not in MOVED else found
@@ -315,13 +282,7 @@ class Ending(Counted):
     the status step says it)."""
 
     def compare(
-        self,
-        a: Any,  # a ``statuses.StatusSummary``
-        b: Any,
-        thresholds: Thresholds,
-        key: MetricKey | None = None,
-        *,
-        interval: bool = True,
+        self, a: Any, b: Any, thresholds: Thresholds, key: MetricKey | None = None
     ) -> Comparison:
         compared = compare_counts(self, a.dead_counts, b.dead_counts, thresholds, key)
         if a.alike is None or b.alike is None:

@@ -93,15 +93,9 @@ class Shape:
         return False
 
     def compare(
-        self,
-        a: Any,
-        b: Any,
-        thresholds: Thresholds,
-        key: MetricKey | None = None,
-        *,
-        interval: bool = True,
+        self, a: Any, b: Any, thresholds: Thresholds, key: MetricKey | None = None
     ) -> Comparison:
-        """B against A by this shape's rule (``interval``: a cost's, which a look leaves out)."""
+        """B against A by this shape's rule."""
         raise NotImplementedError(self.name)
 
     def said(self, comparison: Comparison) -> str:
@@ -158,7 +152,7 @@ class Thresholds:
     # (``rank_test``), which holds it whatever the noise; off for a triage's first round, which only
     # chooses what to measure again.
     rank_guard: bool = True
-    resamples: int = 2000
+    resamples: int = 2000  # of a cost's bootstrap interval; 0: none (a look needs only the test)
     seed: int = 20261129
 
 
