@@ -1,18 +1,18 @@
 """Claim verdicts by release, and the release ranges over which each outcome holds.
 
-"holds on 0.4.33–0.10.2; does not hold on 0.4.26–0.4.31" reads better than a row of
-fourteen ticks.  A range spans consecutive releases of the given release order; a
-release without a result breaks it, so a range never claims a release nobody ran.
+"holds on 0.4.33–0.10.2; does not hold on 0.4.26–0.4.31" reads better than a row of fourteen ticks.
+A range spans consecutive releases of the given release order; a release without a result breaks it,
+so a range never claims a release nobody ran.
 
-A claim is judged per backend (a scan that overlaps on CPU may sync every iteration
-on GPU), so each row is one case, profile, backend and sizes.  A claim is judged
-within one run, so runs of a release on several machines share a cell.
+A claim is judged per backend (a scan that overlaps on CPU may sync every iteration on GPU), so each
+row is one case, profile, backend and sizes.  A claim is judged within one run, so runs of a release
+on several machines share a cell.
 
-A run measured in several processes has a verdict from each: the claim *holds* or
-*does not hold* only when at least 80 % of at least three processes agree
-(``harness.claim_rule.settle_claim``, which the runner's progress lines and the search
-use too); otherwise it is *unsettled*, marked ``?``, never ✓ or ✗.
-``outcome`` is the one place that turns a result's process verdicts into its outcome.
+A run measured in several processes has a verdict from each: the claim *holds* or *does not hold*
+only when at least 80 % of at least three processes agree (``harness.claim_rule.settle_claim``,
+which the runner's progress lines and the search use too); otherwise it is *unsettled*, marked
+``?``, never ✓ or ✗. ``outcome`` is the one place that turns a result's process verdicts into its
+outcome.
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ def claim_verdict(result: StoredResult) -> ClaimVerdict | None:
 def compare_claims(before: StoredResult, after: StoredResult) -> Comparison:
     """The claim on two releases as a counted comparison: held in k of the n processes that gave a
     verdict on each side, judged by its settling rule, not a test (``flip_chance`` bounds a flip's
-    error): a change where both settled and differ, unchanged where they agree, else undecided.
-    Each side's outcome is its words: ``holds → does not hold``."""
+    error): a change where both settled and differ, unchanged where they agree, else undecided. Each
+    side's outcome is its words: ``holds → does not hold``."""
     sides = outcome(before), outcome(after)
     k_a, k_b = (sum(c.holds for c in process_claims(side)) for side in (before, after))
     n_a, n_b = (len(process_claims(side)) for side in (before, after))

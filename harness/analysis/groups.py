@@ -1,10 +1,10 @@
 """Which results may stand side by side, and in what order.
 
-Timings are comparable only when the same case ran at the same sizes under the same
-profile on the same backend with the same number of devices, on the same machine: a
-*comparison group*.  Within a group the columns are releases, oldest first; across
-groups the report says what differs instead of comparing.  Compiled-structure facts
-are counted, not timed, so their groups (``across_machines=True``) span machines.
+Timings are comparable only when the same case ran at the same sizes under the same profile on the
+same backend with the same number of devices, on the same machine: a *comparison group*.  Within a
+group the columns are releases, oldest first; across groups the report says what differs instead of
+comparing.  Compiled-structure facts are counted, not timed, so their groups
+(``across_machines=True``) span machines.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """The metrics a stored result carries, as raw sample series, and its exact compiled facts.
 
-Per program: *wall* (until ``block_until_ready`` returned) and *dispatch* (until
-Python regained control after the last step).  Per jitted function: cold *lower*
-and *compile* times.  Comparisons use the raw samples, never the stored summaries.
+Per program: *wall* (until ``block_until_ready`` returned) and *dispatch* (until Python regained
+control after the last step).  Per jitted function: cold *lower* and *compile* times.  Comparisons
+use the raw samples, never the stored summaries.
 
-A result holds the samples of each case process apart (``metric_samples``: one list
-per process that finished ok); a result measured in one process gives one list.
-Comparisons are over processes (``compare_metric``): each process's median is one
-draw, so the level a process sets is inside the statistics, not hidden by them.
+A result holds the samples of each case process apart (``metric_samples``: one list per process that
+finished ok); a result measured in one process gives one list. Comparisons are over processes
+(``compare_metric``): each process's median is one draw, so the level a process sets is inside the
+statistics, not hidden by them.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """How small a change a comparison over processes can see, from the spread of their medians.
 
-Welch's test on log process medians flags a change once the log ratio exceeds (t for
-alpha + t for the power) standard errors; with K processes a side whose log medians
-scatter by s, that standard error is s·√(2/K).  ``calibrate`` quotes the ratio this
-gives for a machine's A/A runs; ``run --target-ratio`` adds rounds of processes to a
-cell until the ratio its processes so far give is small enough.  Both read the spread
-*within* each side, pooled, so neither depends on how far the sides' levels are apart.
+Welch's test on log process medians flags a change once the log ratio exceeds (t for alpha + t for
+the power) standard errors; with K processes a side whose log medians scatter by s, that standard
+error is s·√(2/K).  ``calibrate`` quotes the ratio this gives for a machine's A/A runs;
+``run --target-ratio`` adds rounds of processes to a cell until the ratio its processes so far give
+is small enough.  Both read the spread *within* each side, pooled, so neither depends on how far the
+sides' levels are apart.
 """
 
 from __future__ import annotations

@@ -1,33 +1,9 @@
-"""Is B faster or slower than A, when each side was measured in several processes?
-
-Each process sets a level of its own (memory layout, thread placement, CPU frequency, other work on
-the machine) that no sample within it can reveal: samples of one process are tight around its level,
-and the levels of separate processes differ by more than that.  Testing pooled samples as
-independent draws mistakes two levels for a change. So the process is the unit:
-
-- each process is summarised by the median of its samples, and a side's figure is the median of its
-  process medians; the ratio is B's figure over A's;
-- the test is Welch's t-test on the logarithms of the process medians (timings scale, so a change is
-  a shift of the log; Welch allows each side its own spread);
-- *faster* / *slower* needs the ratio beyond the factor AND p below alpha AND at least
-  ``min_processes`` processes on each side; with fewer, a ratio beyond the factor is *inconclusive*,
-  and a flag says so;
-- *unchanged* needs the margin inside the factor: the far end of Welch's interval of the shift of
-  log process medians (the change test's own estimator, at the interval's confidence) is the change
-  the data still allow either way, shown as "within ±9 %";
-- the interval shown with the ratio is a hierarchical bootstrap: resample processes with
-  replacement, then the samples within each chosen process, so it widens with the spread between
-  processes as well as within them.
-
-Sides measured in separate invocations (two CI runs, two ``harness run`` commands) add a level of
-their own: the load, frequency and neighbours the whole run met, shared by its processes, so no
-spread between them shows it.  ``invocation_spread`` is that level's standard deviation (of the
-log): each side draws one, so the test's variance gains ``2·invocation_spread²`` and the interval
-widens by the same in quadrature. Sides interleaved in one run share their level, and the term is 0.
-
-With one process a side the bootstrap cannot see the spread between processes: the interval is then
-as narrow as the old one, and the "too few processes" flag is what says not to trust it.  Pure
-Python and deterministic (the bootstrap is seeded).
+"""Is B faster or slower than A, when each side was measured in several processes?  The process is
+the unit (each sets a level no sample within it can reveal): each counts as the median of its
+samples; the test is Welch's t on the log process medians (with ``invocation_spread``, the level
+of a whole run, where the sides come from separate runs), the interval a hierarchical bootstrap
+(processes, then samples within each).  docs/statistics.md is the rule as users read it, with the
+measurements behind each choice.  Pure Python and deterministic (the bootstrap is seeded).
 """
 
 from __future__ import annotations
@@ -157,9 +133,9 @@ def hierarchical_bootstrap_interval(
 ) -> tuple[float, float]:
     """Percentile interval of the ratio of figures (median of process medians), B over A.
 
-    Each resample draws a side's processes with replacement, then within each drawn
-    process its samples with replacement.  Each side has its own seeded generator, so
-    the interval is the same on every run and the sides are never drawn in lockstep.
+    Each resample draws a side's processes with replacement, then within each drawn process its
+    samples with replacement.  Each side has its own seeded generator, so the interval is the same
+    on every run and the sides are never drawn in lockstep.
     """
     base = _seeded_figures(_measured(baseline, "side A"), resamples, seed)
     cand = _seeded_figures(_measured(candidate, "side B"), resamples, seed + 1)

@@ -1,14 +1,14 @@
 """``python -m harness compare A [B]``: two result sets paired and compared metric by metric.
 
-A and B are results folders (B defaults to A), narrowed with ``--a-release`` /
-``--b-release``, ``--a-profile`` / ``--b-profile`` and ``--case``.  Runs pair up by
-case and sizes, and by profile unless the two sides name different profiles on
-purpose.  A pair on different backends, or on different device counts without
-that purpose, is not compared: the output says what differs.  Each pair is judged through the
-one comparison of every shape: a cost's ratio, a value by equality, whether a number was printed
-(a metric only in A is one printed in none of B's processes) and how the processes ended (their
-counts of processes that died).  Something got worse when B is the worse side of any of them
-(``Comparison.worse``): slower, a value changed, a number gone, more processes dying.
+A and B are results folders (B defaults to A), narrowed with ``--a-release`` / ``--b-release``,
+``--a-profile`` / ``--b-profile`` and ``--case``.  Runs pair up by case and sizes, and by profile
+unless the two sides name different profiles on purpose.  A pair on different backends, or on
+different device counts without that purpose, is not compared: the output says what differs.  Each
+pair is judged through the one comparison of every shape: a cost's ratio, a value by equality,
+whether a number was printed (a metric only in A is one printed in none of B's processes) and how
+the processes ended (their counts of processes that died).  Something got worse when B is the worse
+side of any of them (``Comparison.worse``): slower, a value changed, a number gone, more processes
+dying.
 
 Each side's newest result of a cell is taken; a result file that could not be read is said, and a
 pair whose cell holds one says which result it compared instead.

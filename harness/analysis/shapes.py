@@ -4,8 +4,8 @@
 What every process of each side shows alike (a value, printed in all or none, dead in all or none)
 is known exactly, as a number that never varied is: at least two processes a side, no test.  A
 difference in some processes only is judged on its counts by Fisher's exact test at the level, and
-measured more until decided like any step: 0 of 10 against 1 of 10 is undecided, 0 of 20 against
-10 of 20 is decided.
+measured more until decided like any step: 0 of 10 against 1 of 10 is undecided, 0 of 20 against 10
+of 20 is decided.
 """
 
 from __future__ import annotations
@@ -112,16 +112,11 @@ class Cost(Shape):
     def compare(
         self, a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds, key: Key = None
     ) -> Comparison:
-        """B against A over processes (``compare_processes``), each side's processes under load
-        counted.  Lower is better, except for a metric the thresholds name higher-is-better (a
-        script's own throughput, say): there a rise is FASTER (better) and a fall SLOWER (worse).
-
-        When the two come from separate invocations each side's level differs by the thresholds'
-        ``invocation_spread``; and where either side also has processes measured under load there
-        is no verdict at all: work sharing the machine comes and goes, and moved whole runs' figures
-        of one metric by up to ×2.2 between separate A/A runs (docs/statistics.md, "Separate
-        runs").  Sides measured together until decided are tested at the level of the look they
-        reached (``harness.analysis.spending``)."""
+        """B against A over processes (``compare_processes``); lower is better but for a metric
+        named higher-is-better.  Sides from separate invocations are allowed the thresholds'
+        ``invocation_spread``, and give no verdict where either has processes measured under load
+        (moved whole runs' figures by up to ×2.2: docs/statistics.md, "Separate runs"); sides
+        measured until decided are judged at the look they reached (``spending``)."""
         if key is not None and (fell := compare_signs(a.processes, b.processes, key)) is not None:
             return fell
         source, other = a.source, b.source
@@ -181,9 +176,9 @@ class Value(Shape):
         """Declared a value (``Thresholds.values``); never a figure the harness measures, nor a
         script's number declared a cost, named for a unit (``temp_mb``, ``flops``) or where higher
         is better, unless negative (``×-1`` for a sign that flipped means nothing) and not fallen to
-        zero or below from above it in every process (``compare_signs``); else anything printed
-        that is not a number in range (a string, a flag, null, NaN), constant on a side, or ever
-        zero or negative (never a ratio's operand)."""
+        zero or below from above it in every process (``compare_signs``); else anything printed that
+        is not a number in range (a string, a flag, null, NaN), constant on a side, or ever zero or
+        negative (never a ratio's operand)."""
         if key is None or key.name != JSON or key.metric_name in thresholds.values:
             return key is not None and key.metric_name in thresholds.values
         sides, printed = (a.processes, b.processes), (a.printed, b.printed)
@@ -473,8 +468,8 @@ def fisher_p(a: Counts, b: Counts) -> float:
 def separate_invocations(first: Result, second: Result) -> bool:
     """Whether two results come from separate invocations rather than one run that interleaved them.
 
-    Results record their invocation; older ones are taken as interleaved when both name
-    other sides and their time windows overlap."""
+    Results record their invocation; older ones are taken as interleaved when both name other sides
+    and their time windows overlap."""
     if first.invocation and second.invocation:
         return first.invocation != second.invocation
     a, b = first.window_unix_ns, second.window_unix_ns

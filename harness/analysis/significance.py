@@ -1,10 +1,6 @@
 """Is B faster or slower than A?  The verdict's vocabulary, the thresholds, the comparison's record,
-and the pieces of the rule every comparison shares: the no-change band and the factor.
-
-Cells are measured in several processes and judged by ``processes.compare_processes``: Welch's
-t-test on the log of each process's median, which accounts for the level each process sets (samples
-within one process are not independent draws, so a test of pooled samples would find changes that
-are not there), its interval a bootstrap there.  Everything here is pure Python.
+each shape's interface, and the pieces of the rule every comparison shares: the no-change band and
+the factor (docs/statistics.md).  Pure Python.
 """
 
 from __future__ import annotations
@@ -22,14 +18,9 @@ from harness.units import format_ns, format_ratio
 
 
 class Verdict(StrEnum):
-    """What a comparison of B against A says (lower is better): three outcomes, never confused.
-
-    *changed* (FASTER, SLOWER): the ratio is beyond the factor and the test rejects "no
-    difference" at the significance level; *unchanged*: the whole confidence interval of
-    the ratio lies inside the no-change band ×1/factor…×factor, positive evidence of no
-    change; *undecided*: neither, so more measurement could still decide (too few
-    processes, a wide interval, separate runs measured under load).
-    """
+    """What a comparison of B against A says (lower is better), never confused: *changed* (FASTER,
+    SLOWER, CHANGED), *unchanged* (positive evidence of no change), *undecided* (more measurement
+    could still decide)."""
 
     FASTER = "faster"
     SLOWER = "slower"

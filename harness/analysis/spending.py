@@ -1,26 +1,11 @@
 """Measure until decided: a group-sequential design over rounds of processes measured together.
 
-A fixed number of processes and one strict test cannot tell "no change" from "not enough data yet".
-So sides measured in one run (``run --sides``: a bisect's endpoints and probes, a triage's
-confirmations, a matrix of releases) are looked at after their planned ``processes`` rounds, and
-while a comparison between them is still *open*, more rounds follow, up to ``max_processes`` a side:
-the looks come at ``processes``, then twice as many at each (5, 10, 20; ``schema.look_points``).
-
-Looking again and again at data that keeps growing would turn the test's level into a much larger
-false-alarm rate, were each look tested at the full level.  The design spends the level over the
-looks instead (Lan and DeMets' alpha spending with the power function α·t⁴, t the share of the most
-processes reached): look k tests at the level spent between looks k − 1 and k, with 5, 10 and 20
-processes 7.8e-06, 0.000117 and 0.001875 of α = 0.002.  These add up to α, so whichever look a run
-stops at, and for whatever reason, the chance that any look flags a change where there is none stays
-at most α (the union bound).  The first look can decide no change anyway (five processes a side do
-not pass the rank guard, ``rank_test``); it decides "unchanged" and stops what is hopeless, and most
-of the level is left for the last look, where a fixed design would test.
-
-A stored comparison is judged on the processes both sides had (``judged_on``: a side that settled at
-an earlier look is compared with the first processes of its neighbour, as that look saw them), at
-the level of that look, so a report reads the same verdict the run stopped on.  "Unchanged" (the
-margin the test allows inside the factor) is judged at every look with the same 99 % interval; over
-K looks the chance of calling a change of the factor's size unchanged is at most K × 0.5 %.
+Sides measured in one run are looked at after their planned ``processes`` rounds, then at twice as
+many (5, 10, 20; ``schema.look_points``) while a comparison between them is still *open*, up to
+``max_processes``.  The level is spent over the looks (Lan and DeMets' alpha spending, α·t⁴), so
+whichever look a run stops at, the chance that any look flags a change where there is none stays at
+most α; a stored pair is judged on the processes both sides had at the look that decided it
+(``judged_on``).  docs/statistics.md, "Measuring until decided", says it with its numbers.
 """
 
 from __future__ import annotations

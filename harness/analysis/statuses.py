@@ -3,13 +3,13 @@
 A step of it is a release whose processes crash, time out, run out of memory or exit with an error,
 in every one or in some, beside one whose processes run ok, judged on the counts of processes that
 died (``compare_endings``): "crashes since jax 0.10.2: SIGSEGV (exit 139) in 5 of 5 processes;
-0.10.1 ok in 5 of 5".  Every way of dying is an ending: processes that all died, each
-its own way (a segfault, an exit, a hang, an error), are a dead side like those that died alike, and
-how they died (the table of endings, ``StatusSummary.words``) is the detail, never a reason for "no
-change".  A flip in some processes of many is judged on its counts (``compare_endings``); a process
-killed from outside (SIGTERM, SIGINT, SIGHUP: a user's kill, a job's end) is a fault to say, never a
-change of the release, and never "no change" either.  SIGKILL in every process of a side is the
-kernel's OOM killer as far as the harness can tell, so it is an ending ("killed, out of memory?").
+0.10.1 ok in 5 of 5".  Every way of dying is an ending: processes that all died, each its own way (a
+segfault, an exit, a hang, an error), are a dead side like those that died alike, and how they died
+(the table of endings, ``StatusSummary.words``) is the detail, never a reason for "no change".  A
+flip in some processes of many is judged on its counts (``compare_endings``); a process killed from
+outside (SIGTERM, SIGINT, SIGHUP: a user's kill, a job's end) is a fault to say, never a change of
+the release, and never "no change" either.  SIGKILL in every process of a side is the kernel's OOM
+killer as far as the harness can tell, so it is an ending ("killed, out of memory?").
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ has no scipy, and this code agrees with scipy's t distribution to 1e-12
 (``tests/analysis/test_t_test.py``): adding scipy for one tail would add tens of MB to every such
 session for nothing.  Welch's degrees of freedom are not whole numbers, so the t distribution's tail
 comes from the regularised incomplete beta function: for t ≥ 0, P(T > t) = ½·I_x(ν/2, ½) with x = ν
-/ (ν + t²). The incomplete beta is evaluated by its continued fraction (modified Lentz), on the
-side of the mean where the fraction converges fast.
+/ (ν + t²). The incomplete beta is evaluated by its continued fraction (modified Lentz), on the side
+of the mean where the fraction converges fast.
 """
 
 from __future__ import annotations
