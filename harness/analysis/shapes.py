@@ -271,7 +271,7 @@ class Presence(Counted):
         return presence if one_side and found.verdict not in MOVED else found
 
 
-class Ending(Counted):
+class Endings(Counted):
     """How each process ended, of a ``statuses.StatusSummary`` a side: on the counts of processes
     that died; where every process of each side ended alike, how (``ok → SIGSEGV (exit 139)``, as
     the status step says it)."""
@@ -511,7 +511,7 @@ Shape.COST = Cost(
 )  # fmt: skip
 Shape.VALUE = Value("value", "equality per process")
 Shape.PRESENCE = Presence("presence", FISHER, counted="printed", fewer_is_worse=True)
-Shape.ENDING = Ending(
+Shape.ENDING = Endings(
     "ending", FISHER, counted="died", settles="crash",
     why=("crash", "compiled", "crash flags", "library", "reproducer"),
 )  # fmt: skip

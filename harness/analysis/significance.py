@@ -205,7 +205,8 @@ class Comparison:
     # Every sample of every process gave one value on each side (a count, a size, a number printed
     # rounded): judged so, no spread being estimable from numbers that do not vary (``processes``).
     constant: bool = False
-    # A cost's by default (``processes``); set by ``harness.analysis.shapes``, which the package
+    # Asked what the comparison means (``said``, ``worse``, ``shown``: a page's words and cells): a
+    # cost's by default (``processes``), set by ``harness.analysis.shapes``, which the package
     # imports first.
     shape: Shape = field(default_factory=lambda: Shape.COST)
     # A presence's or an ending's counts: (processes that printed it, or died; processes) on A, B.
@@ -219,12 +220,10 @@ class Comparison:
 
     @property
     def worse(self) -> bool:
-        """Whether B is the worse side, by its shape's rule (``Shape.worse``)."""
         return self.shape.worse(self)
 
     @property
     def leans_worse(self) -> bool:
-        """Whether B's counts lean the worse way, decided or not (``Shape.leans_worse``)."""
         return self.shape.leans_worse(self)
 
     def format(self, value: float) -> str:
@@ -233,12 +232,10 @@ class Comparison:
 
     @property
     def shown(self) -> tuple[str, str]:
-        """Each side's figure as a page shows it: a value as printed, else in the metric's unit."""
         return self.shape.shown(self)
 
     @property
     def said(self) -> str:
-        """The verdict in its shape's words (``Shape.said``)."""
         return self.shape.said(self)
 
     @property
@@ -281,7 +278,6 @@ class Comparison:
 
     @property
     def processes(self) -> tuple[int, int]:
-        """Processes measured on each side (A, B)."""
         a, b = self.spreads
         return a.processes, b.processes
 
