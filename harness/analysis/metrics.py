@@ -56,10 +56,8 @@ class MetricSeries(dict[MetricKey, ProcessSamples]):
 
 
 def metric_samples(result: StoredResult) -> MetricSeries:
-    """Per metric, the raw samples of each process that finished ok (in the order they ran).
-
-    Programs come first, in the order the case lists them, then the jitted functions.
-    """
+    """Per metric, the raw samples of each process that finished ok (in the order they ran):
+    programs first, in the order the case lists them, then the jitted functions."""
     return process_samples(result.result.finished(), result.result)
 
 
@@ -201,11 +199,8 @@ def compare_results(
 
 
 def hlo_facts(result: StoredResult) -> dict[str, dict[str, Any]]:
-    """The optional exact facts of each compiled function's HLO, where the result has them.
-
-    Counted, not timed, so every process compiles to the same: the first process that has them
-    speaks.
-    """
+    """The exact facts of each compiled function's HLO, where recorded: counted, not timed, so
+    every process compiles to the same and the first that has them speaks."""
     facts: dict[str, dict[str, Any]] = {}
     for process in result.result.processes:
         for name, function in process.compiled.items():

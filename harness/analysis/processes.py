@@ -291,16 +291,10 @@ def compare_processes(
     invocation_spread: float = 0.0,
     interval: bool = True,
 ) -> Comparison:
-    """Ratio, interval, test and verdict of ``candidate`` against ``baseline`` (lower is better).
-
-    Each side is a sequence of processes, each process a sequence of raw samples; processes without
-    samples are left out.  ``loaded`` counts, per side (A, B), the processes measured while other
-    work loaded the machine: they are kept and flagged. ``invocation_spread``: the log standard
-    deviation of a whole invocation's level, when the sides come from separate invocations (0 when
-    they were interleaved). ``baseline``/``candidate`` of the result summarise the process medians.
-    The verdict never depends on the bootstrap interval: without ``interval`` (a look of the runner,
-    a simulation) it is left out (nan).
-    """
+    """Ratio, interval, test and verdict of ``candidate`` against ``baseline`` (lower is better),
+    each a list of processes' raw samples (a process without any left out).  ``loaded``: processes
+    measured under load, per side, kept and flagged.  The verdict never depends on the bootstrap
+    interval: without ``interval`` (a look of the runner, a simulation) it is left out (nan)."""
     if not invocation_spread >= 0:
         raise ValueError(
             f"the spread between invocations cannot be negative, not {invocation_spread}"
