@@ -128,16 +128,12 @@ class ReleaseProber:
         probe, which says why.  Each is looked for again under the folder lock (another run's,
         meanwhile).
         """
-        wanted = [
-            release
-            for release in releases
-            if anew or (release not in self.together and self.reuse.reusable(release) is None)
-        ]
+        wanted = [release for release in releases if anew or self.reuse.reusable(release) is None]
         reused: set[str] = set()
         reuse = taken if anew else self.reuse.under_lock(reused)
         sides = self.readiness.sides(wanted, self.progress)
         measured = interleaved(self.measurement, sides, self.processes, decide, pairs, reuse=reuse)
-        self.together.update({r for r, stored in measured.items() if stored} - reused)
+        self.together.update({release for release, stored in measured.items() if stored} - reused)
 
     def measure_with_endpoints(
         self, release: str, good: str, bad: str, again: bool = False
@@ -168,14 +164,13 @@ class ReleaseProber:
     def __call__(self, release: str, again: bool = False) -> Probe:
         reuse = self.reuse
         previous = reuse.stored(release)
-        # What this prober measured together is what was measured, in however many processes (a
-        # time cap may have cut them short): measured alone again, it would not be interleaved.
-        if not again and release in self.together and previous is not None:
-            count = len(previous.result.processes)
-            return Probe(
-                release, previous, f"measured ({count}) interleaved with the other releases"
-            )
-        if not again and reuse.reusable(release) is not None and previous is not None:
+        together = release in self.together  # what was measured, however few its processes
+        if not again and previous is not None and (together or reuse.reusable(release)):
+            if together:
+                count = len(previous.result.processes)
+                return Probe(
+                    release, previous, f"measured ({count}) interleaved with the other releases"
+                )
             return Probe(release, previous, f"stored result reused ({previous.path.name})")
         started = time.monotonic()
         prepared = self.readiness.side(release)
