@@ -208,9 +208,9 @@ class SuiteCap:
         processes a side that time pays for at the floor's cost (and to ``most``), and its time
         budget to that time less a process (a round begun before the budget is spent is
         finished: at most one process past the cap); None where no verdict is in reach."""
+        left = self.left()  # before ``stop`` reads it: what it affords pays for a verdict
         if self.stop():
             return None
-        left = self.left()
         bounds = [bound for bound in (most, prober.max_processes) if bound is not None]
         budget = prober.time_budget
         if left is not None and self.said is not None:
