@@ -238,10 +238,8 @@ class FakeSuite:
 def suite_prober(tmp_path, measure):
     steady = discovery.discover(FIXTURES / "cases")["steady"]
     settings = Settings(timeout_s=5, repeats=5, max_seconds=1, processes=5)
-    return ReleaseProber(
-        {}, steady, steady.anchors[0], "cpu", tmp_path, settings, lambda line: None,
-        machine="here", max_processes=20, measure=measure,
-    )  # fmt: skip
+    where = (steady.anchors[0], "cpu", tmp_path, settings, lambda line: None)
+    return ReleaseProber({}, steady, *where, machine="here", max_processes=20, measure=measure)
 
 
 SIDES = [Side("0.0.0", f"aa-{n}", sys.executable, label=n) for n in "AB"]
