@@ -19,7 +19,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,9 +48,7 @@ from harness.render.why import why_lines as explained
 from harness.steps import reuse
 from harness.steps.answers import Setting
 from harness.steps.confirm import ConfirmPairs, PairConfirmer
-from harness.steps.measurement import Pair
-from harness.steps.probes import Probe
-from harness.steps.suite_floor import Floor, cap_line, floor, out_of_reach, reach
+from harness.steps.suite_floor import SuiteCap, cap_line, out_of_reach, reach
 from harness.steps.triage import TriageOutcome, triage
 from harness.steps.watch import (
     Memory,
@@ -69,6 +67,7 @@ from harness.steps.watch import (
 )
 from harness.steps.watch import detectable as detectable_changes
 from harness.store.files import DocumentProblem, read_bounded, replace_file
+from harness.units import format_seconds
 
 SUMMARY = "watch"  # watch.md and watch.json in the output folder
 SUITES = "watch-suites"  # the scripts that run a pytest-benchmark suite, in the output folder
@@ -233,23 +232,17 @@ def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[
     return (*what, *ends, "--metric", regression.metric, "--profile", options.profile)
 
 
-class SuiteFloor:
-    """A suite's floor, said once after its first process of each side (``Floor``), and how far
-    measuring again may go within the watch's ``--max-time`` (``deadline``, monotonic)."""
+class SuiteFloor(SuiteCap):
+    """A suite's floor and its watch's ``--max-time`` (``SuiteCap``; ``deadline``, monotonic),
+    where its import goes, and the benchmarks measuring again can still decide."""
 
     def __init__(self, target: Target, run: RangeRun, deadline: float | None) -> None:
-        self.name, self.options, self.deadline = target.case.name, run.options, deadline
-        self.said: Floor | None = None
+        name = target.case.name
+        super().__init__(
+            run.options.thresholds, deadline, lambda line: progress(f"[watch] {name}: {line}")
+        )
+        self.name, self.options = name, run.options
         self.imports: dict[str, list[str]] = {}  # release → its costliest imports, said
-
-    def left(self) -> float | None:
-        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
-
-    def __call__(self, first: dict[str, list[Any]]) -> None:
-        found = floor(first, self.options.thresholds, self.left())
-        if found is not None and self.said is None:
-            self.said = found
-            progress(f"[watch] {self.name}: {found.line()}")
 
     def to_json(self) -> dict[str, Any]:
         if self.said is None:
@@ -262,6 +255,12 @@ class SuiteFloor:
         off the timing path, and the costliest imports it shows (``import_times.costliest``)."""
         cost = self.said.cost if self.said is not None else None
         if cost is None or cost.parts.get("import", 0.0) <= cost.wall_s / 2:
+            return
+        if (left := self.left()) is not None and left < 2 * cost.wall_s:
+            progress(
+                f"[watch] {self.name}: where its import goes not asked: --max-time leaves "
+                f"{format_seconds(left)}, less than its process a side"
+            )
             return
         for label in run.labels:
             side = run.sides.side(label)
@@ -277,28 +276,14 @@ class SuiteFloor:
                     continue
             self.imports[label] = costliest(text)
 
-    def held(self, confirmer: PairConfirmer, most: int | None = None) -> ConfirmPairs:
-        """``confirmer`` held, when it is called, to the time ``--max-time`` leaves then (its
-        looks stop once that is spent; the first is measured whole), and to ``most`` a side."""
-        if self.deadline is None:
-            return confirmer
-
-        def confirm(pairs: Mapping[Pair, tuple[Criterion, ...]]) -> dict[Pair, tuple[Probe, Probe]]:
-            prober, left = confirmer.prober, self.left() or 0.0
-            held = most if most is not None else prober.max_processes
-            budget = min(prober.time_budget or left, left)
-            return PairConfirmer(
-                dataclasses.replace(prober, max_processes=held, time_budget=budget)
-            )(pairs)
-
-        return confirm
-
     def within_reach(
         self, found: TriageOutcome, still_open: list[MetricKey], confirmer: PairConfirmer
     ) -> tuple[list[MetricKey], dict[MetricKey, tuple[str, float]], ConfirmPairs]:
         """The open benchmarks measuring again can decide, those it cannot (each said, with the
         smallest change still detectable), and the confirmer held to the processes and time
         left."""
+        if self.stop():  # nothing is measured again: every benchmark left open says why
+            return [], self.unmeasured(found, still_open), confirmer
         measuring = self.options.measuring
         ran = [p for m in found.first_round.ok() if m.result for p in m.result.result.processes]
         most, why = reach(ran, measuring.max_processes, self.left())
@@ -360,7 +345,7 @@ def watch_one(
         still_open = first_round_open(found)
         beyond: dict[MetricKey, tuple[str, float]] = {}
         again_pairs: ConfirmPairs = confirmer
-        if suite is not None and still_open:
+        if suite is not None:
             still_open, beyond, again_pairs = suite.within_reach(found, still_open, confirmer)
         if still_open:
             progress(
@@ -384,7 +369,9 @@ def watch_one(
         found, options.thresholds, measuring.processes, measuring.max_processes
     )
     detected |= {key: max(detected.get(key, 0.0), seen) for key, (_, seen) in beyond.items()}
-    unseeable = blind(detected, measuring.max_processes, options.thresholds)
+    unseeable = (suite.at_cap(beyond) if suite else None) or blind(
+        detected, measuring.max_processes, options.thresholds
+    )
     why_not = {key: said for key, (said, _) in beyond.items()}
     watched = TargetWatch(
         target.case.name,

@@ -107,6 +107,7 @@ class Cell:
     item: PlannedRun
     head: str  # "(i/n) case sizes", for progress lines
     runs: list[CellRun] = field(default_factory=list)
+    capped: int | None = None  # the most processes a side a time cap leaves it (``FirstRound``)
 
     def others(self, run: CellRun) -> list[str]:
         """The labels of the sides measured beside ``run`` (its ``interleaved_with``)."""

@@ -45,8 +45,9 @@ from harness.units import sizes_text, time_left
 # A stored result standing for a planned cell on a side (``measure(reuse=...)``), or None.
 Reuse = Callable[[PlannedRun, Side], StoredResult | None]
 # Told each side's first process (by label) once a cell has one of each: what a process costs is
-# said before the rest are paid (``harness.steps.suite_floor``).
-FirstRound = Callable[[dict[str, list[ProcessRun]]], None]
+# said before the rest are paid (``harness.steps.suite_floor``); it answers the most processes a
+# side the cell may take (None: as the settings say), so that a time cap is not overrun in vain.
+FirstRound = Callable[[dict[str, list[ProcessRun]]], int | None]
 
 
 class Measured(NamedTuple):
@@ -266,15 +267,25 @@ class Recorder:
                         self._measure_process(cell, run, round_index, left)
                         pace.done()
                     if round_index == 0 and self.first_round is not None:
-                        self.first_round({run.side.label: run.processes for run in cell.runs})
+                        cell.capped = self.first_round(
+                            {r.side.label: r.processes for r in cell.runs}
+                        )
                     active = [run for run in cell.runs if run.finished() is None]
-                    if not active or not self.rules.another_round(cell, active, round_index + 1):
+                    if not active or not self._another_round(cell, active, round_index + 1):
                         going.remove(cell)
                         self._finish(cell, outcomes)
                 round_index += 1
         except BaseException:
             self._keep_unfinished(going)
             raise
+
+    def _another_round(self, cell: Cell, active: list[CellRun], done: int) -> bool:
+        """Whether ``cell`` takes one more round: as the rules say, within its time cap."""
+        if cell.capped is not None and done >= cell.capped:
+            for run in (run for run in active if done < run.planned):
+                run.stopped = f"stopped at {done} of {run.planned} processes: the time cap"
+            return False
+        return self.rules.another_round(cell, active, done)
 
     def _keep_unfinished(self, going: list[Cell]) -> None:
         """Interrupted, or the harness cannot go on: what each cell measured so far is stored."""

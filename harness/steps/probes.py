@@ -68,7 +68,7 @@ class ReleaseProber:
     measure: Measure = runner.measure  # the measurement itself; a test hands in a fake
     # Each release's environment: a case's release venv, a script's own (None: made from ``case``).
     environments: Environments | None = None
-    # Releases it measured in one interleaved run: its own, not a copy's (``dataclasses.replace``).
+    # Releases it measured and stored in one interleaved run: its own, not a copy's (``replace``).
     together: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
     # Its collaborators, made once from the fields above (a copy makes its own): the stored results
     # it counts and reuses, how it measures the sides given, how each release's side is made ready.
@@ -133,7 +133,7 @@ class ReleaseProber:
         reuse = taken if anew else self.reuse.under_lock(reused)
         sides = self.readiness.sides(wanted, self.progress)
         measured = interleaved(self.measurement, sides, self.processes, decide, pairs, reuse=reuse)
-        self.together.update(set(measured) - reused)
+        self.together.update({release for release, stored in measured.items() if stored} - reused)
 
     def measure_with_endpoints(
         self, release: str, good: str, bad: str, again: bool = False
@@ -164,8 +164,9 @@ class ReleaseProber:
     def __call__(self, release: str, again: bool = False) -> Probe:
         reuse = self.reuse
         previous = reuse.stored(release)
-        if not again and reuse.reusable(release) is not None and previous is not None:
-            if release in self.together:
+        together = release in self.together  # what was measured, however few its processes
+        if not again and previous is not None and (together or reuse.reusable(release)):
+            if together:
                 count = len(previous.result.processes)
                 return Probe(
                     release, previous, f"measured ({count}) interleaved with the other releases"

@@ -13,24 +13,36 @@ unit) gives the processes a verdict needs (``processes_needed``); a benchmark th
 ``--max-processes``, or than ``--max-time`` leaves, is not measured on in vain: its smallest change
 still detectable is said instead (``out_of_reach``).  Stopping there only leaves a benchmark
 undecided, never calls a change, so it keeps the A/A at its level.
+
+``--max-time`` holds for the whole path (``SuiteCap``): the first round takes only what leaves a
+confirmation the processes a verdict needs, each confirmation only what the cap leaves when it
+starts, and where that cannot pay for a verdict nothing more is measured: each candidate and
+benchmark left open is undecided, saying why.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from harness.analysis.power import detectable_ratio
 from harness.analysis.significance import Thresholds
-from harness.metric_names import MetricKey
+from harness.metric_names import Criterion, MetricKey
+from harness.steps.confirm import ConfirmPairs, PairConfirmer
+from harness.steps.probes import Pair, Probe, ReleaseProber
+from harness.steps.triage import TriageOutcome
+from harness.steps.watch import UNDECIDED, Finding
 from harness.store.schema import ProcessRun, RunStatus
 from harness.units import format_ns, format_seconds
 
 PARTS = ("import", "collection", "benchmarks")
 MOST = 200  # processes a side looked at for a verdict's need: beyond, none is in reach
+STOPPED = "measuring stopped at --max-time"
 
 
 def processes_needed(spread: float, thresholds: Thresholds, most: int = MOST) -> int | None:
@@ -104,13 +116,34 @@ class Floor:
     def seconds(self) -> float:
         return 2 * self.needed * self.cost.wall_s
 
+    @property
+    def verdict(self) -> str:
+        """``a verdict at ×1.05 needs at least 7 a side: about 15 min 52 s``."""
+        needs = f"needs at least {self.needed} a side: about {format_seconds(self.seconds)}"
+        return f"a verdict at ×{self.thresholds.factor:g} {needs}"
+
+    def most(self) -> int | None:
+        """The most processes a side the first round may take, the one each side has paid
+        included: what leaves a confirmation its ``needed`` a side within the cap; one where the
+        cap cannot pay even those (measuring stops there); None without a cap."""
+        if self.cap_s is None:
+            return None
+        return 1 + max(0, self.cost.affords(self.cap_s) - self.needed)
+
+    def stops(self) -> str:
+        """Why no verdict is in reach within ``cap_s``; "" where one is (or without a cap)."""
+        if self.cap_s is None or self.cost.affords(self.cap_s) >= self.needed:
+            return ""
+        return f"{self.verdict}; the cap leaves {format_seconds(self.cap_s)}"
+
     def line(self) -> str:
-        said = f"{self.cost.words()}; a verdict at ×{self.thresholds.factor:g} needs at least "
-        said += f"{self.needed} a side: about {format_seconds(self.seconds)}"
-        if self.cap_s is not None and (affordable := self.cost.affords(self.cap_s)) < self.needed:
+        said = f"{self.cost.words()}; {self.verdict}"
+        if self.stops():
+            assert self.cap_s is not None
             said += (
-                f"; --max-time leaves {format_seconds(self.cap_s)}, {affordable} a side: too few "
-                f"for a verdict at level {self.thresholds.alpha:g}"
+                f"; --max-time leaves {format_seconds(self.cap_s)}, "
+                f"{self.cost.affords(self.cap_s)} more a side: too few for a verdict at level "
+                f"{self.thresholds.alpha:g}: measuring stops here"
             )
         return said
 
@@ -130,6 +163,101 @@ def floor(
     """The floor from each side's first process (None where none finished ok with a record)."""
     cost = ProcessCost.of(p for processes in first.values() for p in processes[:1])
     return None if cost is None else Floor(cost, thresholds, cap_s)
+
+
+class SuiteCap:
+    """A suite's floor, said once after its first process of each side (``Floor``), and the
+    watch's ``--max-time`` (``deadline``, on ``clock``) kept on the whole path: the first round
+    takes at most what leaves a verdict its processes (``Floor.most``), a confirmation or
+    measuring again only what the cap leaves then, and none once no verdict is in reach
+    (``stop``): each candidate is then left undecided, saying why."""
+
+    def __init__(
+        self,
+        thresholds: Thresholds,
+        deadline: float | None,
+        say: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.thresholds, self.deadline, self.say, self.clock = thresholds, deadline, say, clock
+        self.said: Floor | None = None
+        self.stopped = ""  # why measuring stopped at the cap, once it did
+
+    def left(self) -> float | None:
+        return None if self.deadline is None else max(0.0, self.deadline - self.clock())
+
+    def __call__(self, first: dict[str, list[ProcessRun]]) -> int | None:
+        """The floor said once; the most processes a side the cap leaves the first round."""
+        found = floor(first, self.thresholds, self.left())
+        if found is not None and self.said is None:
+            self.said = found
+            self.say(found.line())
+        return None if found is None else found.most()
+
+    def stop(self) -> str:
+        """Why no verdict is in reach within what the cap leaves now ("" while one is), at the
+        floor's cost a process; said once, and kept."""
+        if not self.stopped and self.said is not None and self.deadline is not None:
+            self.stopped = dataclasses.replace(self.said, cap_s=self.left()).stops()
+            if self.stopped:
+                self.say(f"{STOPPED}: {self.stopped}")
+        return self.stopped
+
+    def confirming(self, prober: ReleaseProber, most: int | None = None) -> ReleaseProber | None:
+        """``prober`` held to what the cap leaves now: its looks, its first included, to the
+        processes a side that time pays for at the floor's cost (and to ``most``), and its time
+        budget to that time less a process (a round begun before the budget is spent is
+        finished: at most one process past the cap); None where no verdict is in reach."""
+        left = self.left()  # before ``stop`` reads it: what it affords pays for a verdict
+        if self.stop():
+            return None
+        bounds = [bound for bound in (most, prober.max_processes) if bound is not None]
+        budget = prober.time_budget
+        if left is not None and self.said is not None:
+            bounds.append(self.said.cost.affords(left))
+            left -= self.said.cost.wall_s
+        if left is not None:
+            budget = min(budget or left, left)
+        held = min(bounds, default=None)
+        first = prober.processes if held is None else min(prober.processes, held)
+        settings = dataclasses.replace(prober.settings, processes=first)
+        return dataclasses.replace(
+            prober, settings=settings, max_processes=held, time_budget=budget
+        )
+
+    def held(self, confirmer: PairConfirmer, most: int | None = None) -> ConfirmPairs:
+        """``confirmer`` held, when it is called, to the cap (``confirming``): where no verdict
+        is in reach it measures nothing, and each release says why."""
+
+        def confirm(pairs: Mapping[Pair, tuple[Criterion, ...]]) -> dict[Pair, tuple[Probe, Probe]]:
+            prober = self.confirming(confirmer.prober, most)
+            if prober is None:
+                why = f"{STOPPED}: {self.stopped}"
+                return {(a, b): (Probe(a, None, why), Probe(b, None, why)) for a, b in pairs}
+            return PairConfirmer(prober)(pairs)
+
+        return confirm
+
+    def unmeasured(
+        self, found: TriageOutcome, still_open: Sequence[MetricKey]
+    ) -> dict[MetricKey, tuple[str, float]]:
+        """Where measuring stopped at the cap, each benchmark it left open (``still_open``, and
+        each candidate not confirmed), with why, and the smallest change still detectable within
+        it: none, since the cap leaves too few processes for the rank test."""
+        if not self.stopped:
+            return {}
+        said = f"{STOPPED}: {self.stopped}; the smallest change still detectable within it: none"
+        candidates = [c.step.criterion.metric for c in found.confirmations if STOPPED in c.reason]
+        keys = [*still_open, *(key for key in candidates if key is not None)]
+        return {key: (said, math.inf) for key in keys}
+
+    def at_cap(self, unmeasured: Mapping[MetricKey, object]) -> Finding | None:
+        """Where measuring stopped at the cap with something left open, the finding that says so
+        (in place of ``watch.blind``'s, whose advice is more processes)."""
+        if not (self.stopped and unmeasured):
+            return None
+        said = f"{STOPPED}: {self.stopped}; what it left open was not measured again"
+        return Finding(UNDECIDED, None, f"{said}, and no change of it could be confirmed within it")
 
 
 def out_of_reach(

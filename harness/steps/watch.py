@@ -408,14 +408,16 @@ def findings(
 
 
 def _left_open(confirmation: Confirmation) -> list[Finding]:
-    """A candidate measured again and not confirmed, where it stays open: undecided, or a new ending
-    the first round saw (a crash in 1 of 5 processes) and the second did not, which together are
-    undecided counts.  A new ending, or a number gone, in some processes is red until its counts
-    say it is no change (``Comparison.leans_worse``)."""
+    """A candidate measured again and not confirmed, where it stays open: undecided (or never
+    measured again), or a new ending the first round saw (a crash in 1 of 5 processes) and the
+    second did not, which together are undecided counts.  A new ending, or a number gone, in
+    some processes is red until its counts say it is no change (``Comparison.leans_worse``)."""
     step, compared = confirmation.step, confirmation.comparison
     first = step.comparison if step.criterion.ending else None
     seen_once = not confirmation.undecided and first is not None and first.leans_worse
-    if not (confirmation.undecided or seen_once):
+    # never measured again (a side not installable, the time cap spent): no change, nor none
+    unmeasured = None in (confirmation.before.result, confirmation.after.result)
+    if not (confirmation.undecided or seen_once or unmeasured):
         return []
     leans_worse = seen_once or (compared is not None and compared.leans_worse)
     said = f"{step.said} in the first round ({first.said}); " if seen_once and first else ""

@@ -532,6 +532,20 @@ def test_the_first_round_is_told_each_side_s_first_process_once(tmp_path, monkey
     assert told == [{"A": 1, "B": 1}]
 
 
+def test_a_cell_stops_at_the_processes_its_first_round_says_a_cap_leaves(tmp_path, monkeypatch):
+    """Issue 78 #2: a time cap that cannot pay for a verdict is not measured on to in vain."""
+    still = ["pair 1 x ×1.2, p=0.01 (needs < 0.0007)"]
+    open_always = dict.fromkeys(range(1, 13), still)
+    for cap, expected in ((1, 1), (5, 5), (None, 12)):
+        runs, *_ = deciding_recorder(
+            tmp_path, monkeypatch, open_always, first_round=lambda sides, cap=cap: cap
+        )
+        assert [len(run.processes) for run in runs] == [expected, expected]
+    assert runs[0].stopped == ""
+    runs, *_ = deciding_recorder(tmp_path, monkeypatch, open_always, first_round=lambda s: 1)
+    assert runs[0].stopped == "stopped at 1 of 3 processes: the time cap"
+
+
 def test_until_decided_the_looks_double_while_a_comparison_is_open(tmp_path, monkeypatch):
     still = ["pair 1 x ×1.2, p=0.01 (needs < 0.0007)"]
     runs, asked, lines = deciding_recorder(tmp_path, monkeypatch, {3: still, 6: still})

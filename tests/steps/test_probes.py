@@ -196,6 +196,26 @@ def test_releases_measured_together_are_one_interleaved_run_whose_results_the_pr
     assert len(fake_measure.calls) == 1, "nothing left to measure"
 
 
+def test_releases_measured_together_in_fewer_processes_are_read_back_not_measured_alone(
+    tmp_path, fake_measure
+):
+    """Issue 78: a first round a time cap cut at one process a side is what was measured; each
+    release measured again alone, in the planned processes, would spend past the cap."""
+    probe, _ = prober(tmp_path, measure=fake_measure)
+    real, planned = real_result("async_dispatch-0.12.0.1"), fake_measure.stores
+    fake_measure.stores = lambda side, sides, settings: derive(
+        real, release=side.release, processes=1
+    )
+    probe.measure_together(["0.4.30", "0.4.31"])
+    for release in ("0.4.30", "0.4.31"):
+        measured = probe(release)
+        assert len(measured.result.result.processes) == 1
+        assert measured.note == "measured (1) interleaved with the other releases"
+    assert len(fake_measure.calls) == 1, "neither measured again alone"
+    fake_measure.stores, (fresh, _) = planned, prober(tmp_path, measure=fake_measure)
+    assert fresh("0.4.30").note.startswith("measured (5)"), "too few for another run to reuse"
+
+
 def test_a_copy_of_a_prober_measures_on_its_own_record_and_leaves_the_prober_as_it_was(
     tmp_path, fake_measure
 ):

@@ -2,25 +2,39 @@
 does not measure on in vain: sized from the spread within each side, never the difference, so the
 A/A stays at its level."""
 
+import functools
 import itertools
 import math
 import random
+import sys
 from dataclasses import replace
+
+import pytest
 
 from harness.analysis.metrics import process_samples
 from harness.analysis.power import pooled_spreads
 from harness.analysis.significance import Thresholds, Verdict
-from harness.metric_names import parse_metric_name
+from harness.catalogue import discovery
+from harness.catalogue.sizes import Budget
+from harness.measure import attempts
+from harness.measure.launch import WorkerPool
+from harness.measure.runner import Recorder
+from harness.measure.sides import Side
+from harness.metric_names import Criterion, parse_metric_name
+from harness.steps.confirm import PairConfirmer
+from harness.steps.measurement import interleaved
+from harness.steps.probes import ReleaseProber
 from harness.steps.suite_floor import (
     ProcessCost,
+    SuiteCap,
     cap_line,
     floor,
     out_of_reach,
     processes_needed,
     reach,
 )
-from harness.steps.triage import SCREEN_ALPHA
-from harness.store.schema import ProcessRun, RunStatus
+from harness.steps.triage import SCREEN_ALPHA, triage
+from harness.store.schema import ProcessRun, RunStatus, Settings
 from tests.analysis.simulated_runs import (
     KEY,
     Noise,
@@ -29,6 +43,7 @@ from tests.analysis.simulated_runs import (
     measure_together,
     settings_of,
 )
+from tests.conftest import FIXTURES, FakeReleases
 
 RULE = Thresholds()
 OTHER = parse_metric_name("json.u_ms")
@@ -69,10 +84,17 @@ def test_the_floor_says_what_a_process_costs_and_what_a_verdict_needs_before_it_
     assert capped is not None
     print(capped.line())
     assert capped.line().endswith(
-        "about 15 min 52 s; --max-time leaves 10 min 00 s, 4 a side: too few for a verdict at "
-        "level 0.002"
+        "about 15 min 52 s; --max-time leaves 10 min 00 s, 4 more a side: too few for a verdict at "
+        "level 0.002: measuring stops here"
     )
-    assert "too few" not in floor(first, RULE, 1200.0).line()  # type: ignore[union-attr]
+    assert capped.stops() == (
+        "a verdict at ×1.05 needs at least 7 a side: about 15 min 52 s; the cap leaves 10 min 00 s"
+    )
+    assert capped.most() == 1, "the first round stops at the process each side has paid"
+    roomy = floor(first, RULE, 1200.0)
+    assert roomy is not None and "too few" not in roomy.line() and not roomy.stops()
+    assert roomy.most() == 2, "the one paid, and one more: 8 afforded, 7 left to confirm"
+    assert said.most() is None and not said.stops(), "no cap, no bound"
 
 
 def test_a_cap_says_at_the_start_how_long_a_process_may_take_for_a_verdict():
@@ -174,3 +196,130 @@ def test_the_stop_rule_keeps_the_suite_s_a_a_at_its_level():
             stopped += stop
     assert flagged <= binomial_upper(RULE.alpha, runs), flagged
     assert stopped > 0, "no run was out of reach: the rule was never exercised"
+
+
+class FakeSuite:
+    """A suite whose every process costs ``cost`` s of a fake clock, measured by the runner's own
+    rounds, looks and time budget; every comparison, counts included, stays open until
+    ``decides_at`` processes a side."""
+
+    def __init__(self, cost, decides_at):
+        self.now, self.cost, self.decides_at = 0.0, cost, decides_at
+        self.extents: list[str] = []  # each side's, as the runner stored it
+
+    def clock(self):
+        return self.now
+
+    def run_process(self, worker, index, case, settings):
+        self.now += self.cost
+        record = {"wall_ns": round(self.cost * S)}
+        return ProcessRun(index, RunStatus.OK, "", self.cost, (index, index + 1), script=record)
+
+    def undecided(self, a, b, settings, **asked):
+        return [] if len(a) >= self.decides_at else ["pair x ×1.1, p=0.01 (needs < 0.002)"]
+
+    def measure(self, plan, sides, settings, results_dir, *, first_round=None, **ignored):
+        with Recorder(
+            results_dir,
+            sides,
+            settings,
+            seed=1,
+            budget=Budget(),
+            progress=lambda line: None,
+            undecided=self.undecided,
+            first_round=first_round,
+        ) as recorder:
+            return recorder.run_plan(plan[:1])
+
+    def keep(self, item, run, others):
+        self.extents.append(run.extent)
+
+
+def suite_prober(tmp_path, measure):
+    steady = discovery.discover(FIXTURES / "cases")["steady"]
+    settings = Settings(timeout_s=5, repeats=5, max_seconds=1, processes=5)
+    where = (steady.anchors[0], "cpu", tmp_path, settings, lambda line: None)
+    return ReleaseProber({}, steady, *where, machine="here", max_processes=20, measure=measure)
+
+
+SIDES = [Side("0.0.0", f"aa-{n}", sys.executable, label=n) for n in "AB"]
+CAP_S = 300.0
+
+
+@pytest.mark.parametrize(
+    ("cost", "decides_at", "decides"),
+    [
+        (1.0, 7, True),
+        (10.0, 7, True),
+        (18.0, 7, True),  # the most whose 7 a side, and the first process each, fit 300 s
+        (5.0, 30, False),  # open past what the cap pays for: looks and counts stop at it
+        (19.0, 7, False),
+        (80.0, 7, False),  # optimistix's: 2 processes paid, 140 s left, too few for 7 a side
+        (150.0, 7, False),
+    ],
+)
+def test_a_cap_is_kept_on_the_whole_path_and_a_cheap_process_decides_within_it(
+    tmp_path, monkeypatch, cost, decides_at, decides
+):
+    """Issue 78: the first round told each side's first process, then the confirmation held to
+    what is left: the time spent never passes the cap by more than one process, and the same cap
+    decides where a process is cheap enough for a verdict's processes."""
+    suite = FakeSuite(cost, decides_at)
+    monkeypatch.setattr(attempts, "run_process", suite.run_process)
+    monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
+    monkeypatch.setattr(Recorder, "_store", suite.keep)
+    said: list[str] = []
+    cap = SuiteCap(RULE, CAP_S, said.append, clock=suite.clock)
+    prober = suite_prober(tmp_path, suite.measure)
+    first = replace(prober, measure=functools.partial(suite.measure, first_round=cap))
+    interleaved(first.measurement, SIDES, first.processes, decide="off")
+    held = cap.confirming(prober)
+    if held is not None:
+        interleaved(held.measurement, SIDES, held.processes)
+    print(cost, suite.now, said, suite.extents[-1:])
+    assert suite.now <= CAP_S + cost
+    assert any(extent.startswith("decided at") for extent in suite.extents) == decides
+    assert (held is None) == (cap.stopped != "") == (2 * cost * 8 > CAP_S)
+    if cost == 80.0:
+        assert said[-1] == (
+            "measuring stopped at --max-time: a verdict at ×1.05 needs at least 7 a side: about "
+            "18 min 40 s; the cap leaves 2 min 20 s"
+        )
+        assert [len(e) for e in suite.extents] == [0, 0], "the first round only, one a side"
+
+
+def test_where_no_verdict_is_in_reach_the_confirmer_measures_nothing_and_says_why(tmp_path):
+    clock = [160.0]
+    cap = SuiteCap(RULE, 300.0, lambda line: None, clock=lambda: clock[0])
+    first = {"A": [suite_process(80, 70, 5, 1.7)], "B": [suite_process(80, 70, 5, 1.7)]}
+    assert cap(first) == 1, "the first round stops at the process each side paid"
+
+    def never(*args, **kwargs):
+        raise AssertionError("measured past the cap")
+
+    stopped = (
+        "measuring stopped at --max-time: a verdict at ×1.05 needs at least 7 a side: about "
+        "18 min 40 s; the cap leaves 2 min 20 s"
+    )
+    confirm = cap.held(PairConfirmer(suite_prober(tmp_path, never)))
+    before, after = confirm({("0.1", "0.2"): (Criterion.of(KEY),)})[("0.1", "0.2")]
+    assert before.result is None and after.result is None and before.note == stopped
+    found = triage(
+        ["old", "new"],
+        FakeReleases({"old": 1, "new": 3}),
+        confirm,
+        metrics=None,
+        with_claim=False,
+        thresholds=RULE,
+    )
+    assert found.confirmations and not found.changes()
+    left_open = cap.unmeasured(found, [OTHER])
+    candidates = {c.step.criterion.metric for c in found.confirmations} - {None}
+    assert set(left_open) == {OTHER, *candidates}, "each benchmark left open, one by one"
+    said, seen = left_open[OTHER]
+    assert said == f"{stopped}; the smallest change still detectable within it: none"
+    assert seen == math.inf
+    finding = cap.at_cap(left_open)
+    assert finding is not None and finding.kind == "undecided"
+    assert finding.text.startswith(f"{stopped}; what it left open was not measured again")
+    assert cap.at_cap({}) is None

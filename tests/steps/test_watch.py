@@ -11,6 +11,7 @@ from harness.analysis.significance import Thresholds
 from harness.measure.benchmark_json import CUT_SHORT_NOTE
 from harness.metric_names import Criterion, parse_metric_name
 from harness.render.triage_words import answered
+from harness.steps.probes import Probe
 from harness.steps.triage import triage
 from harness.steps.watch import (
     OPEN,
@@ -50,6 +51,29 @@ def test_a_confirmed_slowdown_is_a_regression_in_the_triage_s_words():
     assert {f.kind for f in said} == {"regression"}
     assert any(f.text.startswith("eager.wall_ns: slower ×3 since new (last good old") for f in said)
     assert all(f.ratio and f.ratio > 2 for f in said)
+
+
+def test_a_candidate_never_measured_again_is_undecided_never_unchanged():
+    """Issue 78: where a time cap leaves no verdict in reach the confirmer measures nothing; each
+    candidate then stays open, saying why, instead of vanishing from the findings."""
+    why = "measuring stopped at --max-time: a verdict at ×1.05 needs at least 7 a side"
+
+    def at_the_cap(pairs):
+        return {(a, b): (Probe(a, None, why), Probe(b, None, why)) for a, b in pairs}
+
+    found = triage(
+        ["old", "new"],
+        FakeReleases({"old": 1, "new": 3}),
+        at_the_cap,
+        metrics=None,
+        with_claim=False,
+        thresholds=Thresholds(),
+    )
+    said = [f for f in findings(found) if f.metric == "eager.wall_ns"]
+    assert [f.kind for f in said] == ["undecided"], said
+    assert said[0].text.startswith("eager.wall_ns old → new: undecided (not measured again: ")
+    assert why in said[0].text
+    assert TargetWatch("t", "script", tuple(said)).outcome == "undecided"
 
 
 def test_a_script_that_ran_on_the_baseline_and_fails_on_the_release_is_broken():
