@@ -24,6 +24,7 @@ from harness.steps.answers import Setting
 from harness.steps.bisection import ReleaseStep, SweepOutcome
 from harness.steps.judge import Judgement
 from harness.steps.probes import Probe
+from harness.store.schema import RunStatus
 from harness.units import format_p, sizes_text
 
 STEP_HEADERS = ["metric", "releases", "B/A", "verdict", "caveats"]
@@ -64,17 +65,17 @@ def not_ok_line(found: SweepOutcome) -> str:
     bad = found.not_ok()
     if not bad:
         return ""
-    said = [f"{m.release} {_status_words(m)}" for m in bad]
+    said = [f"{m.release} {status_words(m)}" for m in bad]
     return f"{len(bad)} did not run ok: {', '.join(said)}"
 
 
-def _status_words(probe: Probe) -> str:
+def status_words(probe: Probe, said: str = "{} ({})") -> str:
     """``crashed (SIGSEGV (exit 139) in 5 of 5 processes)``: a release's status and ending."""
     if probe.result is None:
         return "not installed"
-    if probe.ends is None:
+    if probe.result.result.status is RunStatus.OK or probe.ends is None:
         return str(probe.result.result.status)
-    return f"{probe.result.result.status} ({probe.ends.words()})"
+    return said.format(probe.result.result.status, probe.ends.words())
 
 
 def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
