@@ -1,5 +1,5 @@
-"""One case's page: claim by release and backend, timings by release within each comparison group
-(one machine each), exact compiled facts across machines, plots, and every run in detail.  Pure."""
+"""One case's page: claim by release, timings by release within each group (one machine each), exact
+compiled facts across machines, plots, and every run in detail."""
 
 from __future__ import annotations
 
@@ -32,18 +32,21 @@ from harness.render.tables import (
 from harness.render.text import Markdown, code_span, folded, inline
 
 
-def claim_table(claims: ClaimTable) -> str:
-    """Rows (profile, backend, sizes), columns releases: ✓ / ✗ / status, and the ranges in words."""
+def claim_table(claims: ClaimTable, cases: Sequence[str] = ()) -> str:
+    """Rows (profile, backend, sizes), columns releases: ✓ / ✗ / status, and the ranges in words
+    (``cases``: a first column naming each row's case, for the index; there, no rows, no table)."""
     table = [
-        [line.profile, line.backend, line.sizes, *line.marks, line.in_words]
-        for line in claims.lines
+        [*cases[n : n + 1], line.profile, line.backend, line.sizes, *line.marks, line.in_words]
+        for n, line in enumerate(claims.lines)
     ]
-    return markdown_table(table, ["profile", "backend", "sizes", *claims.releases, "in words"])
+    headers = ["profile", "backend", "sizes", *claims.releases, "in words"]
+    if cases and not table:
+        return ""
+    return markdown_table(table, ["case", *headers] if cases else headers)
 
 
 def figures_table(claims: ClaimTable, cases: Sequence[str] = ()) -> str:
-    """At the discussion's own sizes: its figure (quoted) beside ours, row by row (``cases``: a
-    first column naming each row's case, for the index of several)."""
+    """The discussion's figure (quoted) beside ours (``cases``: as ``claim_table``'s)."""
     table = [
         [
             *cases[number : number + 1],
@@ -81,7 +84,6 @@ def timing_table(timing: TimingGroup) -> str:
 
 
 def statistics_table(timing: TimingGroup, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> str:
-    """Every comparison's statistics, its caveats as marks with their legend below."""
     found = [
         (key, release, comparison)
         for release, by_key in timing.comparison.comparisons.items()
@@ -118,7 +120,6 @@ def fact_text(cell: FactCell | None) -> str:
 
 
 def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
-    """Exact compiled facts, releases as columns; bold where a value differs from the last one."""
     table = [
         [f"{row.function} · {row.fact.replace('_', ' ')}", *map(fact_text, row.cells)]
         for row in rows
@@ -157,7 +158,6 @@ def group_section(
 
 
 def structure_section(structure: StructureGroup) -> str:
-    """The exact facts of one group across machines."""
     lines = [f"### {inline(structure.key.describe())}", ""]
     if structure.machines > 1:
         lines += [
@@ -173,8 +173,7 @@ def structure_section(structure: StructureGroup) -> str:
 
 
 def source_text(source: str) -> str:
-    """Where a case comes from, as markdown: a link for a plain https URL, else the text in a code
-    span (it comes from a result file, which may hold anything)."""
+    """A link for a plain https URL, else a code span (a result file may hold anything)."""
     return f"<{source}>" if re.fullmatch(r"https://[^\s<>`]+", source) else code_span(source)
 
 

@@ -24,7 +24,6 @@ def _summary_row(
 
 
 def metrics_table(result: StoredResult) -> str:
-    """Every metric of the processes that finished ok, their raw samples together."""
     processes = result.result.finished()
     programs = list(dict.fromkeys(name for p in processes for name in p.programs))
     rows = []
@@ -122,7 +121,6 @@ VARIABLE_COLUMNS = 80
 
 
 def processes_line(result: StoredResult) -> str:
-    """How a result's processes ended, measured in several: ``in 5 processes: 4 ok, 1 crashed``."""
     processes = result.result.processes
     if len(processes) < 2:
         return ""
