@@ -20,8 +20,6 @@ from harness.analysis.significance import DEFAULT_THRESHOLDS
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
 from harness.render.tables import (
-    METHOD_ANCHOR,
-    METHOD_HEADING,
     STATISTICS_HEADERS,
     comparison_cell,
     legend,
@@ -199,10 +197,7 @@ def render_case(
         ]
     lines += ["## Timings by release", ""]
     if model.timings:
-        lines += [
-            f"{rule_line(thresholds)} [{METHOD_HEADING}]({index}#{METHOD_ANCHOR}) says how.",
-            "",
-        ]
+        lines += [rule_line(thresholds, index=index), ""]
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
         if len(model.timings) > 1:

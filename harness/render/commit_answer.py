@@ -50,10 +50,6 @@ def _count_line(found: CommitBisect, setting: Setting) -> str:
     )
 
 
-def _not_installed(found: CommitBisect) -> list[str]:
-    return [f"- {sha[:10]} with jaxlib {jaxlib}: {why}" for sha, jaxlib, why in found.not_installed]
-
-
 def commit_bisect_screen(found: CommitBisect, setting: Setting, report: str) -> str:
     head = [
         head_line("Bisect over jax commits", setting, found.first, found.last),
@@ -145,7 +141,9 @@ def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
         "",
     ]
     if found.not_installed:
-        lines += ["## Commits that did not install or import", "", *_not_installed(found), ""]
+        lines += ["## Commits that did not install or import", ""]
+        lines += [f"- {sha[:10]} with jaxlib {lib}: {why}" for sha, lib, why in found.not_installed]
+        lines.append("")
     return "\n".join(lines)
 
 

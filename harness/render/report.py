@@ -17,14 +17,7 @@ from harness.host.environment import redact, scrub
 from harness.render.calibration import noise_floor_sentence
 from harness.render.case_page import claim_table, figures_table, render_case
 from harness.render.plots import DrawnPlots
-from harness.render.tables import (
-    METHOD_ANCHOR,
-    METHOD_HEADING,
-    markdown_table,
-    rule_line,
-    rule_text,
-    verdict_text,
-)
+from harness.render.tables import METHOD_HEADING, markdown_table, rule_line, rule_text, verdict_text
 from harness.render.text import Markdown, code_span, folded, inline
 from harness.units import short_machine, sizes_text
 
@@ -214,10 +207,7 @@ def render_index(
         ]
     if model.timings:
         lines += ["## Timing changes against the baseline", ""]
-        lines += [
-            f"{rule_line(model.thresholds)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) says how.",
-            "",
-        ]
+        lines += [rule_line(model.thresholds), ""]
         lines += ["Counts are of (metric, release) pairs; the case pages have every number.", ""]
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]

@@ -11,7 +11,6 @@ from harness.analysis.significance import MOVED, Comparison, Verdict
 from harness.metric_names import reading_rank
 from harness.render import screen
 from harness.render.tables import (
-    METHOD_ANCHOR,
     METHOD_HEADING,
     STATISTICS_HEADERS,
     legend,
@@ -149,8 +148,7 @@ def render_markdown(comparison: SetComparison) -> str:
         f"- **A**: {code_span(comparison.a.describe())}",
         f"- **B**: {code_span(comparison.b.describe())}",
         "",
-        f"{rule_line(comparison.thresholds, cells=False)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) "
-        "says how.",
+        rule_line(comparison.thresholds, cells=False),
         "",
     ]
     for pair in comparison.pairs:

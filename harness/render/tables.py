@@ -156,9 +156,9 @@ METHOD_HEADING = "How the numbers are made"
 METHOD_ANCHOR = "how-the-numbers-are-made"
 
 
-def rule_line(thresholds: Thresholds, cells: bool = True) -> str:
-    """The rule in one sentence, for pages that link to ``rule_text``; ``cells``: for tables of
-    ``comparison_cell``, else of ``statistics_cells``."""
+def rule_line(thresholds: Thresholds, cells: bool = True, index: str = "") -> str:
+    """The rule in one sentence and the link to ``rule_text``'s section on the ``index`` page;
+    ``cells``: for tables of ``comparison_cell``, else of ``statistics_cells``."""
     how = (
         f"the bracket is its {thresholds.confidence:.0%} interval; {NOISY_MARK} marks a caveat"
         if cells
@@ -167,7 +167,8 @@ def rule_line(thresholds: Thresholds, cells: bool = True) -> str:
     return (
         "A verdict, *slower* or *faster*, needs a ratio (B over A) beyond "
         f"×{thresholds.factor:g} at p < {thresholds.alpha:g} over at least "
-        f"{thresholds.min_processes} processes a side; {how}."
+        f"{thresholds.min_processes} processes a side; {how}. "
+        f"[{METHOD_HEADING}]({index}#{METHOD_ANCHOR}) says how."
     )
 
 
