@@ -270,18 +270,8 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
     return lines
 
 
-RELEASE_HEADERS = ["jax", "jaxlib", "status", "claim", "source"]
 LIBRARIES_HEADER = "the script's libraries"
 METRIC_HEADERS = ["jax", "median", "vs previous: ratio [interval] p verdict"]
-
-
-def release_headers(setting: Setting, with_claim: bool = True) -> list[str]:
-    """The releases table's columns: a plain script's libraries beside each release; the claim only
-    where a release has one (a watched suite states none)."""
-    headers = RELEASE_HEADERS if with_claim else [h for h in RELEASE_HEADERS if h != "claim"]
-    if not setting.libraries.versions:
-        return headers
-    return [*headers[:3], LIBRARIES_HEADER, *headers[3:]]
 
 
 def library_cell(setting: Setting, release: str) -> str:
@@ -299,23 +289,23 @@ def died_json(probe: Probe) -> list[dict[str, Any]]:
     ]
 
 
-def with_claims(found: SweepOutcome) -> bool:
-    return any(m.result is not None and claim_verdict(m.result) for m in found.measurements)
-
-
-def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
+def release_rows(found: SweepOutcome, setting: Setting) -> tuple[list[list[str]], list[str]]:
+    """The releases table's rows and columns: a plain script's libraries beside each release; the
+    claim only where a release has one (a watched suite states none)."""
+    with_libraries = bool(setting.libraries.versions)
+    shown = any(m.result is not None and claim_verdict(m.result) for m in found.measurements)
     rows = []
-    shown = with_claims(found)
     for m in found.measurements:
         status = status_words(m, "{}: {}")
-        libraries = [library_cell(setting, m.release)] if setting.libraries.versions else []
+        libraries = [library_cell(setting, m.release)] if with_libraries else []
         # A run that finished ok without a verdict (a plain script prints none): no claim to show.
         claim = outcome(m.result) if m.result is not None else "–"
         claims = ["–" if claim == RunStatus.OK else claim] if shown else []
         rows.append(
             [m.release, setting.jaxlib.get(m.release, "?"), status, *libraries, *claims, m.note]
         )
-    return rows
+    headers = ["jax", "jaxlib", "status", *([LIBRARIES_HEADER] if with_libraries else [])]
+    return rows, [*headers, *(["claim"] if shown else []), "source"]
 
 
 def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
@@ -341,7 +331,7 @@ def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> li
     lines = [
         heading,
         "",
-        markdown_table(release_rows(found, setting), release_headers(setting, with_claims(found))),
+        markdown_table(*release_rows(found, setting)),
         "",
     ]
     for key in found.metrics:

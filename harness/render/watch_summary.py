@@ -12,16 +12,8 @@ from typing import Any
 from harness.analysis.significance import Thresholds
 from harness.render.json_out import document, thresholds_json
 from harness.render.text import code_span, inline, one_line
-from harness.steps.watch import (
-    BROKEN,
-    IMPROVEMENT,
-    MEASURED_NOTHING,
-    REGRESSION,
-    UNDECIDED,
-    UNDER_LOAD,
-    TargetWatch,
-    exit_status,
-)
+from harness.steps import watch
+from harness.steps.watch import TargetWatch, exit_status
 from harness.units import format_ns
 
 SCHEMA_KIND = "watch"
@@ -150,13 +142,13 @@ def watch_markdown(summary: WatchSummary) -> str:
         "",
     ]
     sections = [
-        ("Regressions", {REGRESSION, BROKEN}),
-        ("Measured nothing", {MEASURED_NOTHING}),
-        ("Measured under load: not called a change", {UNDER_LOAD}),
-        ("Undecided", {UNDECIDED}),
+        ("Regressions", {watch.REGRESSION, watch.BROKEN}),
+        ("Measured nothing", {watch.MEASURED_NOTHING}),
+        ("Measured under load: not called a change", {watch.UNDER_LOAD}),
+        ("Undecided", {watch.UNDECIDED}),
         ("Could not be measured", {"not measured"}),
         ("Not applicable here: skipped on both releases", {"not applicable"}),
-        ("Improvements", {IMPROVEMENT}),
+        ("Improvements", {watch.IMPROVEMENT}),
     ]
     for title, kinds in sections:
         found = _lines(summary, kinds)
