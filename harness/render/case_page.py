@@ -16,7 +16,6 @@ from harness.analysis.report_model import (
     Thresholds,
     TimingGroup,
 )
-from harness.analysis.significance import DEFAULT_THRESHOLDS
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
 from harness.render.tables import (
@@ -81,7 +80,7 @@ def timing_table(timing: TimingGroup) -> str:
     return markdown_table(rows, ["metric", *(f"jax {r}" for r in releases)])
 
 
-def statistics_table(timing: TimingGroup, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> str:
+def statistics_table(timing: TimingGroup, thresholds: Thresholds) -> str:
     found = [
         (key, release, comparison)
         for release, by_key in timing.comparison.comparisons.items()
@@ -130,9 +129,7 @@ def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
 PLOT_ALTS = {WALL: "median wall time by release", SCALING: "time per call by device count"}
 
 
-def group_section(
-    timing: TimingGroup, plots: DrawnPlots, thresholds: Thresholds = DEFAULT_THRESHOLDS
-) -> str:
+def group_section(timing: TimingGroup, plots: DrawnPlots, thresholds: Thresholds) -> str:
     comparison = timing.comparison
     group = comparison.group
     lines = [f"### {inline(group.key.describe())}", ""]

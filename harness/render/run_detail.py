@@ -131,11 +131,11 @@ def processes_line(result: StoredResult) -> str:
     return f"Measured in {len(processes)} processes: {ended}{under_load}."
 
 
-def run_section(run: RunView, level: str = "###") -> str:
+def run_section(run: RunView) -> str:
     result = run.stored
     r = result.result
     title = (
-        f"{level} jax {inline(r.release)} · {inline(r.profile)} · "
+        f"### jax {inline(r.release)} · {inline(r.profile)} · "
         f"{inline(sizes_text(r.sizes))} · machine {inline(short_machine(r.machine))}"
     )
     lines = [title, ""]

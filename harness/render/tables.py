@@ -75,8 +75,8 @@ def said_text(comparison: Comparison, markdown: bool = True) -> str:
     return f"**{said}**" if markdown and comparison.verdict is Verdict.SLOWER else said
 
 
-def verdict_text(comparison: Comparison, markdown: bool = True) -> str:
-    text = said_text(comparison, markdown)
+def verdict_text(comparison: Comparison) -> str:
+    text = said_text(comparison)
     return f"{text} {NOISY_MARK}" if comparison.noisy else text
 
 
@@ -108,7 +108,7 @@ def format_share(value: float) -> str:
 
 
 def statistics_cells(
-    comparison: Comparison, markdown: bool = True, thresholds: Thresholds = DEFAULT_THRESHOLDS
+    comparison: Comparison, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> list[str]:
     """The full statistics of one comparison, as table cells under STATISTICS_HEADERS."""
     a, b = comparison.spreads
@@ -121,7 +121,7 @@ def statistics_cells(
         format_p(comparison.p_value),
         f"{format_share(a.between)}/{format_share(b.between)}",
         f"{format_share(a.within)}/{format_share(b.within)}",
-        Markdown(said_text(comparison)) if markdown else comparison.said,
+        Markdown(said_text(comparison)),
         marks_text(comparison, thresholds),
     ]
 
