@@ -31,14 +31,12 @@ from harness.render.text import Markdown, code_span, folded, inline
 
 def claim_table(claims: ClaimTable, cases: Sequence[str] = ()) -> str:
     """Rows (profile, backend, sizes), columns releases: ✓ / ✗ / status, and the ranges in words
-    (``cases``: a first column naming each row's case, for the index; there, no rows, no table)."""
+    (``cases``: a first column naming each row's case, for the index)."""
     table = [
         [*cases[n : n + 1], line.profile, line.backend, line.sizes, *line.marks, line.in_words]
         for n, line in enumerate(claims.lines)
     ]
     headers = ["profile", "backend", "sizes", *claims.releases, "in words"]
-    if cases and not table:
-        return ""
     return markdown_table(table, ["case", *headers] if cases else headers)
 
 

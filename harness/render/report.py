@@ -53,7 +53,8 @@ def case_link(case: str, pages: Mapping[str, str]) -> Markdown:
 
 def claims_overview(claims: ClaimTable, pages: Mapping[str, str]) -> str:
     """Cases × releases; rows skipped on every release named below it instead."""
-    text = claim_table(claims, [case_link(line.case, pages) for line in claims.lines])
+    cases = [case_link(line.case, pages) for line in claims.lines]
+    text = claim_table(claims, cases) if cases else ""
     if claims.skipped:
         named = "; ".join(
             f"{case_link(line.case, pages)} {inline(line.sizes)} on {inline(line.profile)}"
