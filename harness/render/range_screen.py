@@ -112,8 +112,6 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- one block per step: triage and bisect ---------------------------------------------------
-
 BLOCK_HEADERS = ["metric", "A → B", "B/A", "verdict", "how sure", "caveats"]
 # How far blocks fold when all would not fit: (metrics a step, findings of why, commands).
 FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))

@@ -85,10 +85,8 @@ def environment_block(result: StoredResult) -> str:
             "usable cores)"
         ),
         "machine": f"{result.result.machine} ({basis})",
-        "harness": "{commit}{dirty}".format(
-            commit=(revision.commit if revision else "?")[:12],
-            dirty=" (uncommitted changes)" if revision and revision.dirty else "",
-        ),
+        "harness": (revision.commit if revision else "?")[:12]
+        + (" (uncommitted changes)" if revision and revision.dirty else ""),
         "settings": ", ".join(f"{k}={v}" for k, v in stored.settings.shown().items()),
     }
     if libtpu := host.packages.get("libtpu") or host.packages.get("libtpu-nightly"):

@@ -71,8 +71,7 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
 
 
 def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
-    # steps whose changed defaults and compiled programs were said
-    said: set[tuple[str, str]] = set()
+    said: set[tuple[str, str]] = set()  # steps whose own findings were said
     died_said: set[str] = set()  # where a step's processes died, said once
     lines = []
     for text, change in answered(found):

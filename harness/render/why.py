@@ -650,7 +650,6 @@ def next_steps(
         and comes_with != LIBRARIES
         and not known_commit
     ):
-        # the bisect below the two releases, in ``terms``
         ends = [f"--{terms.old}", before, f"--{terms.new}", after, *criterion.words()]
         bisect = _command(setting, "bisect", ["--commits", *ends])
         said.append(FollowUp("jax's Python or jaxlib, and which jax commit", bisect))
