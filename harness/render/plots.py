@@ -153,13 +153,16 @@ def plot_name(key: GroupKey, kind: str, taken: set[str]) -> str:
     return name
 
 
-def error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], list[list[float]]]:
+def error_bars(
+    axes: Axes, xs: Sequence[float], points: Sequence[Summary], scale: float, **look: Any
+) -> None:
+    """Each point's median, and the IQR between its processes as a bar."""
     medians = [s.median / scale for s in points]
     spread = [
         [(s.median - s.q1) / scale for s in points],
         [(s.q3 - s.median) / scale for s in points],
     ]
-    return medians, spread
+    axes.errorbar(xs, medians, yerr=spread, capsize=3, **look)
 
 
 def group_axes(axes: Axes, key: GroupKey, what: str, x: str, y: str, series: int) -> None:
@@ -190,15 +193,14 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
     for program, style, offset in zip(
         lines, series_styles(len(lines)), offsets(len(lines), points), strict=True
     ):
-        medians, spread = error_bars([s for _, s in lines[program]], scale)
-        axes.errorbar(
+        error_bars(
+            axes,
             [releases.index(release) + offset for release, _ in lines[program]],
-            medians,
-            yerr=spread,
+            [s for _, s in lines[program]],
+            scale,
             color=style.colour,
             marker=style.marker,
             linestyle="none" if points else style.linestyle,
-            capsize=3,
             label=program,
         )
     release_ticks(axes, [f"jax {r}" for r in releases], 30)
@@ -219,14 +221,13 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
     releases = list(dict.fromkeys(release for release, _ in lines))
     methods = list(dict.fromkeys(method for _, method in lines))
     for (release, method), points in lines.items():
-        medians, spread = error_bars([s for _, s in points], scale)
         m = methods.index(method)
-        axes.errorbar(
+        error_bars(
+            axes,
             [d for d, _ in points],
-            medians,
-            yerr=spread,
+            [s for _, s in points],
+            scale,
             marker=MARKERS[m % len(MARKERS)],
-            capsize=3,
             color=COLOURS[releases.index(release) % len(COLOURS)],
             linestyle=LINESTYLES[m % len(LINESTYLES)],
             label=f"{method} · jax {release}",
@@ -294,12 +295,10 @@ def series_figure(
     axes_list = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
     for axes, (key, found) in zip(axes_list, panels, strict=True):
         label, scale = metric_axis(key, [s for _, s in found])
-        medians, spread = error_bars([s for _, s in found], scale)
         xs = [releases.index(r) for r, _ in found]
         # Two releases are two categories: points, not a line that reads as a trend between them.
-        axes.errorbar(
-            xs, medians, yerr=spread, marker="o", capsize=3, linestyle="none" if points else "-"
-        )
+        line = "none" if points else "-"
+        error_bars(axes, xs, [s for _, s in found], scale, marker="o", linestyle=line)
         for release in changes:
             axes.axvline(releases.index(release) - 0.5, color="C3", linestyle="--", linewidth=1)
         release_ticks(axes, releases, 45, fontsize=7)
