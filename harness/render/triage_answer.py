@@ -76,7 +76,9 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     lines = []
     for text, change in answered(found):
         pair = (change.step.before, change.step.after)
-        lines.append(_answer_line(text, change, setting, with_step=pair not in said))
+        why = [f.markdown() for f in step_findings(change, setting, with_step=pair not in said)]
+        why += [f.markdown() for f in follow_ups(setting, change)]
+        lines.append("\n".join([f"- {inline(text)}", *(f"  - {line}" for line in why)]))
         died = "\n".join(_died_lines(change))
         if died and died not in died_said:
             lines.append(died)
@@ -106,12 +108,6 @@ def _measured(comparison: Comparison) -> str:
     """`` (10 processes a side, within ±7.5%)``: how far an undecided confirmation went."""
     margin = format_margin(comparison.cost.margin) if comparison.cost else ""
     return f" ({min(comparison.processes)} processes a side{', ' + margin if margin else ''})"
-
-
-def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_step: bool) -> str:
-    said = [f.markdown() for f in step_findings(change, setting, with_step=with_step)]
-    said += [f.markdown() for f in follow_ups(setting, change)]
-    return "\n".join([f"- {inline(answer)}", *(f"  - {line}" for line in said)])
 
 
 def step_findings(
