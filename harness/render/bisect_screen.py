@@ -1,6 +1,5 @@
-"""A bisect's first screen, of one metric or every metric that moved: the range in one line, the
-probes, a block per step found (the metrics that moved in it together, the why, the commit bisect
-and the issue draft to run next), what found nothing and what to run then, last the reports'."""
+"""A bisect's first screen, of one metric or every metric that moved: the range, the probes, a block
+per step found (its metrics, the why, what to run next), what found nothing, the reports."""
 
 from __future__ import annotations
 
@@ -19,8 +18,6 @@ from harness.steps.judge import FIX, REGRESSION, Judgement
 
 @dataclass(frozen=True)
 class Bisected:
-    """A bisect's outcome (a metric's or the claim's), its setting, what to run if it found none."""
-
     found: BisectOutcome
     setting: Setting
     hint: Finding | None = None
@@ -33,8 +30,6 @@ def _step(found: BisectOutcome) -> Comparison | None:
 
 
 def bisect_why(found: BisectOutcome, setting: Setting) -> list[Finding]:
-    """What the found step says of why: a plain script's own libraries (the library or JAX?), the
-    defaults that changed, tried, and what each release compiled."""
     if not found.found or found.last_good is None or found.first_bad is None:
         return []
     good, bad, criterion = found.last_good, found.first_bad, setting.criterion
@@ -61,7 +56,6 @@ def _bisect_row(each: Bisected) -> Row:
 
 
 def bisect_follow_ups(each: Bisected) -> list[FollowUp]:
-    """What narrows the step found (``why.next_steps``), then the issue draft over it."""
     setting, found = each.setting, each.found
     good, bad, criterion = str(found.last_good), str(found.first_bad), setting.criterion
     unwanted = setting.terms is REGRESSION
@@ -108,7 +102,6 @@ def _probed(judged: Judgement, setting: Setting) -> str:
 
 
 def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequence[str]) -> str:
-    """A bisect's terminal answer (of one metric, or of every metric that moved): one screen."""
     releases = answers[0].found.releases
     probes = sum(len(a.found.probes) for a in answers)
     n = len(releases)
@@ -141,7 +134,6 @@ def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequen
 def nothing_to_bisect_screen(
     setting: Setting, first: str, last: str, said: Sequence[Finding]
 ) -> str:
-    """When no metric moved between the endpoints: the range, then each finding and its command."""
     lines = screen.wrap(head_line("Bisect", setting, first, last), indent="  ")
     for finding in said:
         lines += screen.finding_lines(finding)

@@ -1,4 +1,4 @@
-"""A machine's noise floor (``python -m harness calibrate``) as one sentence for a report.  Pure."""
+"""A machine's noise floor (``calibrate``) as one sentence for a report."""
 
 from __future__ import annotations
 

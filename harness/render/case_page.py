@@ -1,5 +1,5 @@
-"""One case's page: claim by release and backend, timings by release within each comparison group
-(one machine each), exact compiled facts across machines, plots, and every run in detail.  Pure."""
+"""One case's page: claim by release, timings by release within each group (one machine each), exact
+compiled facts across machines, plots, and every run in detail."""
 
 from __future__ import annotations
 
@@ -16,12 +16,9 @@ from harness.analysis.report_model import (
     Thresholds,
     TimingGroup,
 )
-from harness.analysis.significance import DEFAULT_THRESHOLDS
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
 from harness.render.tables import (
-    METHOD_ANCHOR,
-    METHOD_HEADING,
     STATISTICS_HEADERS,
     comparison_cell,
     legend,
@@ -32,18 +29,19 @@ from harness.render.tables import (
 from harness.render.text import Markdown, code_span, folded, inline
 
 
-def claim_table(claims: ClaimTable) -> str:
-    """Rows (profile, backend, sizes), columns releases: ✓ / ✗ / status, and the ranges in words."""
+def claim_table(claims: ClaimTable, cases: Sequence[str] = ()) -> str:
+    """Rows (profile, backend, sizes), columns releases: ✓ / ✗ / status, and the ranges in words
+    (``cases``: a first column naming each row's case, for the index)."""
     table = [
-        [line.profile, line.backend, line.sizes, *line.marks, line.in_words]
-        for line in claims.lines
+        [*cases[n : n + 1], line.profile, line.backend, line.sizes, *line.marks, line.in_words]
+        for n, line in enumerate(claims.lines)
     ]
-    return markdown_table(table, ["profile", "backend", "sizes", *claims.releases, "in words"])
+    headers = ["profile", "backend", "sizes", *claims.releases, "in words"]
+    return markdown_table(table, ["case", *headers] if cases else headers)
 
 
 def figures_table(claims: ClaimTable, cases: Sequence[str] = ()) -> str:
-    """At the discussion's own sizes: its figure (quoted) beside ours, row by row (``cases``: a
-    first column naming each row's case, for the index of several)."""
+    """The discussion's figure (quoted) beside ours (``cases``: as ``claim_table``'s)."""
     table = [
         [
             *cases[number : number + 1],
@@ -80,8 +78,7 @@ def timing_table(timing: TimingGroup) -> str:
     return markdown_table(rows, ["metric", *(f"jax {r}" for r in releases)])
 
 
-def statistics_table(timing: TimingGroup, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> str:
-    """Every comparison's statistics, its caveats as marks with their legend below."""
+def statistics_table(timing: TimingGroup, thresholds: Thresholds) -> str:
     found = [
         (key, release, comparison)
         for release, by_key in timing.comparison.comparisons.items()
@@ -118,7 +115,6 @@ def fact_text(cell: FactCell | None) -> str:
 
 
 def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
-    """Exact compiled facts, releases as columns; bold where a value differs from the last one."""
     table = [
         [f"{row.function} · {row.fact.replace('_', ' ')}", *map(fact_text, row.cells)]
         for row in rows
@@ -131,9 +127,7 @@ def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
 PLOT_ALTS = {WALL: "median wall time by release", SCALING: "time per call by device count"}
 
 
-def group_section(
-    timing: TimingGroup, plots: DrawnPlots, thresholds: Thresholds = DEFAULT_THRESHOLDS
-) -> str:
+def group_section(timing: TimingGroup, plots: DrawnPlots, thresholds: Thresholds) -> str:
     comparison = timing.comparison
     group = comparison.group
     lines = [f"### {inline(group.key.describe())}", ""]
@@ -157,7 +151,6 @@ def group_section(
 
 
 def structure_section(structure: StructureGroup) -> str:
-    """The exact facts of one group across machines."""
     lines = [f"### {inline(structure.key.describe())}", ""]
     if structure.machines > 1:
         lines += [
@@ -173,8 +166,7 @@ def structure_section(structure: StructureGroup) -> str:
 
 
 def source_text(source: str) -> str:
-    """Where a case comes from, as markdown: a link for a plain https URL, else the text in a code
-    span (it comes from a result file, which may hold anything)."""
+    """A link for a plain https URL, else a code span (a result file may hold anything)."""
     return f"<{source}>" if re.fullmatch(r"https://[^\s<>`]+", source) else code_span(source)
 
 
@@ -200,10 +192,7 @@ def render_case(
         ]
     lines += ["## Timings by release", ""]
     if model.timings:
-        lines += [
-            f"{rule_line(thresholds)} [{METHOD_HEADING}]({index}#{METHOD_ANCHOR}) says how.",
-            "",
-        ]
+        lines += [rule_line(thresholds, index=index), ""]
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
         if len(model.timings) > 1:

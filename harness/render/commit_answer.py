@@ -1,12 +1,6 @@
-"""A commit bisect's answer: one screen for the terminal, markdown for reports/, JSON beside it for
-issue drafts.
-
-The JSON is a bisect answer as ``harness.upstream.change`` reads one: its ends are the two
-releases (``last_good``/``first_bad``, or ``last_broken``/``first_fixed`` for a fix) and its
-``probes`` the releases' own, so a draft quotes it as it quotes a release bisect; ``answer``
-names the commit (or the jaxlib), and ``commit``/``jaxlib_change`` carry it as data, with
-every probe under ``commit_probes``.
-"""
+"""A commit bisect's answer: one screen, markdown for reports/, JSON for issue drafts, read as a
+release bisect's (its ends the two releases, ``probes`` theirs); ``commit``/``jaxlib_change`` carry
+the answer as data, every probe under ``commit_probes``."""
 
 from __future__ import annotations
 
@@ -37,19 +31,6 @@ from harness.steps.answers import Setting
 from harness.steps.commit_bisect import JAXLIB, CommitBisect, CommitProbe, expected_commit_probes
 from harness.steps.evidence import of_kind
 
-HEADERS = [
-    "#",
-    "stage",
-    "jax",
-    "jaxlib",
-    "verdict",
-    "median",
-    "vs {old}",
-    "vs {new}",
-    "why",
-    "source",
-]
-
 
 def _what(probe: CommitProbe) -> str:
     commit = probe.commit
@@ -69,13 +50,7 @@ def _count_line(found: CommitBisect, setting: Setting) -> str:
     )
 
 
-def _not_installed(found: CommitBisect) -> list[str]:
-    return [f"- {sha[:10]} with jaxlib {jaxlib}: {why}" for sha, jaxlib, why in found.not_installed]
-
-
 def commit_bisect_screen(found: CommitBisect, setting: Setting, report: str) -> str:
-    """The terminal answer, on one screen: the range, the count, the attribution, the step found
-    (its metric, the commit's address, the why, the draft to run next), the probes, the report."""
     head = [
         head_line("Bisect over jax commits", setting, found.first, found.last),
         *screen.wrap(_count_line(found, setting)),
@@ -104,7 +79,6 @@ def commit_bisect_screen(found: CommitBisect, setting: Setting, report: str) -> 
 
 
 def _step_comparison(found: CommitBisect, after: str) -> Comparison | None:
-    """The judgement of the step's newer side against the good release: the step's direction."""
     for probe in reversed(found.probes):
         label = probe.name if probe.commit is None else commit_label(probe.name, probe.jaxlib)
         if label == after:
@@ -113,8 +87,7 @@ def _step_comparison(found: CommitBisect, after: str) -> Comparison | None:
 
 
 def commit_why(found: CommitBisect, setting: Setting) -> list[Finding]:
-    """Why the step found moved (what every kind of evidence found), led by what it needs where both
-    a jaxlib and a jax default take part."""
+    """Why the step moved, led by what it needs where a jaxlib and a jax default both take part."""
     step = found.step()
     if step is None or setting.metric is None or step not in setting.evidence:
         return []
@@ -138,6 +111,7 @@ def commit_why(found: CommitBisect, setting: Setting) -> list[Finding]:
 
 def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
     terms, bad = found.terms, found.first_bad_commit
+    ends = [f"vs {terms.old}", f"vs {terms.new}"]
     rows = [
         [str(i), p.stage, _what(p), p.jaxlib, *judged_cells(p.judgement, terms, setting.metric)]
         for i, p in enumerate(found.probes, 1)
@@ -157,7 +131,9 @@ def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
         "",
         "## Every probe, in the order probed",
         "",
-        markdown_table(rows, [h.format(old=terms.old, new=terms.new) for h in HEADERS]),
+        markdown_table(
+            rows, ["#", "stage", "jax", "jaxlib", "verdict", "median", *ends, "why", "source"]
+        ),
         "",
         "Each commit is measured interleaved with both releases and judged against them. "
         + rule_text(setting.thresholds)
@@ -165,7 +141,9 @@ def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
         "",
     ]
     if found.not_installed:
-        lines += ["## Commits that did not install or import", "", *_not_installed(found), ""]
+        lines += ["## Commits that did not install or import", ""]
+        lines += [f"- {sha[:10]} with jaxlib {lib}: {why}" for sha, lib, why in found.not_installed]
+        lines.append("")
     return "\n".join(lines)
 
 

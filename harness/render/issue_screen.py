@@ -1,6 +1,5 @@
-"""What ``issue`` prints when the draft is written, on one screen: its title, each script's run in a
-line with the last lines it printed (where a script says its answer), the scripts beside the draft,
-and the draft's path last.  Everything each script printed is in the draft."""
+"""What ``issue`` prints, on one screen: the draft's title, each script's run with the last lines it
+printed (where a script says its answer), the scripts beside the draft, and the draft's path."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ def run_status(run: ScriptRun) -> str:
 
 
 def run_lines(label: str, run: ScriptRun) -> list[str]:
-    """``short script on jax 0.4.33 (first bad): ok, 12 lines printed``, then its last lines (a
-    failed run's last line of its error too)."""
+    """``short script on jax 0.4.33 (first bad): ok, 12 lines printed``, then its last lines."""
     printed = [line for line in run.stdout.splitlines() if line.strip()]
     lines = [screen.shorten(f"{label}: {run_status(run)}, {len(printed)} line(s) printed")]
     lines += [screen.shorten(f"  {line}") for line in printed[-SHOWN_OUTPUT_LINES:]]
@@ -37,8 +35,8 @@ def issue_screen(
     draft: str,
     measured: Sequence[str] = (),
 ) -> str:
-    """The draft in a few lines: ``runs`` are (what ran where, its run), full script first;
-    ``measured``: what ``issue`` measured itself (the newest release's line), each wrapped whole."""
+    """``runs``: (what ran where, its run), full script first; ``measured``: what ``issue`` measured
+    itself (the newest release's line)."""
     lines = screen.wrap(f"Issue draft: {title}", lines=2)
     for line in measured:
         lines += screen.wrap(line, indent="  ")

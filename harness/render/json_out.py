@@ -1,10 +1,5 @@
-"""Machine-readable output (``--json FILE``): the models the pages are rendered from, as
-JSON.  Pure.
-
-Every document names what it is (``schema``: ``jax-repro-harness/<command>``) and its
-``schema_version``; a number that is not one (a ratio without a baseline) is null, never NaN, so any
-JSON reader takes it.  docs/results.md describes the documents.
-"""
+"""``--json FILE``: the models the pages are rendered from, each document naming its ``schema`` and
+``schema_version``; a number that is not one is null, never NaN (docs/results.md)."""
 
 from __future__ import annotations
 
@@ -26,14 +21,12 @@ def document(kind: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def dumps(data: dict[str, Any]) -> str:
-    """An answer as JSON; a figure that is not a number (no ratio for a value, say) is null."""
     finite = leaves_mapped(data, lambda leaf: number(leaf) if isinstance(leaf, float) else leaf)
     return json.dumps(finite, indent=1, allow_nan=False) + "\n"
 
 
 def leaves_mapped(data: Any, leaf: Callable[[Any], Any]) -> Any:
-    """A JSON value with ``leaf`` applied to every value that is neither a list nor an object; keys
-    left as they are (the answer's own names)."""
+    """``leaf`` applied to every value that is neither a list nor an object, keys kept."""
     if isinstance(data, dict):
         return {key: leaves_mapped(value, leaf) for key, value in data.items()}
     if isinstance(data, list | tuple):
@@ -46,7 +39,6 @@ def number(value: float) -> float | None:
 
 
 def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
-    """A comparison's figures, interval, test, verdict (B against A; lower better unless said)."""
     if comparison is None:
         return None
     a, b = comparison.processes
@@ -94,7 +86,6 @@ def thresholds_json(thresholds: Thresholds) -> dict[str, Any]:
 
 
 def set_comparison_json(model: SetComparison) -> dict[str, Any]:
-    """``compare``'s comparison: each pair of runs, each metric's verdict, what was not compared."""
     pairs = [
         {
             "case": pair.a.result.case,
@@ -135,7 +126,6 @@ def set_comparison_json(model: SetComparison) -> dict[str, Any]:
 
 
 def report_json(model: ReportModel, thresholds: Thresholds) -> dict[str, Any]:
-    """The report's claims by release and every timing comparison against its group's baseline."""
     claims = [
         {
             "case": line.case,

@@ -1,13 +1,7 @@
-"""Every PNG plot and how it looks.  The report's, per comparison group: median wall time by
-release, and time per call against device count for programs named ``<method>_d<devices>``; a
-triage's: a metric over a run of releases, one panel per metric, the confirmed changes marked
-between releases.
-
-How every plot looks is decided once: a look per series no other series shares, labels wrapped
-whole, legends beside the axes, units that match the numbers drawn, and two releases drawn as
-points.  The points are the models' (``analysis.plot_points``); drawing them needs matplotlib (the
-``report`` extra), and without it nothing is drawn and the page says why.
-"""
+"""Every PNG plot and how it looks: the report's per comparison group (wall time by release, time
+per call by device count for programs ``<method>_d<devices>``), a triage's (metrics over releases,
+the confirmed changes marked).  Each series a look of its own, labels whole, legends beside the
+axes, two releases as points.  Without matplotlib (the ``report`` extra) the page says why."""
 
 from __future__ import annotations
 
@@ -52,7 +46,6 @@ class Style:
 
 
 def series_styles(count: int) -> list[Style]:
-    """``count`` looks, no two alike: colours and markers cycle at unequal lengths, styles by 10."""
     return [
         Style(
             COLOURS[i % len(COLOURS)],
@@ -64,14 +57,13 @@ def series_styles(count: int) -> list[Style]:
 
 
 def unit_for(summaries: Sequence[Summary]) -> tuple[str, float]:
-    """The largest unit the biggest median reaches, and nanoseconds per that unit."""
     largest = max(s.median for s in summaries)
     return next((unit, scale) for unit, scale in UNITS if largest >= scale or scale == 1.0)
 
 
 def metric_axis(key: MetricKey, summaries: Sequence[Summary]) -> tuple[str, float]:
-    """A metric's y-label and its values' divisor: ``two_scans dispatch (ms)``, never
-    ``dispatch_ns (ms)``; a script's own number (``json.FIELD``) is drawn as printed, its unit."""
+    """A metric's y-label and its values' divisor: ``two_scans dispatch (ms)``; a script's own
+    number (``json.FIELD``) as printed."""
     if not key.in_ns:
         return f"{key.metric_name} (as printed)", 1.0
     unit, scale = unit_for(summaries)
@@ -79,8 +71,7 @@ def metric_axis(key: MetricKey, summaries: Sequence[Summary]) -> tuple[str, floa
 
 
 def wrapped(text: str, width: int = LABEL_WIDTH) -> str:
-    """The text on as many lines as it needs, so a label or title is drawn whole, never cut at the
-    edge; lines break between a description's `` · `` parts, inside one only if it is too long."""
+    """The text on as many lines as it needs, drawn whole; lines break between `` · `` parts."""
     lines: list[str] = []
     for part in text.split(SEPARATOR):
         if lines and len(lines[-1]) + len(SEPARATOR) + len(part) <= width:
@@ -93,13 +84,11 @@ def wrapped(text: str, width: int = LABEL_WIDTH) -> str:
 
 
 def as_points(releases: Sequence[str]) -> bool:
-    """Whether releases are drawn as points side by side, not joined by lines."""
     return len(releases) <= MOST_FOR_POINTS
 
 
 def offsets(count: int, points: bool) -> list[float]:
-    """Where each series sits within its release's category: spread across it when drawn as points,
-    so a release's points and bars do not cover each other; at the centre when lines join them."""
+    """Each series' place in its release's category: spread as points, so none covers another."""
     if not points or count < 2:
         return [0.0] * count
     step = DODGE / (count - 1)
@@ -107,7 +96,6 @@ def offsets(count: int, points: bool) -> list[float]:
 
 
 def release_ticks(axes: Axes, labels: Sequence[str], rotation: int, **font: Any) -> None:
-    """A tick per release; two releases (``as_points``) upright, with room beside their points."""
     points = as_points(labels)
     axes.set_xticks(
         range(len(labels)),
@@ -128,8 +116,6 @@ MAX_PLOT_NAME = 200  # file systems allow 255 bytes a name
 
 @dataclass(frozen=True)
 class DrawnPlots:
-    """What was drawn, as paths relative to the reports folder, or why nothing was."""
-
     files: dict[tuple[GroupKey, str], str] = field(default_factory=dict)
     missing_reason: str | None = None
 
@@ -148,7 +134,7 @@ def matplotlib_missing() -> str | None:
 
 
 def save_figure(figure: Figure, path: Path) -> None:
-    """The figure as a PNG at ``path``, replaced atomically: never through a planted link."""
+    """Replaced atomically: never through a planted link."""
     buffer = io.BytesIO()
     # "tight" besides the constrained layout: what still reaches past the canvas is kept, not cut.
     figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", pad_inches=0.1)
@@ -156,10 +142,8 @@ def save_figure(figure: Figure, path: Path) -> None:
 
 
 def plot_name(key: GroupKey, kind: str, taken: set[str]) -> str:
-    """The group's plot file name, unique in ``taken`` (compared case-folded) and short enough for
-    any file system. The readable slug is kept where it says the key as it is; where it had to
-    change it (backends ``a/b`` and ``a_b`` slug alike), is long or is taken already, a digest of
-    the key tells it apart."""
+    """A plot file name unique in ``taken`` (case-folded) and short enough for any file system: a
+    digest beside the slug where the slug changed the key (``a/b`` and ``a_b``), long or taken."""
     slug = key.slug()
     name = f"{key.case}--{slug}--{kind}.png"
     if slug != key.raw_slug() or len(name) > MAX_PLOT_NAME or name.casefold() in taken:
@@ -169,19 +153,21 @@ def plot_name(key: GroupKey, kind: str, taken: set[str]) -> str:
     return name
 
 
-def error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], list[list[float]]]:
+def error_bars(
+    axes: Axes, xs: Sequence[float], points: Sequence[Summary], scale: float, **look: Any
+) -> None:
+    """Each point's median, and the IQR between its processes as a bar."""
     medians = [s.median / scale for s in points]
     spread = [
         [(s.median - s.q1) / scale for s in points],
         [(s.q3 - s.median) / scale for s in points],
     ]
-    return medians, spread
+    axes.errorbar(xs, medians, yerr=spread, capsize=3, **look)
 
 
 def group_axes(axes: Axes, key: GroupKey, what: str, x: str, y: str, series: int) -> None:
-    """A group's plot's labels and title (what it shows, of which group); its legend right of the
-    axes, never over the data (constrained layout makes room), in two columns past 14 series so
-    that it stays no taller than the plot."""
+    """Labels and title; the legend right of the axes, never over the data, in two columns past 14
+    series so that it stays no taller than the plot."""
     axes.set_xlabel(x, fontsize=8)
     axes.set_ylabel(y, fontsize=9)
     axes.set_ylim(bottom=0)
@@ -193,8 +179,7 @@ def group_axes(axes: Axes, key: GroupKey, what: str, x: str, y: str, series: int
 
 
 def wall_figure(timing: TimingGroup) -> Figure | None:
-    """Each program's wall time by release, a look of its own per program; two releases as points
-    side by side (two categories), more joined by lines (a trend).  None when no program has one."""
+    """Each program's wall time by release; two releases as points side by side, more as lines."""
     from matplotlib.figure import Figure
 
     lines = timing.wall
@@ -208,15 +193,14 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
     for program, style, offset in zip(
         lines, series_styles(len(lines)), offsets(len(lines), points), strict=True
     ):
-        medians, spread = error_bars([s for _, s in lines[program]], scale)
-        axes.errorbar(
+        error_bars(
+            axes,
             [releases.index(release) + offset for release, _ in lines[program]],
-            medians,
-            yerr=spread,
+            [s for _, s in lines[program]],
+            scale,
             color=style.colour,
             marker=style.marker,
             linestyle="none" if points else style.linestyle,
-            capsize=3,
             label=program,
         )
     release_ticks(axes, [f"jax {r}" for r in releases], 30)
@@ -225,9 +209,7 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
 
 
 def scaling_figure(timing: TimingGroup) -> Figure | None:
-    """Time per call by device count: a colour per release, a marker and line style per method, so
-    no two lines look alike and one release's lines read as one family.  None without a method at
-    two counts."""
+    """Time per call by device count: a colour per release, a marker and line style per method."""
     from matplotlib.figure import Figure
 
     lines = timing.scaling
@@ -239,14 +221,13 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
     releases = list(dict.fromkeys(release for release, _ in lines))
     methods = list(dict.fromkeys(method for _, method in lines))
     for (release, method), points in lines.items():
-        medians, spread = error_bars([s for _, s in points], scale)
         m = methods.index(method)
-        axes.errorbar(
+        error_bars(
+            axes,
             [d for d, _ in points],
-            medians,
-            yerr=spread,
+            [s for _, s in points],
+            scale,
             marker=MARKERS[m % len(MARKERS)],
-            capsize=3,
             color=COLOURS[releases.index(release) % len(COLOURS)],
             linestyle=LINESTYLES[m % len(LINESTYLES)],
             label=f"{method} · jax {release}",
@@ -263,7 +244,6 @@ FIGURES = {WALL: wall_figure, SCALING: scaling_figure}
 
 
 def draw_plots(timings: Sequence[TimingGroup], out_dir: Path) -> DrawnPlots:
-    """Draw every plot the groups' points allow under ``out_dir/plots``."""
     reason = matplotlib_missing()
     if reason:
         return DrawnPlots(missing_reason=reason)
@@ -288,8 +268,7 @@ Panel = tuple[MetricKey, list[tuple[str, Summary]]]
 def draw_series(
     title: str, releases: Sequence[str], series: Series, changes: Sequence[str], path: Path
 ) -> str | None:
-    """Draw up to six metrics over ``releases`` into ``path``, a dashed line before each release in
-    ``changes``; None when drawn, else why not."""
+    """Up to six metrics over ``releases``, a dashed line before each of ``changes``; or why not."""
     missing = matplotlib_missing()
     if missing:
         return missing
@@ -308,7 +287,6 @@ def draw_series(
 def series_figure(
     title: str, releases: Sequence[str], panels: Sequence[Panel], changes: Sequence[str]
 ) -> Figure:
-    """A panel per metric, its y-label the metric's name and the unit its values are drawn in."""
     from matplotlib.figure import Figure
 
     points = as_points(releases)
@@ -317,12 +295,10 @@ def series_figure(
     axes_list = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
     for axes, (key, found) in zip(axes_list, panels, strict=True):
         label, scale = metric_axis(key, [s for _, s in found])
-        medians, spread = error_bars([s for _, s in found], scale)
         xs = [releases.index(r) for r, _ in found]
         # Two releases are two categories: points, not a line that reads as a trend between them.
-        axes.errorbar(
-            xs, medians, yerr=spread, marker="o", capsize=3, linestyle="none" if points else "-"
-        )
+        line = "none" if points else "-"
+        error_bars(axes, xs, [s for _, s in found], scale, marker="o", linestyle=line)
         for release in changes:
             axes.axvline(releases.index(release) - 0.5, color="C3", linestyle="--", linewidth=1)
         release_ticks(axes, releases, 45, fontsize=7)

@@ -1,12 +1,7 @@
-"""The first screen of the release commands, sweep, triage and bisect: what was searched in one
-line, how much ran, then one block per step found (its metrics in reading order, the script's own
-first, with how sure each is and their caveats as marks; the why in a line or two; each follow-up
-command once) and the report's path last.  Every detail (each release's status and source, each
-metric's table, both measurements of a step, the why in full) is the report's and the JSON's.
-
-Where every block would not fit, blocks fold: fewer metrics a step (the rest counted), fewer
-findings of the why (each said whole, wrapped, never cut), fewer commands; then the steps that still
-do not fit are counted."""
+"""The first screen of sweep, triage and bisect: what was searched, how much ran, a block per step
+found (its metrics in reading order, how sure, caveats as marks; the why; each follow-up once), the
+report's path last.  Where all would not fit, blocks fold: fewer metrics, findings (each whole) and
+commands; then the steps that still do not fit are counted.  Every detail is the report's."""
 
 from __future__ import annotations
 
@@ -24,6 +19,7 @@ from harness.steps.answers import Setting
 from harness.steps.bisection import ReleaseStep, SweepOutcome
 from harness.steps.judge import Judgement
 from harness.steps.probes import Probe
+from harness.store.schema import RunStatus
 from harness.units import format_p, sizes_text
 
 STEP_HEADERS = ["metric", "releases", "B/A", "verdict", "caveats"]
@@ -32,7 +28,6 @@ _FRAME_LINES = 12
 
 
 def unmeasured_line(found: SweepOutcome) -> str:
-    """A sweep's or a triage's answer where fewer than two releases ran ok: nothing compared."""
     measured = len(found.measurements)
     of = f" measured (of {len(found.releases)})" if measured < len(found.releases) else ""
     return (
@@ -60,25 +55,24 @@ def step_row(step: ReleaseStep, setting: Setting) -> list[str]:
 
 
 def not_ok_line(found: SweepOutcome) -> str:
-    """``1 did not run ok: 0.4.32 not installed``: the releases a step skipped over, in one line."""
+    """``1 did not run ok: 0.4.32 not installed``."""
     bad = found.not_ok()
     if not bad:
         return ""
-    said = [f"{m.release} {_status_words(m)}" for m in bad]
+    said = [f"{m.release} {status_words(m)}" for m in bad]
     return f"{len(bad)} did not run ok: {', '.join(said)}"
 
 
-def _status_words(probe: Probe) -> str:
+def status_words(probe: Probe, said: str = "{} ({})") -> str:
     """``crashed (SIGSEGV (exit 139) in 5 of 5 processes)``: a release's status and ending."""
     if probe.result is None:
         return "not installed"
-    if probe.ends is None:
+    if probe.result.result.status is RunStatus.OK or probe.ends is None:
         return str(probe.result.result.status)
-    return f"{probe.result.result.status} ({probe.ends.words()})"
+    return said.format(probe.result.result.status, probe.ends.words())
 
 
 def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
-    """A sweep's terminal answer: one screen, the report's path last."""
     releases = found.releases
     lines = whole_lines(
         [
@@ -118,8 +112,6 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- one block per step: triage and bisect ---------------------------------------------------
-
 BLOCK_HEADERS = ["metric", "A → B", "B/A", "verdict", "how sure", "caveats"]
 # How far blocks fold when all would not fit: (metrics a step, findings of why, commands).
 FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))
@@ -127,8 +119,6 @@ FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))
 
 @dataclass(frozen=True)
 class Row:
-    """One metric of a step: figures of each side, ratio, verdict, how sure, its comparison."""
-
     criterion: Criterion
     figures: str
     ratio: str
@@ -143,8 +133,6 @@ class Row:
 
 @dataclass
 class Block:
-    """One step on the screen: a head line, its metrics, why it moved, what to run next."""
-
     head: str
     step: str  # ``0.4.31 → 0.4.33``: the step's row where blocks fold to one row each
     rows: list[Row]
@@ -153,9 +141,7 @@ class Block:
 
 
 def metric_row(criterion: Criterion, comparison: Comparison, verdict: str = "") -> Row:
-    """A metric's (or the processes' ending's) row from the comparison that settled it (the
-    re-measured one, or a probe's): a presence or an ending by its counts, and no ratio but a
-    cost's."""
+    """A metric's row from the comparison that settled it (re-measured, or a probe's)."""
     return Row(
         criterion,
         " → ".join(comparison.shown),
@@ -167,7 +153,7 @@ def metric_row(criterion: Criterion, comparison: Comparison, verdict: str = "") 
 
 
 def sure_cell(comparison: Comparison) -> str:
-    """``p<0.0001, 10 a side``: the test's p and the processes measured on the fewer side."""
+    """``p<0.0001, 10 a side``: the test's p, and the processes of the fewer side."""
     if comparison.constant:
         return f"{min(comparison.processes)} a side, no spread"
     if comparison.counts and math.isnan(comparison.p_value):
@@ -181,8 +167,7 @@ def _rows_ordered(rows: Sequence[Row]) -> list[Row]:
 
 
 def _why_shown(why: Sequence[Finding], most: int) -> list[str]:
-    """The first ``most`` findings of the why, leading ones first, each whole (wrapped, never cut)
-    and without its commands (those are follow-ups)."""
+    """The first ``most`` findings, leading ones first, each whole, without its commands."""
     ordered = [f for f in why if f.leads] + [f for f in why if not f.leads]
     shown: list[str] = []
     for finding in ordered[:most]:
@@ -216,9 +201,8 @@ STEPS_HEADERS = ["step", "metrics", "B/A", "verdict", "how sure", "caveats"]
 def blocks_lines(
     blocks: Sequence[Block], budget: int, thresholds: Thresholds, marked: list[Comparison]
 ) -> list[str]:
-    """The blocks, a blank line apart, folded as far as it takes to fit ``budget`` lines; where even
-    the shortest do not fit, one row a step (its first metric, the others counted), cut to the
-    budget.  The comparisons whose marks are shown go to ``marked``."""
+    """The blocks folded to fit ``budget`` lines, else one row a step (its first metric, the others
+    counted), cut to it; the comparisons whose marks are shown go to ``marked``."""
     for fold in FOLDS:
         shown: set[str] = set()
         body = [line for b in blocks for line in [*block_lines(b, fold, shown, thresholds), ""]]
@@ -243,7 +227,6 @@ _CLAIM_CELLS = {DOES_NOT_HOLD: "fails"}
 
 
 def claim_text(probe: Probe | Judgement | None) -> str:
-    """``holds``, ``fails``, ``unsettled`` or a status: a release's claim in a cell."""
     if probe is None:
         return "–"
     said = probe.claim if isinstance(probe, Judgement) else None
@@ -258,7 +241,6 @@ def _legend_lines(comparisons: Sequence[Comparison], thresholds: Thresholds) -> 
 
 
 def whole_lines(lines: Sequence[str]) -> list[str]:
-    """Lines too wide wrapped (later parts indented), none cut; empty ones dropped."""
     return [
         part
         for line in lines
@@ -272,8 +254,7 @@ def whole_lines(lines: Sequence[str]) -> list[str]:
 def frame(
     head: list[str], blocks: Sequence[Block], tail: list[str], setting: Setting, report: list[str]
 ) -> str:
-    """Head, the blocks (folded to fit), the lines after them, the caveats' legend, the report's
-    path; a head line wider than the screen wrapped, not cut."""
+    """Head, the blocks (folded to fit), the lines after them, the caveats' legend, the report."""
     head = whole_lines(head)
     every = [r.comparison for b in blocks for r in b.rows if r.comparison is not None]
     # the legend of every mark: the most it takes

@@ -1,9 +1,5 @@
-"""Bisect and sweep answers as markdown for reports/ and as JSON for issue drafts; the terminal's
-one screen of each is ``bisect_screen``'s and ``range_screen``'s.
-
-The JSON of a bisect carries ``last_good`` and ``first_bad`` only when both are
-known (``upstream.change`` reads them back), and ``answer`` always.
-"""
+"""Bisect and sweep answers as markdown for reports/ and as JSON for issue drafts (a bisect's
+``last_good`` and ``first_bad`` only where both are known: ``upstream.change`` reads them back)."""
 
 from __future__ import annotations
 
@@ -18,7 +14,7 @@ from harness.findings import Finding
 from harness.host.environment import redact
 from harness.render.bisect_screen import Bisected, bisect_follow_ups, bisect_screen, bisect_why
 from harness.render.json_out import comparison_json, leaves_mapped, thresholds_json
-from harness.render.range_screen import sweep_screen, unmeasured_line
+from harness.render.range_screen import status_words, sweep_screen, unmeasured_line
 from harness.render.tables import markdown_table, rule_text
 from harness.render.text import inline
 from harness.render.why import why_json
@@ -33,9 +29,8 @@ from harness.units import format_p
 
 @dataclass(frozen=True)
 class Answer:
-    """A range command's answer, rendered: for the terminal, for the reports folder, and as data.
-    Its text, markdown and every string of its data are redacted (``redact``): they quote stored
-    results, and a result merged from another machine or edited by hand is input too."""
+    """A range command's answer for the terminal, the reports folder and as data, redacted: it
+    quotes stored results, and a result merged from another machine or edited by hand is input."""
 
     text: str
     markdown: str
@@ -59,7 +54,6 @@ CLASSIFICATION = (
 
 
 def median_ns(result: StoredResult | None, metric: MetricKey | None) -> float | None:
-    """The metric's figure (the median of its process medians), as the comparisons compute it."""
     if result is None or result.result.status is not RunStatus.OK or metric is None:
         return None
     samples = metric_samples(result).get(metric)
@@ -93,7 +87,6 @@ def against_cell(comparison: Comparison | None) -> str:
 
 
 def judged_cells(judged: Judgement, terms: Terms, metric: MetricKey | None) -> list[str]:
-    """A metric's probe after where it ran: verdict, median, against each endpoint, why, source."""
     return [
         terms.word(judged.verdict),
         median_cell(judged.result, metric),
@@ -105,7 +98,6 @@ def judged_cells(judged: Judgement, terms: Terms, metric: MetricKey | None) -> l
 
 
 def judged_json(judged: Judgement, terms: Terms, metric: MetricKey | None) -> dict[str, Any]:
-    """A probe's judgement as data, after where it ran (a release's, or a commit's)."""
     return {
         "verdict": terms.word(judged.verdict),
         "reason": judged.reason,
@@ -116,18 +108,19 @@ def judged_json(judged: Judgement, terms: Terms, metric: MetricKey | None) -> di
     }
 
 
-def _claim_evidence(judged: Judgement) -> str:
-    found = claim_evidence(judged.result) if judged.result is not None else ""
-    return found or judged.reason
-
-
 def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list[list[str]]]:
     probes = found.probes
     ran = [[str(i), j.release, setting.jaxlib.get(j.release, "?")] for i, j in enumerate(probes, 1)]
     head = ["#", "jax", "jaxlib", "verdict"]
     if setting.metric is None:
         rows = [
-            [*row, setting.terms.word(j.verdict), j.claim or "–", _claim_evidence(j), j.note]
+            [
+                *row,
+                setting.terms.word(j.verdict),
+                j.claim or "–",
+                (claim_evidence(j.result) if j.result is not None else "") or j.reason,
+                j.note,
+            ]
             for row, j in zip(ran, probes, strict=True)
         ]
         return [*head, "claim", "evidence", "source"], rows
@@ -202,12 +195,10 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: Finding | None
 
 
 def findings_json(why: list[Finding]) -> dict[str, Any]:
-    """The sentences as a page shows them, and the findings as data (what the draft reads)."""
     return {"why": [f.markdown() for f in why], "findings": [f.data() for f in why]} if why else {}
 
 
 def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[str, Any]:
-    """The start of every bisect answer's data (releases or commits): the setting, its two ends."""
     return {
         "case": setting.case,
         "sizes": setting.sizes,
@@ -223,9 +214,7 @@ def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[s
 def bisect_json(
     found: BisectOutcome, setting: Setting, hint: Finding | None = None
 ) -> dict[str, Any]:
-    """The answer as data; the endpoints' keys follow the terms: ``good``/``bad`` and
-    ``last_good``/``first_bad`` for a regression, ``broken``/``fixed`` and
-    ``last_broken``/``first_fixed`` for a fix."""
+    """The answer as data, the endpoints' keys in its terms (``last_broken``/``first_fixed``...)."""
     old, new = found.terms.old, found.terms.new
     data: dict[str, Any] = {
         **answer_head(setting, found.terms, found.releases[0], found.releases[-1]),
@@ -281,18 +270,8 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
     return lines
 
 
-RELEASE_HEADERS = ["jax", "jaxlib", "status", "claim", "source"]
 LIBRARIES_HEADER = "the script's libraries"
 METRIC_HEADERS = ["jax", "median", "vs previous: ratio [interval] p verdict"]
-
-
-def release_headers(setting: Setting, with_claim: bool = True) -> list[str]:
-    """The releases table's columns: with a plain script's own libraries, their versions beside each
-    release; the claim's only where a release has one (a watched suite states none)."""
-    headers = RELEASE_HEADERS if with_claim else [h for h in RELEASE_HEADERS if h != "claim"]
-    if not setting.libraries.versions:
-        return headers
-    return [*headers[:3], LIBRARIES_HEADER, *headers[3:]]
 
 
 def library_cell(setting: Setting, release: str) -> str:
@@ -300,18 +279,7 @@ def library_cell(setting: Setting, release: str) -> str:
     return ", ".join(f"{name} {version}" for name, version in sorted(versions.items())) or "–"
 
 
-def status_cell(probe: Probe) -> str:
-    """A release's status, and how its processes ended where one did not run ok: ``crashed:
-    SIGSEGV (exit 139) in 5 of 5 processes``."""
-    if probe.result is None:
-        return "not installed"
-    if probe.result.result.status is RunStatus.OK or probe.ends is None:
-        return str(probe.result.result.status)
-    return f"{probe.result.result.status}: {probe.ends.words()}"
-
-
 def died_json(probe: Probe) -> list[dict[str, Any]]:
-    """Where each of a release's processes that did not run ok died, as stored (``ProcessEnd``)."""
     if probe.result is None:
         return []
     return [
@@ -321,35 +289,23 @@ def died_json(probe: Probe) -> list[dict[str, Any]]:
     ]
 
 
-def with_claims(found: SweepOutcome) -> bool:
-    """Whether any release has a claim verdict to show: a column without one is left out."""
-    return any(m.result is not None and claim_verdict(m.result) for m in found.measurements)
-
-
-def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
+def release_rows(found: SweepOutcome, setting: Setting) -> tuple[list[list[str]], list[str]]:
+    """The releases table's rows and columns: a plain script's libraries beside each release; the
+    claim only where a release has one (a watched suite states none)."""
+    with_libraries = bool(setting.libraries.versions)
+    shown = any(m.result is not None and claim_verdict(m.result) for m in found.measurements)
     rows = []
-    shown = with_claims(found)
     for m in found.measurements:
-        status = status_cell(m)
-        libraries = [library_cell(setting, m.release)] if setting.libraries.versions else []
+        status = status_words(m, "{}: {}")
+        libraries = [library_cell(setting, m.release)] if with_libraries else []
         # A run that finished ok without a verdict (a plain script prints none): no claim to show.
         claim = outcome(m.result) if m.result is not None else "–"
         claims = ["–" if claim == RunStatus.OK else claim] if shown else []
         rows.append(
             [m.release, setting.jaxlib.get(m.release, "?"), status, *libraries, *claims, m.note]
         )
-    return rows
-
-
-def metric_rows(found: SweepOutcome, key: MetricKey) -> list[list[str]]:
-    return [
-        [
-            m.release,
-            median_cell(m.result, key),
-            against_cell(found.comparisons.get((key, m.release))),
-        ]
-        for m in found.ok()
-    ]
+    headers = ["jax", "jaxlib", "status", *([LIBRARIES_HEADER] if with_libraries else [])]
+    return rows, [*headers, *(["claim"] if shown else []), "source"]
 
 
 def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
@@ -372,25 +328,25 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
 
 
 def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> list[str]:
-    """A sweep's or triage's page's end: each release's status and claim, metric tables, rule."""
     lines = [
         heading,
         "",
-        markdown_table(release_rows(found, setting), release_headers(setting, with_claims(found))),
+        markdown_table(*release_rows(found, setting)),
         "",
     ]
     for key in found.metrics:
+        compared = [(m, found.comparisons.get((key, m.release))) for m in found.ok()]
+        rows = [[m.release, median_cell(m.result, key), against_cell(c)] for m, c in compared]
         lines += [
             f"### {inline(key.metric_name)} · {inline(key.label())}",  # a script's own name: text
             "",
-            markdown_table(metric_rows(found, key), METRIC_HEADERS),
+            markdown_table(rows, METRIC_HEADERS),
             "",
         ]
     return [*lines, rule_text(setting.thresholds), ""]
 
 
 def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
-    """A sweep (or a triage's first round) as data: every release, step and comparison."""
     return {
         "case": setting.case,
         "sizes": setting.sizes,

@@ -1,9 +1,5 @@
-"""Markdown reports from a report model: ``index.md`` and one page per case.
-
-The content is decided once (``harness.analysis.report_model.build_model``); the
-renderers here are pure (model in, pages out).  Loading the results, drawing the plots
-and writing the pages is ``harness.commands.report``'s.
-"""
+"""Markdown reports from a report model (``analysis.report_model``): ``index.md`` and a page per
+case; loading, drawing and writing them is ``commands.report``'s."""
 
 from __future__ import annotations
 
@@ -19,16 +15,9 @@ from harness.analysis.report_model import (
 )
 from harness.host.environment import redact, scrub
 from harness.render.calibration import noise_floor_sentence
-from harness.render.case_page import figures_table, render_case
+from harness.render.case_page import claim_table, figures_table, render_case
 from harness.render.plots import DrawnPlots
-from harness.render.tables import (
-    METHOD_ANCHOR,
-    METHOD_HEADING,
-    markdown_table,
-    rule_line,
-    rule_text,
-    verdict_text,
-)
+from harness.render.tables import METHOD_HEADING, markdown_table, rule_line, rule_text, verdict_text
 from harness.render.text import Markdown, code_span, folded, inline
 from harness.units import short_machine, sizes_text
 
@@ -41,9 +30,8 @@ MOST_CHANGES_LISTED = 12
 
 
 def page_names(cases: Sequence[str]) -> dict[str, str]:
-    """Each case's page file name: ``<case>.md``, unless that is the index's, another report's, or
-    (case-folded, as macOS and Windows compare names) an earlier case's; then ``case-<case>.md`` or
-    ``…-2.md``, the first free."""
+    """``<case>.md``, unless that is the index's, another report's or (case-folded, as macOS and
+    Windows compare names) an earlier case's: then ``case-<case>.md`` or ``…-2.md``."""
     taken = {INDEX.casefold()}
     names = {}
     for case in cases:
@@ -64,21 +52,9 @@ def case_link(case: str, pages: Mapping[str, str]) -> Markdown:
 
 
 def claims_overview(claims: ClaimTable, pages: Mapping[str, str]) -> str:
-    """Cases × releases: ✓ / ✗ / status per (case, profile, backend, sizes), and the release ranges
-    in words; rows skipped on every release named below it instead."""
-    table = [
-        [
-            case_link(line.case, pages),
-            line.profile,
-            line.backend,
-            line.sizes,
-            *line.marks,
-            line.in_words,
-        ]
-        for line in claims.lines
-    ]
-    headers = ["case", "profile", "backend", "sizes", *claims.releases, "in words"]
-    text = markdown_table(table, headers) if table else ""
+    """Cases × releases; rows skipped on every release named below it instead."""
+    cases = [case_link(line.case, pages) for line in claims.lines]
+    text = claim_table(claims, cases) if cases else ""
     if claims.skipped:
         named = "; ".join(
             f"{case_link(line.case, pages)} {inline(line.sizes)} on {inline(line.profile)}"
@@ -106,7 +82,6 @@ def changes_overview(timings: Sequence[TimingGroup], pages: Mapping[str, str]) -
 def where(
     case: str, profile: str, sizes: str, pages: Mapping[str, str], machine: str | None = None
 ) -> Markdown:
-    """A case and the conditions that tell its rows apart, as the change list names them."""
     at = [f"profile {inline(profile)}", inline(sizes), machine and f"machine {inline(machine)}"]
     return Markdown(f"{case_link(case, pages)} ({', '.join(filter(None, at))})")
 
@@ -125,8 +100,8 @@ def change_item(change: TimingChange, pages: Mapping[str, str], machines: bool) 
 
 
 def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
-    """The changes by name, before any count: each claim holding on some releases only first, then
-    each cell's largest timing change (slowdowns first), the rest counted (case pages list them)."""
+    """The changes by name: each claim holding on some releases only, then each cell's largest
+    timing change (slowdowns first), the rest counted."""
     lines = ["## What changed", ""]
     lines += [
         f"- {where(line.case, line.profile, line.sizes, pages)}: the claim {inline(line.in_words)}"
@@ -171,8 +146,6 @@ def runs_overview(runs: Sequence[RunView]) -> str:
 def render_index(
     model: ReportModel, generated_at: datetime, plots: DrawnPlots, pages: Mapping[str, str]
 ) -> str:
-    """The index page, with a sentence per machine's latest calibration (``harness calibrate``);
-    ``pages``: each case's page name (``page_names``)."""
     problems, searched = model.problems, model.searched
     noise_floor = [noise_floor_sentence(run) for run in model.noise_floors]
     lines = ["# JAX reproduction report", ""]
@@ -235,10 +208,7 @@ def render_index(
         ]
     if model.timings:
         lines += ["## Timing changes against the baseline", ""]
-        lines += [
-            f"{rule_line(model.thresholds)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) says how.",
-            "",
-        ]
+        lines += [rule_line(model.thresholds), ""]
         lines += ["Counts are of (metric, release) pairs; the case pages have every number.", ""]
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
@@ -262,8 +232,7 @@ def render_index(
 def render_pages(
     model: ReportModel, generated_at: datetime, plots: DrawnPlots | None = None
 ) -> dict[str, str]:
-    """Every page, by file name: ``index.md`` and each case's (``page_names``: ``<case>.md`` for any
-    case of the catalogue); each redacted whole: stored results, merged or edited, are input."""
+    """Every page by file name, each redacted whole: stored results, merged or edited, are input."""
     plots = plots or DrawnPlots()
     names = page_names([case.case for case in model.cases])
     pages = {INDEX: render_index(model, generated_at, plots, names)}

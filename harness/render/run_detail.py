@@ -24,7 +24,6 @@ def _summary_row(
 
 
 def metrics_table(result: StoredResult) -> str:
-    """Every metric of the processes that finished ok, their raw samples together."""
     processes = result.result.finished()
     programs = list(dict.fromkeys(name for p in processes for name in p.programs))
     rows = []
@@ -86,10 +85,8 @@ def environment_block(result: StoredResult) -> str:
             "usable cores)"
         ),
         "machine": f"{result.result.machine} ({basis})",
-        "harness": "{commit}{dirty}".format(
-            commit=(revision.commit if revision else "?")[:12],
-            dirty=" (uncommitted changes)" if revision and revision.dirty else "",
-        ),
+        "harness": (revision.commit if revision else "?")[:12]
+        + (" (uncommitted changes)" if revision and revision.dirty else ""),
         "settings": ", ".join(f"{k}={v}" for k, v in stored.settings.shown().items()),
     }
     if libtpu := host.packages.get("libtpu") or host.packages.get("libtpu-nightly"):
@@ -122,7 +119,6 @@ VARIABLE_COLUMNS = 80
 
 
 def processes_line(result: StoredResult) -> str:
-    """How a result's processes ended, measured in several: ``in 5 processes: 4 ok, 1 crashed``."""
     processes = result.result.processes
     if len(processes) < 2:
         return ""
@@ -133,11 +129,11 @@ def processes_line(result: StoredResult) -> str:
     return f"Measured in {len(processes)} processes: {ended}{under_load}."
 
 
-def run_section(run: RunView, level: str = "###") -> str:
+def run_section(run: RunView) -> str:
     result = run.stored
     r = result.result
     title = (
-        f"{level} jax {inline(r.release)} · {inline(r.profile)} · "
+        f"### jax {inline(r.release)} · {inline(r.profile)} · "
         f"{inline(sizes_text(r.sizes))} · machine {inline(short_machine(r.machine))}"
     )
     lines = [title, ""]

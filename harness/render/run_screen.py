@@ -1,6 +1,5 @@
-"""A ``run``'s last words, on one screen: how many cells ran and where they are stored, each cell
-that did not run ok with the first line of why (the stored result keeps all of it), and how to make
-their report."""
+"""A ``run``'s last words, on one screen: how many cells ran, each cell not ok with the first line
+of why (the stored result keeps all of it), and how to make their report."""
 
 from __future__ import annotations
 
@@ -16,8 +15,6 @@ _FRAME_LINES = 6
 
 @dataclass(frozen=True)
 class NotOk:
-    """A cell that did not run ok: what it was (case, sizes, release), status, its result's why."""
-
     what: str
     status: str
     detail: str
@@ -26,7 +23,6 @@ class NotOk:
 
 
 def run_screen(summary: str, not_ok: Sequence[NotOk], results: str) -> list[str]:
-    """A run's last lines: its summary, the cells not ok (as many as fit), the report's command."""
     lines = screen.wrap(summary, lines=3)
     if not_ok:
         lines.append(f"{len(not_ok)} cell(s) did not run ok:")

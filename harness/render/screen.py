@@ -1,10 +1,6 @@
-"""A command's terminal answer, which fits one screen: at most ``LINES`` lines of at most ``WIDTH``
-columns, whatever the number of metrics, then the path of the full report (which, with the JSON,
-keeps every detail).
-
-Pure helpers the renderers share: a table shrunk to the width, text wrapped or shortened to it, and
-a list cut to a budget with a line that says how many were left out and where they are.
-"""
+"""A command's terminal answer fits one screen: at most ``LINES`` lines of ``WIDTH`` columns, then
+the full report's path.  The helpers the renderers share: tables shrunk to the width, text wrapped
+or shortened to it, a list cut to a budget with a line counting what was left out."""
 
 from __future__ import annotations
 
@@ -30,7 +26,6 @@ def columns(text: str) -> int:
 
 
 def shorten(text: str, width: int = WIDTH) -> str:
-    """``text`` on one line of at most ``width`` columns, cut with an ellipsis where longer."""
     text = one_line(text).rstrip()
     if columns(text) <= width:
         return text
@@ -40,8 +35,6 @@ def shorten(text: str, width: int = WIDTH) -> str:
 
 
 def wrap(text: str, width: int = WIDTH, indent: str = "", lines: int | None = None) -> list[str]:
-    """``text`` wrapped to ``width`` columns, later lines indented by ``indent``; at most ``lines``
-    lines (the last shortened)."""
     flowed = " ".join(terminal(text).split())
     wrapped = textwrap.wrap(
         flowed, width, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False
@@ -84,10 +77,9 @@ def table(
     shrink: int = 0,
     indent: str = "",
 ) -> list[str]:
-    """A plain table of left-aligned columns two spaces apart that fits ``width``: the widest
-    columns narrowed (``shrink`` first among them), each cell continued on its row's next lines (a
-    word is never cut, so neither is a number); where no narrowing fits, the table turned, a row's
-    cells one a line under its first."""
+    """A table that fits ``width``: the widest columns narrowed (``shrink`` first), cells continued
+    on their row's next lines (a word, so a number, never cut); else turned, a row's cells one a
+    line under its first."""
     cells = [[" ".join(terminal(c).split()) for c in row] for row in [headers, *rows]]
     widths = _fitted(cells, width - len(indent) - 2 * (len(headers) - 1), shrink)
     if widths is None:
@@ -105,8 +97,7 @@ def table(
 
 
 def _fitted(cells: Sequence[Sequence[str]], room: int, shrink: int) -> list[int] | None:
-    """Column widths within ``room`` columns, none narrower than its longest word: the widest column
-    gives up a column at a time (``shrink`` first among the widest); None where they cannot fit."""
+    """Widths within ``room`` columns, none narrower than its longest word; None where none fit."""
     count = len(cells[0])
     widths = [max(columns(row[i]) for row in cells) for i in range(count)]
     words = [
@@ -129,8 +120,6 @@ def _fitted(cells: Sequence[Sequence[str]], room: int, shrink: int) -> list[int]
 
 
 def _turned(cells: Sequence[Sequence[str]], indent: str, width: int) -> list[str]:
-    """A table too wide for ``width`` turned: each row's first cell on a line, then its other cells
-    that say something as ``header: value`` under it, wrapped whole."""
     headers, *rows = cells
     inner = indent + "  "
     lines = []
@@ -144,8 +133,7 @@ def _turned(cells: Sequence[Sequence[str]], indent: str, width: int) -> list[str
 
 
 def budgeted(lines: Sequence[str], budget: int, more: str) -> list[str]:
-    """``lines`` if they fit ``budget``; else as many as fit with one line last: ``more`` with the
-    count left out in place of ``{n}``."""
+    """``lines`` cut to ``budget``, the last line ``more`` with the count left out as ``{n}``."""
     if len(lines) <= budget:
         return list(lines)
     kept = max(0, budget - 1)
@@ -159,15 +147,13 @@ def fits(text: str) -> bool:
 
 
 def finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
-    """A finding whole: its sentence wrapped (never cut), then each command on its own lines."""
     said = finding.text + (":" if finding.follow_ups and not finding.text.endswith("?") else "")
     lines = wrap(said, width, indent="  ") if finding.text else []
     return [*lines, *(line for each in finding.follow_ups for line in follow_up_lines(each, ""))]
 
 
 def follow_up_lines(follow_up: FollowUp, lead: str, width: int = WIDTH) -> list[str]:
-    """``lead`` and what it is for, wrapped, then the command to paste whole two columns further in
-    (a setting, not a command line: wrapped as it is)."""
+    """``lead`` and what it is for, then the command to paste whole two columns further in."""
     purpose = follow_up.purpose
     label = purpose + ("" if purpose.endswith("?") else ":") if purpose else ""
     inner = " " * (len(lead) - len(lead.lstrip()) + 2)
@@ -178,15 +164,13 @@ def follow_up_lines(follow_up: FollowUp, lead: str, width: int = WIDTH) -> list[
 
 
 def labelled(lead: str, text: str, width: int = WIDTH) -> list[str]:
-    """``text`` after ``lead`` (``  why: ``), wrapped whole, later lines under its first word."""
     pad = " " * len(lead)
     wrapped = wrap(text, width - len(lead))
     return [lead + wrapped[0], *(pad + line for line in wrapped[1:])]
 
 
 def command_lines(command: str, indent: str = "  ", width: int = WIDTH) -> list[str]:
-    """A command line on lines of at most ``width`` columns, broken between words with a shell's
-    continuation (`` \\``), so that it pastes whole; later lines indented two more."""
+    """A command line broken between words with a shell's continuation, so that it pastes whole."""
     words = _units(terminal(command).split())
     lines: list[str] = []
     line = indent

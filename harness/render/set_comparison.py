@@ -1,10 +1,5 @@
-"""The ``compare`` command's output: the comparison of two result sets as terminal text and as
-markdown.
-
-The terminal answer fits one screen (``screen``): per pair of runs its metrics in reading order with
-the two figures, the ratio, the verdict and the caveats as marks; where every metric of every pair
-would not fit, the unchanged ones are counted, not listed.  The markdown keeps every statistic of
-every metric."""
+"""``compare``'s output: one screen (each pair's metrics in reading order, figures, ratio, verdict,
+caveats as marks; the unchanged counted where all would not fit); markdown: every statistic."""
 
 from __future__ import annotations
 
@@ -16,7 +11,6 @@ from harness.analysis.significance import MOVED, Comparison, Verdict
 from harness.metric_names import reading_rank
 from harness.render import screen
 from harness.render.tables import (
-    METHOD_ANCHOR,
     METHOD_HEADING,
     STATISTICS_HEADERS,
     legend,
@@ -48,7 +42,6 @@ def _ordered(pair: Pair) -> list[MetricComparison]:
 
 
 def _rank(comparison: Comparison) -> int:
-    """Worse in B first, then the other changes, then what more processes could decide."""
     return -1 if comparison.worse else _VERDICT_ORDER[comparison.verdict]
 
 
@@ -64,8 +57,8 @@ def _counts(metrics: list[MetricComparison]) -> str:
 
 
 def _pair_lines(pair: Pair, comparison: SetComparison, folded: bool) -> list[str]:
-    """One pair: its title, its notes, its metrics; ``folded`` (when all would not fit): only the
-    metrics that changed, the others counted, and a pair without a change in one line."""
+    """One pair: title, notes, metrics; ``folded``: only those that changed, a pair without one in a
+    line."""
     metrics = _ordered(pair)
     changed = [m for m in metrics if m.comparison.verdict in MOVED]
     if folded and not changed:
@@ -97,8 +90,7 @@ def _worse_first(pair: Pair) -> int:
 
 
 def verdict_line(comparison: SetComparison) -> str:
-    """The verdict of the whole comparison (the exit status says the same): what got worse in B, in
-    every shape; else nothing, and how much stayed undecided."""
+    """The verdict of the whole comparison (the exit status says the same)."""
     worse = comparison.worse(short=True)
     if worse:
         return "Worse in B: " + "; ".join(worse)
@@ -109,24 +101,19 @@ def verdict_line(comparison: SetComparison) -> str:
 
 
 def render_text(comparison: SetComparison, report: str | None = None) -> str:
-    """For a terminal, one screen: stored strings with their control characters (an escape sequence)
-    replaced.  ``report``: where the markdown went, said last (else how to ask for it)."""
+    """One screen; ``report``: where the markdown went, said last (else how to ask for it)."""
     budget = screen.LINES - _FRAME_LINES
     blocks = [_pair_lines(p, comparison, folded=False) for p in comparison.pairs]
     if sum(len(b) + 1 for b in blocks) > budget:
         pairs = sorted(comparison.pairs, key=_worse_first)
         blocks = [_pair_lines(p, comparison, folded=True) for p in pairs]
     body = [line for block in blocks for line in [*block, *([""] if len(block) > 1 else [])]]
-    if comparison.broken:
-        body += [
-            "Worse in B, nothing to compare:",
-            *(f"  - {terminal(n)}" for n in comparison.broken),
-        ]
-        body.append("")
-    if comparison.not_compared:
-        body += ["Not compared:", *(f"  - {terminal(n)}" for n in comparison.not_compared), ""]
-    if comparison.left_out:
-        body += ["Left out, unreadable:", *(f"  - {terminal(n)}" for n in comparison.left_out), ""]
+    for title, said in (
+        ("Worse in B, nothing to compare:", comparison.broken),
+        ("Not compared:", comparison.not_compared),
+        ("Left out, unreadable:", comparison.left_out),
+    ):
+        body += [title, *(f"  - {terminal(n)}" for n in said), ""] if said else []
     body = screen.budgeted(body, budget, "… and {n} more lines: the markdown lists every pair")
     thresholds = comparison.thresholds
     lines = [
@@ -161,8 +148,7 @@ def render_markdown(comparison: SetComparison) -> str:
         f"- **A**: {code_span(comparison.a.describe())}",
         f"- **B**: {code_span(comparison.b.describe())}",
         "",
-        f"{rule_line(comparison.thresholds, cells=False)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) "
-        "says how.",
+        rule_line(comparison.thresholds, cells=False),
         "",
     ]
     for pair in comparison.pairs:

@@ -1,10 +1,6 @@
-"""Text for comparisons and GitHub-flavoured markdown tables.  Pure functions.
-
-A comparison's caveats (``Comparison.flags``) are sentences, the same few for most metrics of a run:
-repeated in every row they made tables a thousand columns wide.  So each kind gets a mark, a letter
-(``marks_of``); a table, in the terminal or a report, shows the letters and its legend says each
-once.  The sentences themselves stay in the JSON (``flags``).
-"""
+"""Text for comparisons and GitHub-flavoured markdown tables.  A comparison's caveats are sentences,
+the same few for most metrics: repeated in every row they made tables a thousand columns wide, so a
+table shows each as a letter (``marks_of``) and its legend says each once; the JSON keeps them."""
 
 from __future__ import annotations
 
@@ -31,7 +27,6 @@ class Mark:
 
 
 def _marks(thresholds: Thresholds) -> list[tuple[str, Mark]]:
-    """(what the caveat's sentence holds, its mark), the first that matches a sentence marks it."""
     return [
         (SEPARATE_UNDER_LOAD, Mark("L", "separate runs, one measured under load: no verdict")),
         (UPPER_ESTIMATE, Mark("u", "the ratio is an upper estimate: it barely passed the test")),
@@ -59,38 +54,34 @@ OTHER = Mark("*", "another caveat: the report's JSON names it")
 
 
 def marks_of(flags: Iterable[str], thresholds: Thresholds) -> list[Mark]:
-    """The marks of caveats' sentences (comparisons' ``flags``), each once, in legend order."""
     known = _marks(thresholds)
     found = {next((mark for text, mark in known if text in flag), OTHER) for flag in flags}
     return [mark for mark in [*(mark for _, mark in known), OTHER] if mark in found]
 
 
 def marks_text(comparison: Comparison, thresholds: Thresholds) -> str:
-    """``v l``: the cell of a table's *caveats* column."""
     return " ".join(mark.letter for mark in marks_of(comparison.flags, thresholds))
 
 
 def legend(comparisons: Iterable[Comparison], thresholds: Thresholds) -> str:
-    """``caveats: v process medians vary by more than 10% · l processes measured …``; or empty."""
     used = marks_of([flag for c in comparisons for flag in c.flags], thresholds)
     shown = [f"{mark.letter} {mark.meaning}" for mark in used]
     return f"caveats: {' · '.join(shown)}" if shown else ""
 
 
 def said_text(comparison: Comparison, markdown: bool = True) -> str:
-    """The verdict in the metric's words; in markdown, bold if worse (slower, or higher)."""
+    """In markdown, bold if worse (slower, or higher)."""
     said = comparison.said
     return f"**{said}**" if markdown and comparison.verdict is Verdict.SLOWER else said
 
 
-def verdict_text(comparison: Comparison, markdown: bool = True) -> str:
-    text = said_text(comparison, markdown)
+def verdict_text(comparison: Comparison) -> str:
+    text = said_text(comparison)
     return f"{text} {NOISY_MARK}" if comparison.noisy else text
 
 
 def comparison_cell(comparison: Comparison) -> Markdown:
-    """One release's cell in a metric × release table: median, ratio, interval, verdict (computed,
-    no stored text)."""
+    """One release's cell in a metric × release table: median, ratio, interval, verdict."""
     return Markdown(
         f"{comparison.shown[1]} {comparison.ratio_cell or 'n/a'} "
         f"[{comparison.interval_cell}] {verdict_text(comparison)}"
@@ -113,18 +104,13 @@ STATISTICS_HEADERS = [
 
 
 def format_share(value: float) -> str:
-    """A spread as a percentage of the median; – where none (one process has none between)."""
     return "–" if math.isnan(value) else f"{value:.1%}"
 
 
 def statistics_cells(
-    comparison: Comparison, markdown: bool = True, thresholds: Thresholds = DEFAULT_THRESHOLDS
+    comparison: Comparison, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> list[str]:
-    """The full statistics of one comparison, as table cells under STATISTICS_HEADERS.
-
-    *between* is the coefficient of variation of a side's process medians, *within* the
-    median over its processes of IQR / median; the caveats are marks (``legend`` says them).
-    """
+    """The full statistics of one comparison, as table cells under STATISTICS_HEADERS."""
     a, b = comparison.spreads
     return [
         f"{a.processes}/{b.processes}",
@@ -135,13 +121,12 @@ def statistics_cells(
         format_p(comparison.p_value),
         f"{format_share(a.between)}/{format_share(b.between)}",
         f"{format_share(a.within)}/{format_share(b.within)}",
-        Markdown(said_text(comparison)) if markdown else comparison.said,
+        Markdown(said_text(comparison)),
         marks_text(comparison, thresholds),
     ]
 
 
 def rule_text(thresholds: Thresholds) -> str:
-    """How verdicts over processes are reached (``compare_processes``), in one paragraph."""
     return (
         "Each side is measured in separate processes, since each process sets a level of its own; "
         "a process counts as the median of its raw samples and a side's figure is the median of "
@@ -171,10 +156,9 @@ METHOD_HEADING = "How the numbers are made"
 METHOD_ANCHOR = "how-the-numbers-are-made"
 
 
-def rule_line(thresholds: Thresholds, cells: bool = True) -> str:
-    """The rule in one sentence, for the pages that link to ``rule_text`` instead of repeating it;
-    ``cells``: for tables of ``comparison_cell`` (interval in brackets, the caveat mark), else of
-    ``statistics_cells``."""
+def rule_line(thresholds: Thresholds, cells: bool = True, index: str = "") -> str:
+    """The rule in one sentence and the link to ``rule_text``'s section on the ``index`` page;
+    ``cells``: for tables of ``comparison_cell``, else of ``statistics_cells``."""
     how = (
         f"the bracket is its {thresholds.confidence:.0%} interval; {NOISY_MARK} marks a caveat"
         if cells
@@ -183,7 +167,8 @@ def rule_line(thresholds: Thresholds, cells: bool = True) -> str:
     return (
         "A verdict, *slower* or *faster*, needs a ratio (B over A) beyond "
         f"×{thresholds.factor:g} at p < {thresholds.alpha:g} over at least "
-        f"{thresholds.min_processes} processes a side; {how}."
+        f"{thresholds.min_processes} processes a side; {how}. "
+        f"[{METHOD_HEADING}]({index}#{METHOD_ANCHOR}) says how."
     )
 
 
@@ -195,7 +180,6 @@ def _cell(value: Any) -> str:
 
 
 def markdown_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    """A GitHub table; each cell as text (``text.inline``) but those marked ``text.Markdown``."""
     clean = [[_cell(v) for v in row] for row in rows]
     return tabulate(
         clean, headers=[_cell(h) for h in headers], tablefmt="github", disable_numparse=True

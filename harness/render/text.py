@@ -1,12 +1,7 @@
-"""Stored strings as text in markdown pages read on GitHub, and on a terminal.  Pure functions.
-
-Every string a page shows from a result or calibration file (a claim, a backend, a
-program name, an error's detail, ``jax.print_environment_info()``'s text) is input: it
-may hold a newline and a ``# heading``, HTML, an image link, or backticks that close a
-code fence.  ``inline`` makes such a string one line of literal text (for a table cell, a
-heading, a sentence), ``code_span`` and ``fenced`` put it in code that it cannot close.
-``Markdown`` marks a table cell the renderer composed itself, whose markup is meant.
-"""
+"""Stored strings as text on markdown pages and a terminal.  Every string from a result or
+calibration file is input (a newline and a ``# heading``, HTML, backticks that close a fence):
+``inline`` makes it one line of literal text, ``code_span`` and ``fenced`` code it cannot close;
+``Markdown`` marks text a renderer composed itself, whose markup is meant."""
 
 from __future__ import annotations
 
@@ -32,12 +27,10 @@ class Markdown(str):
 
 
 def one_line(value: Any) -> str:
-    """``value`` as one line: line breaks of any kind as spaces, other control characters U+FFFD."""
     return _CONTROL.sub("\ufffd", " ".join(str(value).splitlines()))
 
 
 def inline(value: Any) -> str:
-    """``value`` as literal text on one line of a markdown page: no markup, HTML or new block."""
     text = _HTML.sub(lambda m: _ENTITIES[m.group()], one_line(value))
     text = _SPECIAL.sub(lambda m: "\\" + m.group(), text)
     start = _BLOCK_START.match(text)
@@ -45,7 +38,6 @@ def inline(value: Any) -> str:
 
 
 def code_span(value: Any) -> str:
-    """``value`` in an inline code span no backtick inside can close (one line: a break ends it)."""
     text = one_line(value)
     fence = "`" * (max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -53,8 +45,7 @@ def code_span(value: Any) -> str:
 
 
 def fenced(text: str, info: str = "") -> str:
-    """``text`` in a fenced code block, its fence longer than any run of backticks inside; its lines
-    kept, control characters in them as U+FFFD (the page may be read with ``cat`` in a terminal)."""
+    """Control characters as U+FFFD: the page may be read with ``cat`` in a terminal."""
     text = "\n".join(_CONTROL.sub("\ufffd", line) for line in text.splitlines())
     fence = "`" * max(3, max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
     return f"{fence}{info}\n{text}\n{fence}"
@@ -66,11 +57,9 @@ def listed(parts: Sequence[str]) -> str:
 
 
 def folded(summary: str, body: str) -> str:
-    """``body`` folded away under ``summary`` (GitHub's ``<details>``), both markdown already."""
     return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
 def terminal(value: Any) -> str:
-    """``value`` for a terminal or a CI log: control characters (an escape sequence's ESC among
-    them) and marks that reorder text as U+FFFD; line breaks and tabs kept."""
+    """Control characters (an escape sequence's ESC) and marks that reorder text as U+FFFD."""
     return _CONTROL.sub("\ufffd", str(value))

@@ -27,7 +27,7 @@ from harness.render.triage_screen import (
     processes_again,
     triage_screen,
 )
-from harness.render.triage_words import answered, answers, death_line, family_error
+from harness.render.triage_words import answered, answers, dead_side, death_line, family_error
 from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
 from harness.steps.triage import Confirmation, TriageOutcome
@@ -71,13 +71,14 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
 
 
 def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
-    # steps whose changed defaults and compiled programs were said
-    said: set[tuple[str, str]] = set()
+    said: set[tuple[str, str]] = set()  # steps whose own findings were said
     died_said: set[str] = set()  # where a step's processes died, said once
     lines = []
     for text, change in answered(found):
         pair = (change.step.before, change.step.after)
-        lines.append(_answer_line(text, change, setting, with_step=pair not in said))
+        why = [f.markdown() for f in step_findings(change, setting, with_step=pair not in said)]
+        why += [f.markdown() for f in follow_ups(setting, change)]
+        lines.append("\n".join([f"- {inline(text)}", *(f"  - {line}" for line in why)]))
         died = "\n".join(_died_lines(change))
         if died and died not in died_said:
             lines.append(died)
@@ -104,26 +105,16 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
 
 
 def _measured(comparison: Comparison) -> str:
-    """`` (10 processes a side, within ±7.5%)``: how far an undecided confirmation went, and the
-    change it allows."""
+    """`` (10 processes a side, within ±7.5%)``: how far an undecided confirmation went."""
     margin = format_margin(comparison.cost.margin) if comparison.cost else ""
     return f" ({min(comparison.processes)} processes a side{', ' + margin if margin else ''})"
-
-
-def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_step: bool) -> str:
-    """One confirmed change, then what tells it apart further: its libraries (a plain script's own),
-    why it moved (the step's own findings only ``with_step``: once per step), and what narrows it (a
-    library's own releases, the bisect below the releases, a workaround's setting)."""
-    said = [f.markdown() for f in step_findings(change, setting, with_step=with_step)]
-    said += [f.markdown() for f in follow_ups(setting, change)]
-    return "\n".join([f"- {inline(answer)}", *(f"  - {line}" for line in said)])
 
 
 def step_findings(
     change: Confirmation, setting: Setting, *, with_step: bool = True
 ) -> list[Finding]:
-    """Why a confirmed step moved, as far as measured: its libraries (a plain script's own), then
-    what each kind found (the step's own findings only ``with_step``: once per step)."""
+    """Why a confirmed step moved: its libraries, then what each kind found (the step's own findings
+    only ``with_step``: once per step)."""
     step = change.step
     libraries = libraries_line(setting, step.before, step.after)
     defaults = why_lines(
@@ -133,8 +124,7 @@ def step_findings(
 
 
 def _died_lines(change: Confirmation) -> list[str]:
-    """Where the first process of a step's dead side died, if one did: how, last lines, stack."""
-    dead = change.after if change.regression else change.before
+    dead = dead_side(change)
     first = dead.ends.first if dead.ends is not None else None
     if first is None:
         return []
@@ -151,19 +141,14 @@ def _died_lines(change: Confirmation) -> list[str]:
     return lines
 
 
-def _claim_cells(c: Confirmation) -> str:
-    results = (c.before.result, c.after.result)
-    if any(r is None for r in results):
-        return "–"
-    return " → ".join(outcome(r) for r in results if r is not None)
-
-
 def _step_rows(found: TriageOutcome) -> list[list[str]]:
     rows = []
     for c in found.confirmations:
         step = c.step
         first = step.said if step.criterion.figures is None else against_cell(step.comparison)
-        again = _claim_cells(c) if step.criterion.is_claim else against_cell(c.comparison)
+        results = [r for r in (c.before.result, c.after.result) if r is not None]
+        claims = " → ".join(map(outcome, results)) if len(results) == 2 else "–"
+        again = claims if step.criterion.is_claim else against_cell(c.comparison)
         holds = "yes" if c.confirmed else "no"
         source = f"{c.before.release}: {c.before.note}; {c.after.release}: {c.after.note}"
         rows.append(
@@ -200,7 +185,6 @@ def plotted_metrics(found: TriageOutcome, setting: Setting) -> list[MetricKey]:
 def draw_triage_plot(
     found: TriageOutcome, setting: Setting, out: Path, stem: str
 ) -> tuple[str | None, str]:
-    """(the plot's path relative to ``out`` or None, why it was not drawn)."""
     results = [m.result for m in found.first_round.ok() if m.result is not None]
     series = metric_series(results, plotted_metrics(found, setting))
     changes = list(dict.fromkeys(c.step.after for c in found.changes()))
@@ -245,7 +229,6 @@ def triage_markdown(
 
 
 def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
-    """A triage as data: the first round, each candidate measured again and its outcome, answers."""
     confirmations = [
         {
             "metric": c.step.criterion.name,
@@ -280,8 +263,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
 def triage_answer(
     found: TriageOutcome, setting: Setting, processes: int, out: Path, stem: str, report: str = ""
 ) -> Answer:
-    """The triage's answer, its plot drawn under ``out`` beside the page; the terminal's is one
-    screen, the page's path (``report``, as the screen says it) last."""
+    """The triage's answer, its plot drawn under ``out`` beside the page."""
     plot = draw_triage_plot(found, setting, out, stem)
     return Answer(
         triage_screen(found, setting, processes, report or str(inside(out, f"{stem}.md"))),

@@ -24,8 +24,7 @@ from harness.steps.triage import Confirmation, TriageOutcome
 
 
 def follow_ups(setting: Setting, change: Confirmation) -> list[FollowUp]:
-    """What a triage answer offers for a confirmed change: what narrows what its why found (a
-    library's releases, jax's commits, a workaround's setting), in its terms (--broken/--fixed)."""
+    """What narrows what a confirmed change's why found, in its terms (--broken/--fixed)."""
     step = change.step
     terms = REGRESSION if change.regression else FIX
     return next_steps(setting, step.before, step.after, step.criterion, change.comparison, terms)
@@ -51,8 +50,6 @@ def _triage_row(change: Confirmation, *, fix: bool) -> Row:
 
 
 def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
-    """One block per confirmed step, oldest first: its changes, the why of its first metric, the
-    bisect below the releases (not for a library's own releases, where jax is held)."""
     steps: dict[tuple[str, str], list[tuple[bool, Confirmation]]] = {}
     for change, fix in found.ordered():
         steps.setdefault((change.step.before, change.step.after), []).append((fix, change))
@@ -95,7 +92,6 @@ def measured_words(found: TriageOutcome) -> str:
 
 
 def grid_caveat(found: TriageOutcome) -> str:
-    """What a grid's first round could not see (``steps.grid``); "" where all were measured."""
     first = found.first_round
     left = len(first.releases) - len(first.measurements)
     if not left:
@@ -161,7 +157,6 @@ def _undecided_lines(found: TriageOutcome) -> list[str]:
 
 
 def _dropped_lines(found: TriageOutcome) -> list[str]:
-    """The candidates that did not hold on measuring again, with why (the report has them all)."""
     dropped = [c for c in found.confirmations if not c.confirmed and not c.undecided]
     lines = [
         f"  {line}"
@@ -177,7 +172,6 @@ def _dropped_lines(found: TriageOutcome) -> list[str]:
 
 
 def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report: str) -> str:
-    """A triage's terminal answer: a screen, a block per confirmed step, the report's path last."""
     releases = found.first_round.releases
     head = [
         head_line("Triage", setting, releases[0], releases[-1]),

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 
 from harness.analysis.significance import Thresholds
 from harness.analysis.statuses import error_line, innermost_frame
+from harness.steps.probes import Probe
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 
 
 def answered(found: TriageOutcome) -> list[tuple[str, Confirmation]]:
-    """Each confirmed change with its sentence, in ``TriageOutcome.ordered``'s order."""
     return [
         (answer(change, fix=fix, between=found.skipped_between(change.step)), change)
         for change, fix in found.ordered()
@@ -24,8 +24,7 @@ def answers(found: TriageOutcome) -> list[str]:
 
 
 def family_error(found: TriageOutcome, thresholds: Thresholds) -> str:
-    """The chance that any confirmed change of a metric or flip of the claim is a false alarm,
-    bounded over the candidates measured again."""
+    """The chance that any confirmed change or flip of the claim is a false alarm, bounded."""
     tested = sum(c.comparison is not None for c in found.confirmations)
     flips = [c.flip_error for c in found.confirmations if c.flip_error is not None]
     if not tested and not flips:
@@ -82,13 +81,9 @@ def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> s
 
 def status_answer(change: Confirmation) -> str:
     """ "status: crashes since V: SIGSEGV (exit 139) in 5 of 5 processes; U ok in 5 of 5", or
-    "status: runs again since W: ok in 5 of 5; U timed out at 60 s in 2 of 2", with the error's line
-    where a process left one."""
+    "status: runs again since W: ok in 5 of 5; U timed out at 60 s in 2 of 2"."""
     step = change.step
-    dead_probe, ok_probe = (change.after, change.before)
-    if not change.regression:
-        dead_probe, ok_probe = ok_probe, dead_probe
-    dead, fine = dead_probe.ends, ok_probe.ends
+    dead, fine = dead_side(change).ends, (change.before if change.regression else change.after).ends
     assert dead is not None and fine is not None
     error = error_line(dead.first) if dead.first is not None else ""
     said = f" ({error})" if error else ""
@@ -102,10 +97,13 @@ def status_answer(change: Confirmation) -> str:
     )
 
 
+def dead_side(change: Confirmation) -> Probe:
+    return change.after if change.regression else change.before
+
+
 def death_line(change: Confirmation) -> str:
-    """Where the first process of a step's dead side died, if one did: how, and the innermost frame
-    of its stack (the report has the stack whole)."""
-    dead = change.after if change.regression else change.before
+    """Where the first process of a step's dead side died, if one did: how, its innermost frame."""
+    dead = dead_side(change)
     first = dead.ends.first if dead.ends is not None else None
     if first is None:
         return ""
@@ -117,8 +115,8 @@ def death_line(change: Confirmation) -> str:
 
 
 def _timing_answer(change: Confirmation, *, fix: bool) -> str:
-    """A metric's answer in its own terms: slower/faster for a duration, higher/lower (worse/better)
-    for a script's own number; the import of jax named as JAX's own cost, never as the script's."""
+    """Slower/faster for a duration, higher/lower (worse/better) for a script's own number; the
+    import of jax named as JAX's own cost, never as the script's."""
     step, comparison = change.step, change.comparison
     assert comparison is not None
     if comparison.counts is not None:  # a presence (an ending is the status answer's)

@@ -1,10 +1,6 @@
-"""A watch's summary, as markdown (the CI job's summary) and as data (``watch.json``,
-docs/watch.schema.json). Pure: the watched targets in, text and a document out.
-
-The markdown leads with what a maintainer acts on (regressions, things broken, what stayed open),
-then a table of every target with the smallest change it could have seen, then the loads each
-release's processes ran under, so a quiet "unchanged" is read with how much it could have missed.
-"""
+"""A watch's summary as markdown (the CI job's) and data (docs/watch.schema.json): what a maintainer
+acts on first, then every target with the smallest change it could have seen, then the loads, so a
+quiet "unchanged" is read with how much it could have missed."""
 
 from __future__ import annotations
 
@@ -16,16 +12,8 @@ from typing import Any
 from harness.analysis.significance import Thresholds
 from harness.render.json_out import document, thresholds_json
 from harness.render.text import code_span, inline, one_line
-from harness.steps.watch import (
-    BROKEN,
-    IMPROVEMENT,
-    MEASURED_NOTHING,
-    REGRESSION,
-    UNDECIDED,
-    UNDER_LOAD,
-    TargetWatch,
-    exit_status,
-)
+from harness.steps import watch
+from harness.steps.watch import TargetWatch, exit_status
 from harness.units import format_ns
 
 SCHEMA_KIND = "watch"
@@ -41,8 +29,6 @@ OUTCOME_WORDS = {"unchanged": "no change found"}  # the other outcomes say thems
 
 @dataclass(frozen=True)
 class WatchSummary:
-    """A whole watch: the pair, how it was measured, and each target's watch."""
-
     baseline: str
     release: str
     jaxlib: Mapping[str, str]  # release → the jaxlib it was installed with
@@ -90,8 +76,7 @@ def _seen(ratio: float | None) -> str:
 
 
 def import_lines(watched: TargetWatch) -> list[str]:
-    """Where a suite's import goes, per release: its costliest imports as ``-X importtime`` showed
-    them in one extra process (lines of ``import_times.costliest``, held to its form on recall)."""
+    """A suite's costliest imports per release (``import_times.costliest``'s lines)."""
     imports = watched.floor.get("imports") or {}
     if not imports:
         return []
@@ -106,8 +91,7 @@ def import_lines(watched: TargetWatch) -> list[str]:
 
 
 def benchmark_lines(watched: TargetWatch) -> list[str]:
-    """A suite's benchmarks, the slowest first: each one's verdict, its median round on each
-    release, and the smallest change it could have seen."""
+    """A suite's benchmarks, the slowest first, each with the smallest change it could have seen."""
     if not watched.medians:
         return []
     verdicts = {f.criterion.metric: f.kind for f in reversed(watched.findings) if f.criterion}
@@ -144,7 +128,6 @@ def _headline(summary: WatchSummary) -> str:
 
 
 def watch_markdown(summary: WatchSummary) -> str:
-    """The summary a CI job shows: headline, what to act on, every target, the loads."""
     lines = [
         f"# JAX watch: {summary.release} against {summary.baseline}",
         "",
@@ -159,13 +142,13 @@ def watch_markdown(summary: WatchSummary) -> str:
         "",
     ]
     sections = [
-        ("Regressions", {REGRESSION, BROKEN}),
-        ("Measured nothing", {MEASURED_NOTHING}),
-        ("Measured under load: not called a change", {UNDER_LOAD}),
-        ("Undecided", {UNDECIDED}),
+        ("Regressions", {watch.REGRESSION, watch.BROKEN}),
+        ("Measured nothing", {watch.MEASURED_NOTHING}),
+        ("Measured under load: not called a change", {watch.UNDER_LOAD}),
+        ("Undecided", {watch.UNDECIDED}),
         ("Could not be measured", {"not measured"}),
         ("Not applicable here: skipped on both releases", {"not applicable"}),
-        ("Improvements", {IMPROVEMENT}),
+        ("Improvements", {watch.IMPROVEMENT}),
     ]
     for title, kinds in sections:
         found = _lines(summary, kinds)
@@ -224,7 +207,6 @@ def watch_markdown(summary: WatchSummary) -> str:
 
 
 def watch_json(summary: WatchSummary) -> dict[str, Any]:
-    """The summary as data (docs/watch.schema.json)."""
     return document(
         SCHEMA_KIND,
         {

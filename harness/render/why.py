@@ -1,12 +1,6 @@
-"""Why a step moved, in words: the findings of every kind of evidence (``harness.explain.kinds``),
-and what to run next to narrow what they found.
-
-Each kind's data comes in (``harness.steps.evidence.Found``), judged when it was gathered; its
-findings go out (``harness.findings.Finding``: a sentence, the commands it offers apart from it,
-whether it leads), some the step's (said once, however many metrics moved in it: ``STEP_LINES``, one
-entry per kind), some a metric's (what trying the changed defaults found on it).  ``next_steps``
-follows the attribution: a library's release range for a change that comes with a library, jax's
-commits for one that comes with jax, the setting of a workaround."""
+"""Why a step moved, in words: each kind's evidence (``steps.evidence.Found``, judged when gathered)
+as findings, the step's once (``STEP_LINES``) and a metric's (its trials); ``next_steps``: what
+narrows them, by the attribution (a library's releases, jax's commits, a workaround's setting)."""
 
 from __future__ import annotations
 
@@ -57,10 +51,8 @@ def why_lines(
     with_step: bool = True,
     unwanted: bool | None = None,
 ) -> list[Finding]:
-    """Why a step moved on ``criterion``, as far as was looked: what trying its changed defaults
-    found on its metric (none on the claim; ``unwanted``: whether the new number is unwanted, as
-    ``trial_lines`` takes it), then, ``with_step`` (said once per step), what every kind found for
-    the step (library or JAX is said first, by ``libraries_line``)."""
+    """What the trials found on ``criterion``'s metric, then, ``with_step`` (once per step), what
+    every kind found for the step (library or JAX is ``libraries_line``'s)."""
     found = setting.evidence.get((before, after), ())
     lines: list[Finding] = []
     if criterion.figures is not None:  # an ending's trials are its own kind's (``crash``)
@@ -77,7 +69,6 @@ def why_lines(
 
 
 def step_lines(found: Found) -> list[Finding]:
-    """What one kind found for the step as a whole (a kind's plain sentence does not lead)."""
     if isinstance(found, Skipped):
         return findings(skipped_lines(found))
     lines = STEP_LINES.get(found.kind)
@@ -85,8 +76,7 @@ def step_lines(found: Found) -> list[Finding]:
 
 
 def defaults_listing(answer: DefaultsAnswer) -> list[str]:
-    """The defaults whose value changed (with the jax commit where known), options only added or
-    removed counted, and what could not be read."""
+    """The defaults whose value changed (with their commit), options added or removed counted."""
     changed = [c for c in answer.listed if c.before is not None and c.after is not None]
     added = sum(c.before is None for c in answer.listed)
     removed = sum(c.after is None for c in answer.listed)
@@ -103,7 +93,6 @@ def defaults_listing(answer: DefaultsAnswer) -> list[str]:
 
 
 def screened_lines(answer: DefaultsAnswer) -> list[str]:
-    """The trials the screen dropped: they moved no metric toward the other release."""
     if not answer.screened_out:
         return []
     shown = ", ".join(f"{t.words()} on {t.release}" for t in answer.screened_out)
@@ -114,7 +103,6 @@ def screened_lines(answer: DefaultsAnswer) -> list[str]:
 
 
 def _unwanted(step: Comparison | None, unwanted: bool | None) -> bool:
-    """Whether the step's new number is unwanted: as the caller says, else where it got worse."""
     return unwanted if unwanted is not None else step is not None and step.worse
 
 
@@ -125,10 +113,8 @@ def trial_lines(
     *,
     unwanted: bool | None = None,
 ) -> list[Finding]:
-    """What the trials say on ``metric``, as judged when gathered: the verdict first, then each
-    trial, and the cap.  A setting that brings the old number back is a workaround only where the
-    new one is ``unwanted`` (by default: where the step made it worse); else it is the old behaviour
-    back, still a strong hint at the cause."""
+    """The trials on ``metric``: a setting that brings the old number back is a workaround only
+    where the new one is ``unwanted`` (by default: the step made it worse), else a hint at why."""
     tried = answer.tried(metric)
     void = [t for t in tried if t.void]
     tried = [t for t in tried if not t.void]
@@ -164,7 +150,6 @@ APPEND = "append to os.environ.get('XLA_FLAGS', '') instead of replacing it"
 
 
 def void_lines(void: Sequence[Tried]) -> list[str]:
-    """Trials whose flag the script replaced (it sets XLA_FLAGS itself): void, never tried."""
     if not void:
         return []
     shown = ", ".join(f"{t.trial.words()} on {t.trial.release}" for t in void)
@@ -190,8 +175,6 @@ def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
 
 
 def _against(comparison: Comparison, release: str) -> str:
-    """A trial against one release in words: faster or slower, the same, or undecided (a ratio of ×2
-    the statistics could not settle is neither: more processes could tell)."""
     if comparison.verdict is Verdict.CHANGED:
         return f"not what {release} gives ({comparison.said})"
     if comparison.verdict in MOVED:  # a constant cost says its figures: its direction is the word
@@ -202,7 +185,6 @@ def _against(comparison: Comparison, release: str) -> str:
 
 
 def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
-    """What was compared and where the dumps are (it leads), then a line per module (a few)."""
     if answer.void:
         void = " and ".join(answer.void)
         return [
@@ -255,9 +237,8 @@ NO_COUNTERPART = {COMPILE_TIME: "a compile time", VALUE: "a value the programs c
 
 
 def counterpart_lines(answer: CompiledAnswer) -> list[Finding]:
-    """The compiled programs read for the step's own metrics: a step of memory by their temporary
-    bytes summed on each release (it leads); one of what the dumps hold no counterpart of (a compile
-    time, a value), said not judged by them."""
+    """A step of memory judged by the programs' temporary bytes (it leads); a metric without a
+    counterpart in the dumps said, not judged."""
     none = [NO_COUNTERPART[each] for each in answer.reads if each in NO_COUNTERPART]
     lines = [Finding(f"XLA's dumps hold no counterpart of {' or '.join(none)}: not judged by them")]
     lines = lines if none else []
@@ -278,7 +259,6 @@ def counterpart_lines(answer: CompiledAnswer) -> list[Finding]:
 
 
 def module_text(change: ModuleChange) -> str:
-    """A module's changes in a line (opcodes, custom calls, temporary bytes), and the hint."""
     old, new = change.old, change.new
     parts = []
     # A custom call is named by its target below; get-tuple-element only unpacks an op's results.
@@ -305,7 +285,6 @@ def module_text(change: ModuleChange) -> str:
 
 
 def profile_lines(answer: ProfileAnswer) -> list[Finding]:
-    """Where the run time went, by op, on both releases (it leads), or why it was not profiled."""
     if not isinstance(answer.old, OpTimes) and not isinstance(answer.new, OpTimes):
         return [
             leading(
@@ -356,9 +335,8 @@ NOT_IN_PROGRAMS = {
 def reproduced_lines(
     answer: ReproducerAnswer, step: Comparison | None, metric: MetricKey
 ) -> list[Finding]:
-    """Whether the reproducer showed the step on ``metric``, judged on its counterpart alone (a
-    compile time by the programs' compile, memory by their temporary bytes), beside the script's
-    ratio (leads); where it has no counterpart, that, and no conclusion from another metric."""
+    """Whether the reproducer showed the step, judged on ``metric``'s counterpart alone (none: said,
+    no conclusion drawn from another metric)."""
     if answer.problem or not answer.script:  # a refusal alone: each release ran its own export
         return []
     if metric in answer.unmatched:
@@ -388,8 +366,6 @@ def reproduced_lines(
 
 
 def reproducer_lines(answer: ReproducerAnswer) -> list[Finding | str]:
-    """Where the reproducer is and what it holds, or why there is none; for a status step, whether
-    it dies as the script does (it leads)."""
     refused: list[Finding | str] = list(answer.refused)
     if answer.problem:  # one that fails where it was exported is no reproducer, named or not
         return [f"no reproducer with jax alone: {answer.problem}", *refused]
@@ -416,10 +392,10 @@ def reproducer_lines(answer: ReproducerAnswer) -> list[Finding | str]:
 
 def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
     """A status step's settings tried on the release that dies: the workaround first (it leads and
-    offers its setting), else that none made it run; each other trial with how it ended; what the
-    why leaves out for a crash, once."""
+    offers its setting), else that none made it run; each other trial with how it ended."""
     # said once, by the crash kind's own answer (not again by the flags asked after the programs)
-    once = [] if answer.named_only else [_not_asked()]
+    asked = f"a crash is judged by how its processes end, not by a number: {NOT_ASKED} not asked"
+    once = [] if answer.named_only else [asked]
     if answer.problem and not answer.tried:
         return [f"no setting tried on the release that dies: {answer.problem}", *once]
     lines: list[Finding | str] = []
@@ -455,12 +431,7 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
     return [*lines, *([answer.problem] if answer.problem else []), *once]
 
 
-def _not_asked() -> str:
-    return f"a crash is judged by how its processes end, not by a number: {NOT_ASKED} not asked"
-
-
 def host_lines(answer: HostAnswer) -> list[Finding]:
-    """The script's host time on each release: by group, then the functions that moved most."""
     problems = [f"{label}: {side}" for label, side in answer.sides() if isinstance(side, str)]
     if problems:
         return [Finding(f"no Python profile to compare ({'; '.join(problems)})")]
@@ -478,7 +449,6 @@ def host_lines(answer: HostAnswer) -> list[Finding]:
 
 
 def matched_lines(answer: MatchedFlags) -> list[str]:
-    """Which flags were tried for the names XLA compiled on one release only, or why none was."""
     names = ", ".join(answer.names)
     if answer.problem:
         return [f"flags named like {names} not tried: {answer.problem}"]
@@ -490,14 +460,12 @@ def matched_lines(answer: MatchedFlags) -> list[str]:
 
 
 def skipped_lines(skipped: Skipped) -> list[Finding]:
-    """A kind left out, with the command that asks it: it leads, so that no answer folded to fit a
-    screen drops it."""
+    """A kind left out (it leads, so that no answer folded to fit a screen drops it)."""
     asks = f"; asked by `{skipped.command}`" if skipped.command else ""
     return [leading(f"{skipped.name} not asked: {skipped.reason}{asks}")]
 
 
 def spent_lines(spent: Spent) -> list[str]:
-    """The kinds asked for the step, in the order asked, and how long each took."""
     asked = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in spent.seconds.items())
     asks = f" (asked by `{spent.command}`)" if spent.command else ""
     settled = (
@@ -508,14 +476,10 @@ def spent_lines(spent: Spent) -> list[str]:
     return [f"kinds asked, in order: {asked}{settled}"] if asked else []
 
 
-def held_lines(answer: HeldAnswer) -> list[Finding]:
-    return [leading(held_line(answer))]
-
-
 # Each kind's step-wide findings, by the kind's name (``harness.explain.kinds``: every kind has an
 # entry; a plain sentence does not lead).  Library or JAX is said first, by ``libraries_line``.
 STEP_LINES: Mapping[str, Callable[[Any], Sequence[Finding | str]]] = {
-    "library": held_lines,
+    "library": lambda answer: [leading(held_line(answer))],
     "reproducer": reproducer_lines,
     "defaults": defaults_listing,
     "compiled": compiled_lines,
@@ -529,7 +493,6 @@ STEP_LINES: Mapping[str, Callable[[Any], Sequence[Finding | str]]] = {
 
 
 def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
-    """Each step's evidence as data, by kind: ``defaults`` per step and metric, others per step."""
     by_kind: dict[str, list[dict[str, Any]]] = {"defaults": [], "compiled": [], "profiles": []}
     for found in (each for step in setting.evidence.values() for each in step):
         data = found.data()
@@ -542,10 +505,8 @@ def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
 
 
 def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
-    """What a step between two releases says of a plain script's own libraries: which one a varied
-    library step comes with (jax held), or which jax release it comes with (the libraries held or
-    unchanged), or which libraries changed version along with jax, and the two commands that tell
-    them apart (None: a case, or a script without libraries).  It leads."""
+    """What a step says of a plain script's own libraries (it leads; None: none): the varied one it
+    comes with, the jax release it comes with, or those that changed with jax and how to tell."""
     libraries = setting.libraries
     if libraries.vary is not None:
         version = varied_version(after, libraries.vary)
@@ -554,7 +515,7 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
         return None
     split = of_kind(setting.evidence.get((before, after), ()), HeldAnswer)
     if split is not None:
-        return held_lines(split)[0]
+        return leading(held_line(split))
     pinned = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
     moved = libraries.moved_with_jax(before, after)
     if not moved:
@@ -582,8 +543,7 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
 
 
 def held_line(answer: HeldAnswer) -> str:
-    """Library or JAX in one line: which part of the step moved as the step did, with the middle
-    side measured between its two releases (the libraries that moved held)."""
+    """Library or JAX in one line: which part of the step moved as the step did."""
     moved = ", ".join(f"{name} {old} → {new}" for name, (old, new) in answer.moved.items())
     if not answer.middle or (answer.problem and not answer.parts):
         return f"library or JAX not told apart ({moved}): {answer.problem}"
@@ -621,8 +581,8 @@ def held_line(answer: HeldAnswer) -> str:
 
 
 def _shared_out(parts: Parts) -> str:
-    """A step shared out: the part that holds it by its ratio (a first look's few processes
-    cannot pass the rank guard), the other by what its interval allows, under half of the step."""
+    """A step shared out: the part that holds it by its ratio (a first look's few processes cannot
+    pass the rank guard), the other by its interval, under half of the step."""
     assert parts.whole is not None and parts.jax is not None and parts.libraries is not None
     sides = [("jax's part", parts.jax), ("the libraries'", parts.libraries)]
     (holds, holding), (other, found) = sides if parts.by_share == JAX else sides[::-1]
@@ -645,9 +605,7 @@ def _command(setting: Setting, session: str, words: Sequence[str]) -> str:
 def issue_follow_up(
     setting: Setting, good: str, bad: str, criterion: Criterion, purpose: str
 ) -> FollowUp:
-    """The upstream issue drafted over two sides (the older ``--good``, whatever the search's
-    terms): it takes a metric, or drafts from the claim; a crash report (``--status``) for a change
-    in how the processes ended."""
+    """The upstream issue drafted over two sides (the older ``--good``, whatever the terms)."""
     named = [] if criterion.is_claim or criterion.by is Judged.EVERY else criterion.words()
     words = [*named, "--good", good, "--bad", bad]
     return FollowUp(purpose, _command(setting, "issue", words))
@@ -663,10 +621,9 @@ def next_steps(
     *,
     unwanted: bool | None = None,
 ) -> list[FollowUp]:
-    """What narrows what the why found for a step on ``criterion``, each once: the setting of a
-    workaround; the library's own releases with jax held where the step comes with a library; jax's
-    commits where it comes with jax (or nothing told it apart), unless a workaround's default names
-    its commit already.  A library's own range (``--vary``) has no jax step below it."""
+    """What narrows what the why found, each once: a workaround's setting; the library's releases,
+    jax held, for a step that comes with it; else jax's commits, unless a workaround's default names
+    its commit (a library's own range, ``--vary``, has no jax step below it)."""
     found = setting.evidence.get((before, after), ())
     said: list[FollowUp] = []
     known_commit = False
@@ -693,7 +650,6 @@ def next_steps(
         and comes_with != LIBRARIES
         and not known_commit
     ):
-        # the bisect below the two releases, in ``terms``
         ends = [f"--{terms.old}", before, f"--{terms.new}", after, *criterion.words()]
         bisect = _command(setting, "bisect", ["--commits", *ends])
         said.append(FollowUp("jax's Python or jaxlib, and which jax commit", bisect))

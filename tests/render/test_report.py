@@ -427,3 +427,12 @@ def test_nothing_changed_is_said_so(tmp_path):
         "- nothing: no timing changed significantly and no claim changed between releases"
         in changes
     )
+
+
+def test_claims_skipped_on_every_release_are_named_without_an_empty_table():
+    from harness.analysis.report_model import ClaimLine, ClaimTable
+    from harness.render.report import claims_overview
+
+    skipped = ClaimLine("scan_sync", "cpu", "cpu", "N=600", ["skipped"], "skipped")
+    text = claims_overview(ClaimTable(["0.4.26"], [], skipped=[skipped]), {})
+    assert text.startswith("Skipped on every release") and "|" not in text

@@ -51,8 +51,8 @@ def test_a_cell_carries_median_ratio_interval_and_verdict():
     assert noisy.endswith("undecided ⚠"), "three samples a side prove no absence of a change"
 
 
-def test_plain_text_cells_have_no_markdown():
-    cells = statistics_cells(compare_processes(BASE, SLOWER), markdown=False)
+def test_statistics_cells_of_a_slowdown():
+    cells = statistics_cells(compare_processes(BASE, SLOWER))
     assert dict(zip(STATISTICS_HEADERS, cells, strict=True)) | {
         "interval": "",
         "p": "",
@@ -67,7 +67,7 @@ def test_plain_text_cells_have_no_markdown():
         "p": "",
         "between A/B": "",
         "within A/B": "4.2%/4.2%",
-        "verdict": "slower",
+        "verdict": "**slower**",
         "caveats": "",
     }
 
@@ -143,7 +143,7 @@ def test_a_value_s_cells_show_it_as_printed():
     a = ProcessSamples([[math.nan]] * 3, printed=[('"converged"',)] * 3)
     b = ProcessSamples([[math.nan]] * 3, printed=[('"diverged"',)] * 3)
     found = compare_metric(a, b, DEFAULT_THRESHOLDS, status)
-    cells = statistics_cells(found, markdown=False)
+    cells = statistics_cells(found)
     assert cells[2:4] == ['"converged"', '"diverged"']
     assert str(comparison_cell(found)).startswith('"diverged" ')
     assert found.said == 'changed from "converged" to "diverged" in every process'
