@@ -1,11 +1,6 @@
-"""Each machine's noise floor (``python -m harness calibrate``) as stored:
-``calibration/<machine-id>.json`` under the results folder, one file per machine, one entry per
-calibration, newest last.
-
-``CalibrationRun`` is one entry, and both writes it (``as_json``) and parses it back
-(``from_json``), so the two cannot drift apart.  The result loader leaves the folder
-alone: a calibration is not a result.  Statistics are ``analysis.noise_floor``'s, the
-runs behind them ``harness.commands.calibrate``'s.
+"""Each machine's noise floor as stored: ``calibration/<machine-id>.json`` under the results folder,
+one entry per calibration, newest last; ``CalibrationRun`` writes and parses it, so the two cannot
+drift apart.  The result loader leaves the folder alone.
 """
 
 from __future__ import annotations
@@ -196,8 +191,8 @@ def _runs(data: Any) -> list[CalibrationRun]:
 
 
 def append_calibration(results_root: Path, run: CalibrationRun) -> Path:
-    """Add ``run`` to its machine's file, atomically (written beside it, then renamed over it).
-    Earlier entries are kept; a file that cannot be read is refused rather than replaced."""
+    """Add ``run`` to its machine's file atomically; a file that cannot be read is refused, not
+    replaced."""
     path = calibration_path(results_root, run.machine)
     earlier: list[Any] = []
     if path.exists() or path.is_symlink():
