@@ -1,8 +1,4 @@
-"""JSON values checked for the type a record expects, every error named by the path of its field.
-
-The checks a result's parser (``harness.store.schema``) is built from; a reader of any other
-untrusted JSON document the harness stores can be built from them too.
-"""
+"""JSON values checked for the type a record expects, every error named by its field's path."""
 
 from __future__ import annotations
 
