@@ -107,8 +107,7 @@ def _is_rootdir(folder: Path) -> bool:
 
 
 def files_above(suite: Path) -> list[tuple[str, Path]]:
-    """pytest's configuration and conftests above the suite, up to its rootdir, by path
-    (``../conftest.py``)."""
+    """The conftests and pytest configuration above the suite, up to its rootdir."""
     resolved = suite.resolve()
     folder, level = (resolved, 1) if resolved.is_dir() else (resolved.parent, 0)
     if level:
@@ -127,8 +126,7 @@ def files_above(suite: Path) -> list[tuple[str, Path]]:
 
 
 def suite_files(suite: Path) -> list[tuple[str, Path]]:
-    """The files the suite's digest covers, its own then those above it; UsageError for no such
-    suite or one larger than a suite is."""
+    """The suite's files, then those above it pytest reads; UsageError: no suite, or a huge one."""
     if suite.is_file():
         own = [(suite.name, suite)]
     elif not suite.is_dir():

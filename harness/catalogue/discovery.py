@@ -406,8 +406,7 @@ def check_overrides(cases: Sequence[CaseInfo], overrides: dict[str, int]) -> Non
 def anchor_sizes(
     case: CaseInfo, overrides: Mapping[str, int], device: str = HOST
 ) -> dict[str, int]:
-    """The case's first anchor for the ``device`` class, ``overrides`` applied (unknown names
-    refused)."""
+    """The case's first anchor for the ``device`` class with ``overrides`` (unknown refused)."""
     check_overrides([case], dict(overrides))
     anchors = case.anchors_for(device)
     return {**anchors[0], **overrides} if anchors else dict(overrides)

@@ -49,8 +49,7 @@ JAX_PACKAGE = re.compile(
 
 @dataclass(frozen=True)
 class Declared:
-    """Requirements in canonical form, once each, in order, where each came from, and
-    ``requires-python``."""
+    """Canonical requirements, once each in order, where each came from, and ``requires-python``."""
 
     requirements: tuple[str, ...] = ()
     # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"
@@ -215,8 +214,7 @@ def parse_with(values: Iterable[str]) -> list[str]:
 
 
 def read_requirements(path: Path) -> list[tuple[str, str]]:
-    """(requirement, "FILE:LINE") per requirement line; options, continuations, URLs and paths
-    refused."""
+    """(requirement, "FILE:LINE") per line; options, continuations, URLs and paths refused."""
     shown = str(path)[:200]
     problem = path_problem(str(path))
     if problem:
@@ -254,8 +252,7 @@ def collect(
     with_specs: Sequence[str] = (),
     requirements_file: Path | None = None,
 ) -> Declared:
-    """Everything a script run needs besides JAX: block, ``--with``,
-    ``--requirements``; each once."""
+    """What a script run needs besides JAX: block, ``--with``, ``--requirements``; each once."""
     requires_python = None
     notes: list[str] = []
     pairs: list[tuple[str, str]] = []

@@ -72,8 +72,7 @@ def read_script(
     with_specs: Sequence[str] = (),
     requirements: Path | None = None,
 ) -> CaseInfo:
-    """The script as a case of no sizes, run with ``args``, with what it needs besides JAX;
-    UsageError naming what is wrong with it."""
+    """The script as a case of no sizes run with ``args``; UsageError naming what is wrong."""
     name = script_name(path)
     try:  # opened without blocking: a FIFO is refused, not waited on
         content = read_bounded(path, limit=MAX_SCRIPT_BYTES)

@@ -199,8 +199,7 @@ class SizeSpace:
         return SizeSpace(ranges, self.cost)
 
     def cost_of(self, point: Mapping[str, int]) -> dict[str, float]:
-        """Each kind the formulas give at ``point`` (one that fails is left out: ``refusal`` refused
-        it)."""
+        """Each kind the formulas give at ``point``; one that fails is left out (refused)."""
         cost = {}
         for kind, expression in self.cost.items():
             with contextlib.suppress(UsageError):
@@ -208,8 +207,7 @@ class SizeSpace:
         return cost
 
     def refusal(self, point: Mapping[str, int], budget: Budget) -> str | None:
-        """Why ``point`` may not run (a cost formula failing, or over the budget); None
-        when it may."""
+        """Why ``point`` may not run (a formula failing, over the budget); None when it may."""
         try:
             cost = {kind: evaluate_cost(formula, point) for kind, formula in self.cost.items()}
         except UsageError as exc:
@@ -246,8 +244,7 @@ def _log_integers(lo: int, hi: int) -> Any:
 
 
 def draw(space: SizeSpace, budget: Budget, count: int, seed: int) -> list[SizePoint]:
-    """``count`` distinct points, the same for the same seed in any process (``@seed``, no
-    database)."""
+    """``count`` distinct points, the same for the same seed in any process (``@seed``)."""
 
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fix_seed

@@ -30,8 +30,7 @@ class ChildStart:
 
 
 class Subject:
-    """What a ``CaseInfo`` measures; this base answers for a case module, ``PlainScript`` for a
-    script."""
+    """What a ``CaseInfo`` measures: this base a case module, ``PlainScript`` a script."""
 
     kind = "case"  # how a watch's summary names a target: "case" or "script"
     # Its command line after the file (``--script-arg``); a case has none.

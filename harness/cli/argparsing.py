@@ -67,8 +67,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _HelpFormatter(argparse.HelpFormatter):
-    """Every option's default shown unless its help says it; a literal % in prose never breaks
-    --help."""
+    """Every default shown unless the help says it; a literal % in prose never breaks --help."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
@@ -108,8 +107,7 @@ def build_parser(commands: Sequence[AnyCommand], description: str = "") -> argpa
 def parse_with(
     commands: Sequence[AnyCommand], argv: Sequence[str], description: str = ""
 ) -> argparse.Namespace:
-    """The parsed command line; UsageError for a malformed one, with the nearest option to an
-    unknown one."""
+    """The parsed command line; UsageError naming the nearest option to an unknown one."""
     parser = build_parser(commands, description)
     args, extras = parser.parse_known_args(list(argv))
     if extras:

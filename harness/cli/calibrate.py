@@ -38,8 +38,7 @@ class CalibrationPlan:
     def run_arguments(
         self, results: Path, *, raised: bool = False, sides: Path | None = None
     ) -> list[str]:
-        """A separate run's arguments (``raised``: at the raised size); with ``sides``, of
-        ``sides_plan``."""
+        """A separate run's arguments (``raised``: the raised size); with ``sides``, both."""
         sizes = {**self.sizes, self.raised: self.raised_to} if raised else self.sizes
         return [
             "--case",
@@ -52,8 +51,7 @@ class CalibrationPlan:
         ]
 
     def sides_plan(self, release: str) -> list[dict[str, Any]]:
-        """The unchanged case and the raised one as two sides of this interpreter, measured
-        interleaved."""
+        """The unchanged and the raised case as two sides of this interpreter, interleaved."""
         side = {"release": release, "profile": self.profile}
         raised = {self.raised: self.raised_to}
         return [
@@ -63,8 +61,7 @@ class CalibrationPlan:
 
 
 def raised_size(case: CaseInfo, sizes: Mapping[str, int], spec: str | None) -> tuple[str, int]:
-    """The size to raise and its value: ``NAME`` (+10 %), ``NAME=VALUE``, or the first whose rise
-    counts."""
+    """The size to raise and its value: ``NAME`` (+10 %), ``NAME=VALUE``, or the first."""
     if spec is None:
         for name in case.space.ranges:
             if round(sizes[name] * (1 + RAISE_SHARE)) > sizes[name]:
@@ -171,8 +168,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check(args: argparse.Namespace) -> CalibrateOptions:
-    """Every check of ``calibrate`` and of the ``run`` options it passes on, before
-    anything runs."""
+    """Every check of ``calibrate`` and of the ``run`` options it passes on."""
     case = options.case_from(args)
     results = options.folder_to_write(args.results)
     plan = plan_calibration(

@@ -110,8 +110,7 @@ probability = _within(positive_float, lambda v: v >= 1, "must be between 0 and 1
 
 
 def max_load(text: str) -> float | None:
-    """``--max-load``: cores, or "off" (None: loaded processes are flagged, never
-    measured again)."""
+    """``--max-load``: cores, or "off" (None: flagged, never measured again)."""
     return None if text.strip().lower() == "off" else non_negative_float(text)
 
 
@@ -474,8 +473,7 @@ def process_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_target(parser: argparse.ArgumentParser) -> None:
-    """What ``target_from`` reads: ``--target-ratio`` and its kinds, or ``--decide`` and
-    its budget."""
+    """What ``target_from`` reads: ``--target-ratio``, or ``--decide`` and its budget."""
     parser.add_argument(
         "--target-ratio",
         type=target_ratio,
@@ -532,8 +530,7 @@ def add_time_budget(parser: argparse.ArgumentParser, whose: str) -> None:
 
 
 def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
-    """The ``Settings`` fields of ``add_target``; measuring until decided only with ``sides`` to
-    compare."""
+    """``add_target``'s settings; measuring until decided only with ``sides`` to compare."""
     if args.target_kind and args.target_ratio is None:
         raise UsageError(
             "--target-kind needs --target-ratio: without a target every cell runs --processes"

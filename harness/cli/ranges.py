@@ -76,14 +76,12 @@ class LibraryChoice:
     jax: str | None = None  # with ``vary``: the jax release held
 
     def label(self, version: str) -> str:
-        """A varied library version as a release label (``0.4.33+equinox.0.11.4``: sorts by it after
-        jax's)."""
+        """A varied library's version as a release label, ``0.4.33+equinox.0.11.4``."""
         return f"{self.jax}+{self.vary}.{version}"
 
 
 def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list[str]:
-    """How a command line names ``case`` (``--case NAME``, or a script with its
-    options and pins)."""
+    """How a command line names ``case``: ``--case NAME``, or a script and its options."""
     chosen = libraries or LibraryChoice()
     policy = ["--deps", chosen.policy] if chosen.policy != AS_OF else []
     held = [word for pin in chosen.hold for word in ("--hold", pin)]
@@ -94,8 +92,7 @@ def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list
 
 @dataclass(frozen=True)
 class RangeOptions:
-    """A checked range command line: what is measured, over which range, judged and measured how,
-    where."""
+    """A checked range command line: what, over which range, judged and measured how, where."""
 
     command: str  # "bisect", "sweep" or "triage"
     case: CaseInfo
@@ -134,8 +131,7 @@ MOST_RELEASES = {"bisect": 256, "sweep": 64, "triage": 64}
 
 
 def bounded(command: str, count: int, what: str) -> None:
-    """Refuse a range of ``count`` releases over ``command``'s bound before anything
-    is installed."""
+    """Refuse a range over ``command``'s bound of releases before anything is installed."""
     most = MOST_RELEASES[command]
     if count > most:
         each = "measures each of them" if command != "bisect" else "lists each of them"

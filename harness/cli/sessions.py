@@ -80,8 +80,7 @@ def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
 
 
 def _script_run(argv: list[str], args: argparse.Namespace, checked: RunOptions) -> dict[str, Any]:
-    """A plain script's ``run``: the script, its libraries' policy, ``run``'s options less the
-    profile."""
+    """A plain script's ``run``: script, libraries' policy, ``run``'s options less the profile."""
     if len(checked.cases) != 1 or not checked.cases[0].subject.own_venv:
         return {}
     from harness.cli.options import deps_policy
@@ -147,8 +146,7 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
 
 @dataclass(frozen=True)
 class WatchRequest:
-    """``nox -s watch``: the profile, the releases named (None: from the index), ``watch``'s command
-    line."""
+    """``nox -s watch``: profile, releases named (None: the index's), ``watch``'s command line."""
 
     profile: Profile
     release: str | None
@@ -161,8 +159,7 @@ class WatchRequest:
 
 
 def watch_view(posargs: Sequence[str]) -> WatchRequest:
-    """``nox -s watch -- [watch options]``, checked as ``watch`` checks it, its profile of the
-    table."""
+    """``nox -s watch -- [watch options]``, checked as ``watch`` checks it."""
     argv = ["watch", *posargs]
     args, _ = validate(argv)
     profile = _profile(args.profile)
@@ -272,8 +269,7 @@ def _take(posargs: list[str], name: str, default: str) -> str:
 
 
 def unknown_release(version: str) -> str:
-    """The error's start for a release not in the table, with the one it spells
-    (0.4.026: 0.4.26)."""
+    """The error's start for a release not in the table, naming the one it spells."""
     normal = normal_version(version)
     if normal != version and normal in RELEASE_BY_VERSION:
         return f"unknown release {version} (did you mean {normal}?)"
