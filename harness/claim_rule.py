@@ -55,9 +55,8 @@ def settle_claim(
     share: float = SETTLING_SHARE,
     min_processes: int = MIN_CLAIM_PROCESSES,
 ) -> ClaimVerdict:
-    """Each process's verdict settled: *holds* / *does not hold* needs at least ⌈share·K⌉ of K ≥
-    ``min_processes`` processes to agree, else *unsettled* (one process: its verdict kept as the
-    hint)."""
+    """Each process's verdict settled: *holds* / *does not hold* needs ⌈share·K⌉ of K ≥
+    ``min_processes`` processes to agree, else *unsettled* (one process: its verdict the hint)."""
     of = len(process_verdicts)
     holding = sum(bool(v) for v in process_verdicts)
     failing = of - holding

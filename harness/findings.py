@@ -14,8 +14,7 @@ from harness.pins import nox_profile_words, session_words
 
 @dataclass(frozen=True)
 class FollowUp:
-    """What to run next and what it tells; ``shell``: a command line to paste, else a setting to
-    make."""
+    """What to run next and what it tells; ``shell``: a command line, else a setting to make."""
 
     purpose: str
     command: str

@@ -26,8 +26,7 @@ class Release:
     note: str = ""
 
     def requirements(self, profile: Profile | None = None) -> list[str]:
-        """What to install for this release, under ``profile`` when it wants a build of JAX's own
-        (CUDA)."""
+        """What to install for this release, under ``profile`` where it wants JAX's own build."""
         if profile and profile.jax_extras:
             # The extra pins jaxlib and the CUDA plugin to the builds JAX released together, which
             # is not always the table's jaxlib (jax[cuda12]==0.4.35 wants jaxlib 0.4.34): left to
@@ -72,8 +71,7 @@ HOST, ACCELERATOR = "host", "accelerator"
 
 @dataclass(frozen=True)
 class Profile:
-    """Device flags set before JAX starts, what the device needs installed, and the releases they
-    make sense for."""
+    """Device flags set before JAX starts, what the device needs, the releases it suits."""
 
     name: str
     env: dict[str, str] = field(default_factory=dict)
@@ -210,14 +208,12 @@ DRIVEN = "JAX_REPRO_DRIVEN"
 
 
 def session_words(name: str) -> list[str]:
-    """``nox -s NAME --`` in a clone, ``jax-repro NAME`` where the installed command drives the
-    sessions."""
+    """``nox -s NAME --`` in a clone, ``jax-repro NAME`` where installed."""
     return ["jax-repro", name] if os.environ.get(DRIVEN) else ["nox", "-s", name, "--"]
 
 
 def nox_profile_words(label: str) -> list[str]:
-    """``--profile LABEL`` for a ``nox -s`` command, where nox knows the profile (else nox's
-    default)."""
+    """``--profile LABEL`` for a ``nox -s`` command where nox knows the profile."""
     return ["--profile", label] if label in PROFILE_BY_NAME else []
 
 
@@ -230,8 +226,7 @@ def interpreter(version: str) -> str:
 
 
 def index_release(jax: str, jaxlib: str) -> Release:
-    """A release found on the index, pinned by the table's rules (its own entry where the table has
-    it)."""
+    """A release found on the index, pinned by the table's rules (its entry where it has one)."""
     listed = RELEASE_BY_VERSION.get(jax)
     if listed and listed.jaxlib == jaxlib:
         return listed

@@ -77,8 +77,7 @@ VersionKey = tuple[bool, "Version", str]
 
 
 def version_key(version: str) -> VersionKey:
-    """Release order as pip's (PEP 440); a label that is not a version (``unknown``) sorts first, by
-    text."""
+    """Release order as pip's (PEP 440); a label that is no version (``unknown``) sorts first."""
     # see the module's docstring: not in a script's venv
     from packaging.version import InvalidVersion, Version
 
@@ -89,8 +88,7 @@ def version_key(version: str) -> VersionKey:
 
 
 def normal_version(version: str) -> str:
-    """``version`` without leading zeros, as PEP 440 reads it (``0.4.026`` is ``0.4.26``); anything
-    but dot-separated parts kept as typed."""
+    """``version`` as PEP 440 reads it, leading zeros dropped (``0.4.026``: ``0.4.26``)."""
     return ".".join(
         str(int(part)) if part.isascii() and part.isdigit() else part for part in version.split(".")
     )

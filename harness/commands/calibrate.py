@@ -66,8 +66,7 @@ Runner = Callable[[Sequence[str]], int]
 
 
 def run_separately(arguments: Sequence[str]) -> int:
-    """``run`` with these options as a run of its own workers and invocation, as a user's separate
-    runs."""
+    """``run`` with these options as a run of its own, as a user's separate runs are."""
     _, options = validate_with([run_declaration.COMMAND], ["run", *arguments])
     return run_command.execute(options)
 

@@ -29,8 +29,7 @@ def unset_options(stored: StoredResult) -> list[str]:
 
 
 def note_unset(comparison: SetComparison) -> None:
-    """A jax option that did not take is said beside its pair: that side ran its
-    release's default."""
+    """A jax option that did not take, said beside its pair: that side ran the default."""
     for pair in comparison.pairs:
         pair.notes[:0] = [
             f"{letter}: jax option {why}"

@@ -67,20 +67,17 @@ class Launch:
 
 
 def session_python() -> str:
-    """The session venv's interpreter, which lists the index: its pip sees releases as its Python
-    does."""
+    """The session venv's interpreter: its pip sees releases as the session's Python does."""
     return str(Path(sys.prefix) / "bin" / "python")
 
 
 def listing_of(places: Places) -> Listing:
-    """Every installable (jax, jaxlib) pair on the index, as pip lists them for the session's
-    Python."""
+    """Every installable (jax, jaxlib) pair on the index for the session's Python."""
     return load_listing(session_python(), places.cache / "jax-index.json")
 
 
 def ready(places: Places, release: Release, profile: Profile, say: Progress) -> ReleaseEnv:
-    """``release``'s cached venv under ``profile``, installed once; HarnessError when
-    it cannot be."""
+    """``release``'s cached venv under ``profile``, installed once; HarnessError when not."""
     env = places.env(release, profile)
     say(f"jax {release.jax} ({profile.name}) in {env.venv}: installed once, then reused")
     problem = ensure(env)
@@ -149,8 +146,7 @@ def run_one(places: Places, posargs: Sequence[str], say: Progress, command: str 
 
 
 def release_range(places: Places, command: str, posargs: Sequence[str]) -> Launch:
-    """issue, bisect, sweep, triage: their releases on the index, in a plan their command installs
-    from."""
+    """issue, bisect, sweep, triage: their releases on the index, in a plan to install from."""
     request = session_view(command, posargs)
     assert request.profile is not None
     listing = listing_of(places)
@@ -184,8 +180,7 @@ def watch(places: Places, posargs: Sequence[str], say: Progress) -> Launch:
 def prepare(
     session: str, posargs: Sequence[str], places: Places, jax: str = "", say: Progress = stderr_line
 ) -> Launch:
-    """Every environment ``session`` needs for ``posargs``, ready or planned, and the command to
-    run."""
+    """Every environment ``session`` needs, ready or planned, and the command to run."""
     if session == "matrix":
         return matrix(places, posargs, say)
     if session in ("run", "flags"):

@@ -22,8 +22,8 @@ CLEAR_LINE = "\r\x1b[K"  # carriage return, then erase to the end of the line (A
 
 
 class Progress:
-    """``progress(line)``: lines starting with one of ``milestones`` stay, others update one line in
-    a terminal; ``keep(line)`` always stays."""
+    """``progress(line)``: lines starting with ``milestones`` stay, others update one line in a
+    terminal; ``keep(line)`` always stays."""
 
     def __init__(
         self,

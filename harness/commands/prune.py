@@ -16,8 +16,7 @@ from harness.units import format_bytes
 
 
 def venv_folders(environ: Mapping[str, str]) -> list[Path]:
-    """Where the venvs are: this clone's ``.nox/`` (for a clone) and the installed command's cache;
-    each once."""
+    """Where the venvs are: this clone's ``.nox/`` and the installed command's cache; each once."""
     found = [REPO / ".nox"] if (REPO / "noxfile.py").is_file() else []
     found.append(cache_root(environ) / "nox")
     unique: dict[Path, Path] = {}

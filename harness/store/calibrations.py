@@ -191,8 +191,7 @@ def _runs(data: Any) -> list[CalibrationRun]:
 
 
 def append_calibration(results_root: Path, run: CalibrationRun) -> Path:
-    """Add ``run`` to its machine's file atomically; a file that cannot be read is refused, not
-    replaced."""
+    """Add ``run`` to its machine's file atomically; an unreadable file is refused, not replaced."""
     path = calibration_path(results_root, run.machine)
     earlier: list[Any] = []
     if path.exists() or path.is_symlink():

@@ -119,8 +119,7 @@ def parse_document(data: bytes) -> Any:
 
 
 def read_plan_document(path: Path, what: str, limit: int) -> Any:
-    """A plan file, read as any untrusted document; UsageError naming the file where it cannot be
-    read."""
+    """A plan file read as any untrusted document; UsageError naming it where it cannot be."""
     try:
         return parse_document(read_bounded(path, limit=limit))
     except (OSError, ValueError) as exc:

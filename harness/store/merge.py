@@ -43,8 +43,7 @@ def merge(sources: Sequence[Path], into: Path) -> Merged:
 
 
 def _text(path: Path, digest: str, *, follow_links: bool = True) -> str | None:
-    """The result file's text, read within the loader's bounds; None unless it hashes to
-    ``digest``."""
+    """The result file's text within the loader's bounds; None unless it hashes to ``digest``."""
     try:
         data = read_bounded(path, follow_links=follow_links)
         same = content_hash(parse_document(data)) == digest

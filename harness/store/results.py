@@ -85,8 +85,7 @@ class UnreadableResult(ValueError):
 
 
 def write_result(root: Path, record: Result | Mapping[str, Any]) -> Path:
-    """Store a result, checked by parsing it and against ``store.bounds``; UnreadableResult saying
-    why not."""
+    """Store a result checked by parsing and against ``store.bounds``; else UnreadableResult."""
     try:
         document = record.to_json() if isinstance(record, Result) else upgrade(record)
         result = parse(document)
@@ -159,8 +158,7 @@ def cell_of(stored: StoredResult) -> Cell:
 def newest_runs(
     results: Iterable[StoredResult], key: Callable[[StoredResult], K]
 ) -> dict[K, Newest]:
-    """The newest result per ``key`` with the count of older ones: every reader selects
-    through it."""
+    """The newest result per ``key``, with the count of older ones: every reader selects so."""
     found: dict[K, Newest] = {}
     for result in results:
         seen = found.get(key(result))

@@ -276,8 +276,7 @@ class ProcessRun(_Record):
 
 @dataclass(frozen=True)
 class ScriptIdentity(_Record):
-    """The plain script a result measured (``--script``): file name, content's SHA-256,
-    ``--script-arg``."""
+    """The plain script a result measured: file name, content's SHA-256, ``--script-arg``."""
 
     file: str
     sha256: str
