@@ -38,7 +38,7 @@ class CalibrationPlan:
     def run_arguments(
         self, results: Path, *, raised: bool = False, sides: Path | None = None
     ) -> list[str]:
-        """A separate run's arguments (``raised``: the raised size); with ``sides``, both."""
+        """A separate run's arguments (``raised``: at the raised size), or ``sides_plan``'s."""
         sizes = {**self.sizes, self.raised: self.raised_to} if raised else self.sizes
         return [
             "--case",
@@ -61,7 +61,7 @@ class CalibrationPlan:
 
 
 def raised_size(case: CaseInfo, sizes: Mapping[str, int], spec: str | None) -> tuple[str, int]:
-    """The size to raise and its value: ``NAME`` (+10 %), ``NAME=VALUE``, or the first."""
+    """The size to raise and its value: ``NAME`` (+10 %), ``NAME=VALUE``, or the first to rise."""
     if spec is None:
         for name in case.space.ranges:
             if round(sizes[name] * (1 + RAISE_SHARE)) > sizes[name]:

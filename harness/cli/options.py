@@ -1,7 +1,6 @@
 """Options shared by several commands, each declared once (``add_case``, ``add_sampling``, …) and
 read back once (``case_from``, ``sampling_from``, ``thresholds_from``): one default and one check
-each. Types raise ``argparse.ArgumentTypeError``, which the parser turns into one line and exit code
-2.
+each.  Types raise ``argparse.ArgumentTypeError``: one line, exit code 2.
 """
 
 from __future__ import annotations
