@@ -21,8 +21,7 @@ from harness.render.text import terminal
 
 
 def _paths_print_whatever_their_bytes() -> None:
-    """A path that is not UTF-8 (``--results $'r\\xff'``) is printed with its odd bytes escaped, not
-    a traceback."""
+    """A path that is not UTF-8 (``--results $'r\\xff'``) prints its odd bytes escaped."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
@@ -32,8 +31,7 @@ def _paths_print_whatever_their_bytes() -> None:
 
 def installed_here(argv: list[str]) -> list[str] | None:
     """As the installed program: a command line that needs releases (or an environment this one
-    lacks) goes to its packaged nox session (None once it returns); one that measures here gets its
-    devices' profile."""
+    lacks) goes to its packaged session (None after); one measuring here, its devices' profile."""
     here = routing.Here(installed_jax.version(), importlib.util.find_spec("tabulate") is not None)
     session = routing.session_for(argv, here, os.environ)
     if session is not None:

@@ -1,11 +1,10 @@
 """Problem sizes: the same on every release, and searchable with hypothesis.
 
-A case declares a size *space*, *anchor* points (the discussion's configurations: ``ANCHORS`` scaled
-to two CPU cores, ``ACCELERATOR_ANCHORS`` its own sizes on an accelerator) and a *cost* in bytes and
-flops.  ``quick`` runs the anchors; ``full`` adds points hypothesis draws from ``seed`` (recorded),
-so every release measures the same sizes; command-line sizes win; a point over the budget is refused
-before anything is allocated.  Hypothesis is imported where used: the noxfile validates command
-lines without it.
+A case declares a size *space*, *anchor* points (``ANCHORS`` scaled to two CPU cores,
+``ACCELERATOR_ANCHORS`` the discussion's own sizes) and a *cost* in bytes and flops.  ``quick`` runs
+the anchors; ``full`` adds points hypothesis draws from ``seed`` (recorded), so every release
+measures the same sizes; command-line sizes win; a point over the budget is refused before anything
+is allocated.  Hypothesis is imported where used: the noxfile validates command lines without it.
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@ clusters, ``-kEXPR``, ``--opt=value``), without pytest: each option by what it t
 
 None may reach outside: an option that writes or deletes a file, moves where pytest finds the suite,
 loads code from outside it, or ends the measurement early is refused in one line naming it and why;
-a path they name stays inside the suite once ``~`` and ``$VARIABLES`` are expanded.  Standard
-library only.
+a path they name stays inside the suite once ``~`` and ``$VARIABLES`` are expanded.  Stdlib only.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """The command line's machinery: ``Command``, a parser whose every mistake is one ``UsageError``
-line, help that shows each default, the nearest option to an unknown one, a single option given
-twice refused.
+line, help that shows each default, the nearest option to an unknown one, no option given twice.
 """
 
 from __future__ import annotations
@@ -24,8 +23,7 @@ OptionsT = TypeVar("OptionsT")
 class Command(Generic[OptionsT]):
     """Each module of ``harness.cli`` declares one: its options (``add_arguments``) and the check
     turning them into one typed options object without JAX (``check``: the noxfile runs it on a
-    session's posargs before installing anything); its workflow is ``harness.commands``'s module of
-    its name."""
+    session's posargs before installing anything); its workflow is in ``harness.commands``."""
 
     name: str
     summary: str  # one line, in the list of commands

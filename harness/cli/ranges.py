@@ -46,8 +46,8 @@ class Measuring:
 
 def measuring_from(args: argparse.Namespace, thresholds: Thresholds, **more: Any) -> Measuring:
     """How a range command or a watch measures each release: enough processes for a verdict, the
-    effort's sampling (``more``: settings besides), looks up to ``--max-processes`` and
-    ``--time-budget``."""
+    effort's sampling (``more``: settings besides), looks up to --max-processes and --time-budget.
+    """
     processes = options.verdict_processes(options.processes_from(args), thresholds.min_processes)
     compiles = options.compile_repeats(processes)
     settings = options.sampling_from(args, processes=processes, compile_repeats=compiles, **more)

@@ -72,8 +72,8 @@ class SessionRequest:
 
 def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
     """``argv`` checked by the harness's parser, imported only now: importing this module (the
-    noxfile does, and ``nox -l``) loads none of the parser's modules (tests/test_noxfile.py counts
-    them)."""
+    noxfile does, and ``nox -l``) loads none of the parser's modules (tests/test_noxfile.py counts).
+    """
     from harness.cli.parser import validate as checked
 
     return checked(argv)
@@ -171,8 +171,7 @@ def watch_view(posargs: Sequence[str]) -> WatchRequest:
 
 def release_run_view(posargs: Sequence[str], command: str = "run") -> SessionRequest:
     """``nox -s run`` (or ``flags``, ``command``): one release of the index (default: the table's
-    newest), the rest checked as the command checks it; a case named first without ``--case`` is
-    still taken."""
+    newest), the rest checked as the command checks it; a case named first needs no ``--case``."""
     rest = list(posargs)
     if any(arg in HELP for arg in rest):
         print(

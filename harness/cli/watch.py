@@ -32,8 +32,7 @@ DEFAULT_MEMORY = Path("results") / "watch-memory"
 
 @dataclass(frozen=True)
 class SuiteTarget:
-    """A pytest-benchmark suite run unchanged: where it is, its files' digest,
-    pytest's arguments."""
+    """A pytest-benchmark suite run unchanged: where, its files' digest, pytest's arguments."""
 
     path: Path
     digest: str
@@ -255,8 +254,7 @@ def check(args: argparse.Namespace) -> WatchOptions:
 def watched_pair(
     versions: Sequence[str], release: str | None, baseline: str | None
 ) -> tuple[str, str]:
-    """(baseline, release) among the index's ``versions``: the newest and the one before unless
-    named."""
+    """(baseline, release) of the index's ``versions``: the newest and the one before, or named."""
     listed = sorted(versions, key=version_key)
     for named in (release, baseline):
         if named is not None and named not in listed:

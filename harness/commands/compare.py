@@ -1,6 +1,4 @@
-"""``compare``: two result sets, metric by metric, by the verdict over processes; exit 1 when B got
-worse.
-"""
+"""``compare``: two result sets metric by metric, verdicts over processes; exit 1 if B got worse."""
 
 from __future__ import annotations
 

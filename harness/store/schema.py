@@ -167,9 +167,8 @@ class EndKind(StrEnum):
 @dataclass(frozen=True)
 class ProcessEnd(_Record):
     """Where a process died: its signal or exit status, its last lines (bounded, scrubbed) and the
-    ``faulthandler`` stack where one was written.  ``from_outside``: a signal something outside
-    sends (SIGKILL, SIGTERM, SIGINT, SIGHUP), never the script's own fault; SIGKILL is also the OOM
-    killer's."""
+    ``faulthandler`` stack where written.  ``from_outside``: a signal from outside (SIGKILL,
+    SIGTERM, SIGINT, SIGHUP), never the script's own fault; SIGKILL is also the OOM killer's."""
 
     how: EndKind
     signal: str | None = None  # "SIGSEGV"
@@ -286,8 +285,7 @@ class ScriptIdentity(_Record):
 @dataclass(frozen=True)
 class Libraries(_Record):
     """What a plain script's venv held: the policy (``cutoff``: the index's moment for ``as-of``),
-    what the script declared, what was held, and every distribution installed (``name==version``,
-    sorted)."""
+    what the script declared, what was held, every distribution installed (``name==version``)."""
 
     policy: str
     installed: tuple[str, ...]
