@@ -1,9 +1,8 @@
 """The one rule that settles a claim over the processes of one run: enough of enough processes
 agree.
 
-A counting rule, not statistics, and below every stage so that the runner's progress
-lines (``harness.measure``), the search's verdict at a size point and every report page
-(``harness.analysis.claims``) settle a claim alike.  Standard library only.
+A counting rule, not statistics, below every stage so that the runner's progress, the search and
+every report page settle a claim alike.  Standard library only.
 """
 
 from __future__ import annotations
@@ -56,12 +55,8 @@ def settle_claim(
     share: float = SETTLING_SHARE,
     min_processes: int = MIN_CLAIM_PROCESSES,
 ) -> ClaimVerdict:
-    """The claim's outcome from each process's verdict (True: it holds there).
-
-    *holds* / *does not hold* needs at least ⌈share·K⌉ of K ≥ ``min_processes``
-    processes to agree; anything else is *unsettled*.  A result measured in one process
-    (every result stored before processes) is unsettled, its verdict kept as the hint.
-    """
+    """Each process's verdict settled: *holds* / *does not hold* needs ⌈share·K⌉ of K ≥
+    ``min_processes`` processes to agree, else *unsettled* (one process: its verdict the hint)."""
     of = len(process_verdicts)
     holding = sum(bool(v) for v in process_verdicts)
     failing = of - holding

@@ -25,10 +25,8 @@ class HarnessError(Exception):
 
 
 class WriteRefused(HarnessError):
-    """An output folder took no write (read-only, full, not ours): the command stops, with an exit
-    code of its own (``WRITE_FAILED``).
-
-    Not one release's failure to measure: no release after it could be stored either."""
+    """An output folder took no write: the command stops with ``WRITE_FAILED``, since no release
+    after it could be stored either."""
 
     exit_code = WRITE_FAILED
 

@@ -1,9 +1,7 @@
-"""A finding as the answers say it: its sentence, the commands it offers to run next, and whether a
-reader reads it first; and the one builder of those ``nox -s …`` commands.
-
-The sentence and its commands stay apart to the last renderer: a page joins them (``markdown``), a
-screen puts each command on lines of its own, the issue draft leads with the findings that lead.
-Nothing reads a command back out of a sentence."""
+"""A finding as the answers say it: its sentence, the commands it offers next, and whether it leads;
+and the one builder of those ``nox -s …`` commands.  Sentence and commands stay apart to the last
+renderer: nothing reads a command back out of a sentence.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +14,7 @@ from harness.pins import nox_profile_words, session_words
 
 @dataclass(frozen=True)
 class FollowUp:
-    """What to run next and what it tells (``which jax commit``); ``shell``: a command line to paste
-    whole, else a setting to make (a workaround's ``XLA_FLAGS=--…`` or ``jax.config.update(…)``)."""
+    """What to run next and what it tells; ``shell``: a command line, else a setting to make."""
 
     purpose: str
     command: str
@@ -33,9 +30,7 @@ class FollowUp:
 
 @dataclass(frozen=True)
 class Finding:
-    """One sentence of an answer (no command in it), the commands it offers, and whether it
-    ``leads``: what a maintainer reads first (what the step comes with, whether jax alone shows it,
-    a workaround)."""
+    """One sentence of an answer, the commands it offers, and whether it ``leads`` (read first)."""
 
     text: str
     follow_ups: tuple[FollowUp, ...] = ()
@@ -63,7 +58,7 @@ def leading(text: str) -> Finding:
 
 def finding_from(data: Any) -> Finding | None:
     """A finding as ``Finding.data`` stored it; an older answer's plain sentence as one that does
-    not lead (its commands, if any, stay in its text); None for anything else."""
+    not lead; None for anything else."""
     if isinstance(data, str):
         return Finding(" ".join(data.split()))
     if not isinstance(data, dict) or not isinstance(data.get("text"), str):
@@ -77,8 +72,7 @@ def finding_from(data: Any) -> Finding | None:
 
 
 def findings(said: Sequence[Finding | str]) -> list[Finding]:
-    """``said`` as findings: a plain sentence (a kind's lines function may return one) does not
-    lead."""
+    """``said`` as findings: a plain sentence does not lead."""
     return [each if isinstance(each, Finding) else Finding(each) for each in said]
 
 
@@ -89,8 +83,7 @@ def nox_command(
     sizes: Mapping[str, int],
     profile: str,
 ) -> str:
-    """The ``nox -s SESSION -- TARGET WORDS --size … --profile P`` command a page offers to run
-    next (``jax-repro SESSION …`` where the installed command drives the sessions): the one place
-    such a command is put together (``--profile`` only where nox knows the profile)."""
+    """The ``nox -s SESSION -- TARGET WORDS --size … --profile P`` command a page offers
+    (``jax-repro SESSION …`` where installed): the one place it is put together."""
     sized = [f"--size {name}={value}" for name, value in sizes.items()]
     return " ".join([*session_words(session), *target, *words, *sized, *nox_profile_words(profile)])

@@ -1,8 +1,5 @@
-"""``python -m harness``: parse the command line, run the command's module, turn every user mistake
-into one line.
-
-Every user mistake becomes one line on stderr and exit code 2; a traceback here means a bug in the
-harness, not in the input.  The commands themselves live in ``harness.commands``, one module each.
+"""``python -m harness``: every user mistake becomes one line on stderr and exit code 2; a traceback
+here is a bug in the harness, not in the input.
 """
 
 from __future__ import annotations
@@ -24,8 +21,7 @@ from harness.render.text import terminal
 
 
 def _paths_print_whatever_their_bytes() -> None:
-    """A path that is not UTF-8 (``--results $'r\\xff'``) is printed with its odd bytes escaped, not
-    a traceback."""
+    """A path that is not UTF-8 (``--results $'r\\xff'``) prints its odd bytes escaped."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
@@ -35,8 +31,7 @@ def _paths_print_whatever_their_bytes() -> None:
 
 def installed_here(argv: list[str]) -> list[str] | None:
     """As the installed program: a command line that needs releases (or an environment this one
-    lacks) goes to its packaged nox session (None once it returns); one that measures the JAX
-    installed here gets the profile for its devices, whose flags it then runs under."""
+    lacks) goes to its packaged session (None after); one measuring here, its devices' profile."""
     here = routing.Here(installed_jax.version(), importlib.util.find_spec("tabulate") is not None)
     session = routing.session_for(argv, here, os.environ)
     if session is not None:
@@ -55,12 +50,8 @@ def installed_here(argv: list[str]) -> list[str] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The harness's command line; ``argv`` None: this process's own, run as the program it is.
-
-    As the program, it ends with whatever started it (``follow_parent``) and runs its command
-    ``guarded``, so that nothing it started or wrote to temporary folders outlives it, even
-    killed outright.  Called with ``argv`` (a test, in its own process), it does neither.
-    """
+    """The harness's command line; ``argv`` None: run as the program, which ends with whatever
+    started it (``follow_parent``) and runs ``guarded``, so that nothing it started outlives it."""
     previous = signal.signal(signal.SIGTERM, terminate)
     _paths_print_whatever_their_bytes()
     try:

@@ -1,9 +1,8 @@
 """Names that become paths: what a stored result, a case file or a command line may call a thing.
 
-A result file is input (a CI artifact, a colleague's folder): its case, release, profile,
-machine and size names end up in file names of reports and merged folders.  Each must
-match a strict pattern, checked on load, and every write goes through ``inside`` so no
-name, however it got there, puts a file outside its output folder.  Standard library only.
+A result file is input: its case, release, profile, machine and size names end up in file names.
+Each must match a strict pattern, checked on load, and every write goes through ``inside``, so no
+name puts a file outside its output folder.  Standard library only.
 """
 
 from __future__ import annotations
@@ -62,8 +61,7 @@ def path_problem(text: str) -> str | None:
 
 
 def inside(folder: Path, *parts: str) -> Path:
-    """``folder / parts``, refused (UsageError) unless it stays under ``folder`` once links are
-    resolved."""
+    """``folder / parts``; UsageError unless it stays under ``folder`` once links are resolved."""
     target = folder.joinpath(*parts)
     try:
         root = folder.resolve()

@@ -1,14 +1,6 @@
 """The release table and the profile table: the only place where JAX versions and device flags are
-listed.
-
-A *release* is a jax release with the jaxlib it installs with and any extra pins; a
-*profile* is the device flags set before JAX starts, what the device needs installed,
-and the releases it makes sense for.  ``noxfile.py`` builds its sessions from these
-tables, and the ``bisect``/``sweep`` sessions pin releases found on the package index
-by the same rules (``index_release``), each on the interpreter its Python names (``interpreter``).
-
-Standard library only (with ``harness.units``): the noxfile imports this module in
-nox's own environment, which has neither JAX nor hypothesis.
+listed; the noxfile builds its sessions from them, and releases found on the index are pinned by the
+same rules (``index_release``).  Standard library only: the noxfile imports it.
 """
 
 from __future__ import annotations
@@ -34,8 +26,7 @@ class Release:
     note: str = ""
 
     def requirements(self, profile: Profile | None = None) -> list[str]:
-        """What to install for this release, under ``profile`` when it wants a build of JAX's own
-        (CUDA)."""
+        """What to install for this release, under ``profile`` where it wants JAX's own build."""
         if profile and profile.jax_extras:
             # The extra pins jaxlib and the CUDA plugin to the builds JAX released together, which
             # is not always the table's jaxlib (jax[cuda12]==0.4.35 wants jaxlib 0.4.34): left to
@@ -80,8 +71,7 @@ HOST, ACCELERATOR = "host", "accelerator"
 
 @dataclass(frozen=True)
 class Profile:
-    """Device flags set before JAX starts, what the device needs installed, and the releases they
-    make sense for."""
+    """Device flags set before JAX starts, what the device needs, the releases it suits."""
 
     name: str
     env: dict[str, str] = field(default_factory=dict)
@@ -95,8 +85,8 @@ class Profile:
 
     @property
     def device(self) -> str:
-        """Its device class, ``HOST`` or ``ACCELERATOR``: what picks a case's sizes, the flops
-        budget and which claims are read against the discussions' own figures."""
+        """``HOST`` or ``ACCELERATOR``: what picks a case's sizes, the flops budget and which claims
+        are read against the discussions' own figures."""
         return HOST if self.kind == "cpu" else ACCELERATOR
 
     def applies_to(self, release: Release) -> bool:
@@ -187,15 +177,13 @@ PROFILE_BY_NAME = {p.name: p for p in PROFILES}
 
 
 def device_class(label: str) -> str:
-    """``HOST`` or ``ACCELERATOR``: the device class of the profile of this label, which picks the
-    sizes a case runs (a label outside the table, ``default`` or a user's own, is the host's)."""
+    """The device class of the profile of this label (one outside the table is the host's)."""
     profile = PROFILE_BY_NAME.get(label)
     return profile.device if profile else HOST
 
 
 def hardware(label: str) -> str:
-    """``cpu``, ``gpu`` or ``tpu``: what the profile of this label runs on (a label outside the
-    table is the host's ``cpu``), for what is platform-specific: XLA flags, profiler events."""
+    """``cpu``, ``gpu`` or ``tpu`` of the profile of this label (one outside the table: ``cpu``)."""
     profile = PROFILE_BY_NAME.get(label)
     return profile.kind if profile else DEFAULT_PROFILE.kind
 
@@ -220,31 +208,25 @@ DRIVEN = "JAX_REPRO_DRIVEN"
 
 
 def session_words(name: str) -> list[str]:
-    """How the user types the command of session ``name``, its options to follow: ``nox -s NAME --``
-    in a clone, ``jax-repro NAME`` where the installed command drives the sessions."""
+    """``nox -s NAME --`` in a clone, ``jax-repro NAME`` where installed."""
     return ["jax-repro", name] if os.environ.get(DRIVEN) else ["nox", "-s", name, "--"]
 
 
 def nox_profile_words(label: str) -> list[str]:
-    """``--profile LABEL`` for a ``nox -s ...`` command a page offers, where nox knows the profile;
-    none for the label of a run made directly (``default``, or a user's own), which nox refuses:
-    nox's default is used."""
+    """``--profile LABEL`` for a ``nox -s`` command where nox knows the profile."""
     return ["--profile", label] if label in PROFILE_BY_NAME else []
 
 
 def interpreter(version: str) -> str:
-    """The interpreter nox's sessions and every release venv are made with for Python ``version``:
-    pyenv's own copy when it has one, else the bare version. pyenv shims answer "command not found"
-    for versions installed but not activated, and nox cannot see through them: it would skip the
-    session ("interpreter not found", an error on CI)."""
+    """pyenv's own interpreter for Python ``version`` where it has one, else the bare version: pyenv
+    shims answer "command not found" for versions not activated, and nox would skip the session."""
     root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
     found = glob.glob(os.path.join(root, "versions", f"{version}.*", "bin", f"python{version}"))
     return max(found, key=version_key) if found else version
 
 
 def index_release(jax: str, jaxlib: str) -> Release:
-    """A release found on the package index, pinned by the table's rules (its own entry when the
-    table has it)."""
+    """A release found on the index, pinned by the table's rules (its entry where it has one)."""
     listed = RELEASE_BY_VERSION.get(jax)
     if listed and listed.jaxlib == jaxlib:
         return listed
@@ -253,6 +235,5 @@ def index_release(jax: str, jaxlib: str) -> Release:
 
 
 def install_args(release: Release, profile: Profile | None = None) -> list[str]:
-    """What an environment of a release installs: the harness itself, editable, and the pinned
-    release."""
+    """What a release's environment installs: the harness, editable, and the pinned release."""
     return ["-e", ".", *release.requirements(profile)]

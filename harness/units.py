@@ -1,8 +1,5 @@
 """Pure units every stage shares: numbers, sizes and machine ids as text, and release order.
-
-Standard library only, and ``packaging`` for release order, imported where it is used: the noxfile
-imports this module in nox's own environment, where nox has brought ``packaging``, and the case
-process imports it in a venv that holds only jax and what a script declared, where nothing may have.
+Standard library only (``packaging`` where used): the noxfile and the case process import it.
 """
 
 from __future__ import annotations
@@ -50,9 +47,8 @@ def format_seconds(seconds: float) -> str:
 
 
 def time_left(done: int, left: int, elapsed: float, per_unit: float | None = None) -> str:
-    """ "3 min 20 s elapsed, about 5 min 00 s left": the time so far, and the rest at ``per_unit``
-    seconds a unit (default: the pace of the ``done`` units so far); empty before the first is
-    done."""
+    """ "3 min 20 s elapsed, about 5 min 00 s left" at ``per_unit`` seconds a unit (default: the
+    pace so far); empty before the first is done."""
     if done <= 0:
         return ""
     pace = elapsed / done if per_unit is None else per_unit
@@ -60,8 +56,7 @@ def time_left(done: int, left: int, elapsed: float, per_unit: float | None = Non
 
 
 def format_ratio(value: float) -> str:
-    """``×1.5``; a number that went from zero or to zero has no ratio that means something: "from
-    0", "to 0"."""
+    """``×1.5``; from or to zero no ratio means something: "from 0", "to 0"."""
     if math.isnan(value):
         return "n/a"
     if math.isinf(value):
@@ -82,11 +77,7 @@ VersionKey = tuple[bool, "Version", str]
 
 
 def version_key(version: str) -> VersionKey:
-    """Release order as pip's (PEP 440): ``0.4.9`` before ``0.4.26``, ``0.5.0rc1`` before ``0.5.0``.
-
-    A label that is not a version (``unknown``: the run could not tell) sorts before
-    every release, by its text.
-    """
+    """Release order as pip's (PEP 440); a label that is no version (``unknown``) sorts first."""
     # see the module's docstring: not in a script's venv
     from packaging.version import InvalidVersion, Version
 
@@ -97,12 +88,7 @@ def version_key(version: str) -> VersionKey:
 
 
 def normal_version(version: str) -> str:
-    """``version`` with the leading zeros of its numbers dropped, as PEP 440 reads it: ``0.4.026``
-    is ``0.4.26``.
-
-    Standard library only (the noxfile's checks use it); anything but dot-separated parts is kept as
-    typed.
-    """
+    """``version`` as PEP 440 reads it, leading zeros dropped (``0.4.026``: ``0.4.26``)."""
     return ".".join(
         str(int(part)) if part.isascii() and part.isdigit() else part for part in version.split(".")
     )

@@ -1,8 +1,5 @@
-"""Discover: what is measured.  The case catalogue read from ``cases/`` without importing it
-(constants by AST: ``discovery``), what each case defines (programs, metric names: ``outline``), a
-template for a new one (``scaffold``); a plain script in a case's place (``scripts``, its own
-libraries in ``script_deps``, a pytest-benchmark suite run unchanged in ``benchmark_suite``, its
-arguments checked in ``suite_args``), both asked as one ``subjects``; size spaces, anchors, budgets
-and hypothesis-drawn size points (``sizes``), and the search for the smallest size at which a claim
-breaks (``search``).
+"""Discover: what is measured: the case catalogue read without importing it (``discovery``,
+``outline``, ``scaffold``), plain scripts and suites in a case's place (``scripts``,
+``script_deps``, ``benchmark_suite``, ``suite_args``, asked as one ``subjects``), sizes (``sizes``)
+and the search for the smallest size at which a claim breaks (``search``).
 """

@@ -1,22 +1,13 @@
-"""A library's pytest-benchmark suite as a plain script the harness can run:
-``watch --pytest-benchmark PATH``.
+"""A library's pytest-benchmark suite run unchanged as a plain script: ``watch --pytest-benchmark``.
 
-The suite runs unchanged: a small script (``wrapper_text``) runs ``pytest ARGS --benchmark-only``
-in the suite's folder with the interpreter of the side's venv, once per case process (one
-collection, every benchmark selected), its arguments the maintainer's selection (``--pytest-args``).
-A plugin of its own writes each benchmark's rounds to FILE as soon as the benchmark finishes, named
-by its test and parameters, and stops the run before the case process's time-out, so what finished
-is kept; the harness reads FILE (``harness.measure.benchmark_json``).  The venv holds what the
-script declares: pytest, pytest-benchmark, and the libraries the suite needs (``--with``), resolved
-for each release as a script's are.
+A small script (``wrapper_text``) runs ``pytest ARGS --benchmark-only`` in the suite's folder once
+per case process; a plugin of its own writes each benchmark's rounds to FILE as soon as it finishes
+and stops before the process's time-out, so what finished is kept (``measure.benchmark_json``).
 
-The suite's path reaches the script through ``SUITE_PATH`` in the environment, never through its
-text or arguments, which results and pages record: a path names a home folder.  What identifies the
-suite instead is a digest of its files (``suite_digest``): those of its folder, links followed, and
-the conftests and configuration pytest reads above it up to its rootdir, written into the script, so
-results of two versions of a suite are never mixed, and a watch remembers a suite only while its
-files stay the same.  With ``--compile-cache`` the script also turns on JAX's persistent compilation
-cache in the venv it runs in (``CACHE``). Standard library only.
+The suite's path reaches the script through ``SUITE_PATH`` in the environment, never its text or
+arguments, which results record: a path names a home folder.  A digest of its files and of the
+conftests and configuration above it (``suite_digest``) identifies the suite instead, so results of
+two versions of a suite are never mixed.  Standard library only.
 """
 
 from __future__ import annotations
@@ -60,8 +51,8 @@ def _too_many(suite: Path, what: str) -> UsageError:
 
 
 def _walk(suite: Path) -> list[tuple[str, Path]]:
-    """The suite folder's files (by path inside it) as pytest collects them: links followed, each
-    folder once; UsageError once it is larger than a suite, or a folder is unreadable."""
+    """The suite folder's files as pytest collects them: links followed, each folder once;
+    UsageError once it is larger than a suite, or a folder is unreadable."""
     found: list[tuple[str, Path]] = []
     seen: set[tuple[int, int]] = set()
     looked, stack = 0, [suite]
@@ -116,8 +107,7 @@ def _is_rootdir(folder: Path) -> bool:
 
 
 def files_above(suite: Path) -> list[tuple[str, Path]]:
-    """pytest's configuration and conftests above the suite (a file suite: from its own folder), up
-    to the one holding pytest's configuration, each by its path (``../conftest.py``)."""
+    """The conftests and pytest configuration above the suite, up to its rootdir."""
     resolved = suite.resolve()
     folder, level = (resolved, 1) if resolved.is_dir() else (resolved.parent, 0)
     if level:
@@ -136,9 +126,7 @@ def files_above(suite: Path) -> list[tuple[str, Path]]:
 
 
 def suite_files(suite: Path) -> list[tuple[str, Path]]:
-    """The files the suite's digest covers, each by its path from the suite, in a fixed order: its
-    own, then those above it pytest reads; UsageError when there is no such suite or it is larger
-    than a benchmark suite is."""
+    """The suite's files, then those above it pytest reads; UsageError: no suite, or a huge one."""
     if suite.is_file():
         own = [(suite.name, suite)]
     elif not suite.is_dir():
@@ -189,12 +177,10 @@ DEADLINE = "HARNESS_SUITE_DEADLINE_UNIX_S"  # when the suite must have stopped, 
 
 
 def wrapper_text(digest: str, compile_cache: bool = False) -> str:
-    """The script that runs the suite once, in its folder with its own arguments as pytest's (the
-    maintainer's selection), each benchmark's rounds written to the file the harness names as soon
-    as it finishes; what the suite needs besides is the command line's (``--with``).  With
-    ``compile_cache``, JAX's persistent compilation cache in the venv's own folder, set through
-    ``jax.config`` (never a ``JAX_*`` variable, which results record): it is part of the script, so
-    results and the watch's memory of a cached run are never mixed with an uncached one's."""
+    """The script that runs the suite once with the maintainer's arguments.  ``compile_cache``:
+    JAX's persistent compilation cache in the venv's folder, set through ``jax.config`` (a ``JAX_*``
+    variable would be recorded) and part of the script, so cached and uncached runs are never mixed.
+    """
     dependencies = ", ".join(f'"{r}"' for r in RUNNER)
     return (
         WRAPPER.replace("@DEPENDENCIES@", dependencies)

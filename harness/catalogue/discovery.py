@@ -1,8 +1,5 @@
-"""Discover and select reproduction cases without importing them.
-
-A case module is plain JAX; reading its constants with ``ast`` lets the parent
-process list, validate and plan cases without paying for (or depending on) a JAX
-import.  Only the child process imports a case.
+"""Discover and select cases without importing them: constants read with ``ast`` let the parent plan
+cases without a JAX import; only the child process imports a case.
 """
 
 from __future__ import annotations
@@ -332,7 +329,7 @@ def read_case(path: Path) -> CaseInfo:
 
 def discover(cases_dir: Path = DEFAULT_CASES_DIR) -> Catalogue:
     """Every case file in ``cases_dir``; one that cannot be read is set aside with the reason, so a
-    broken new case never stops the others (refused with it only when asked for)."""
+    broken new case never stops the others."""
     if not cases_dir.is_dir():
         raise UsageError(f"cases folder not found: {cases_dir}")
     paths = sorted(
@@ -409,8 +406,7 @@ def check_overrides(cases: Sequence[CaseInfo], overrides: dict[str, int]) -> Non
 def anchor_sizes(
     case: CaseInfo, overrides: Mapping[str, int], device: str = HOST
 ) -> dict[str, int]:
-    """The case's first anchor for a profile of the ``device`` class, with ``overrides`` applied
-    (unknown size names are refused)."""
+    """The case's first anchor for the ``device`` class with ``overrides`` (unknown refused)."""
     check_overrides([case], dict(overrides))
     anchors = case.anchors_for(device)
     return {**anchors[0], **overrides} if anchors else dict(overrides)

@@ -1,11 +1,8 @@
-"""What a case defines, read from its source without importing it: its programs, jitted functions
-and verdict.
+"""What a case defines, read from its source without importing it: programs, jitted functions,
+verdict.
 
-``python -m harness list --case CASE`` shows them, with the metric names a bisect or sweep
-accepts, without starting JAX.  Names are read from the dicts ``programs()`` and
-``compiled()`` return (a dict literal, or a dict variable filled by assignments); a key
-built at run time is shown as a pattern, ``named_d<n>`` for ``f"named_d{n}"``, and a
-program the case adds only on some releases or device counts is listed like any other.
+Names are read from the dicts ``programs()`` and ``compiled()`` return (a literal, or a variable
+filled by assignments); a key built at run time is shown as a pattern (``named_d<n>``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""``python -m harness new NAME``: a working case to start from, written to ``cases/NAME.py``.
-
-The template runs as it is (it times a jitted function called in a Python loop and
-judges whether the loop returns before the work completes), passes the linters and the
-test suite, and exports as a standalone script; its ``TODO`` lines say what to replace
-with the discussion's own code, sizes and claim.
+"""``new NAME``: a working case written to ``cases/NAME.py``, which runs, passes the linters and the
+tests, and exports; its ``TODO`` lines say what to replace.
 """
 
 from __future__ import annotations

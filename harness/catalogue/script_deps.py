@@ -1,21 +1,12 @@
-"""What a plain script needs besides JAX: its PEP 723 block, ``--with SPEC`` and
-``--requirements FILE``.
+"""What a plain script needs besides JAX: its PEP 723 block, ``--with SPEC``, ``--requirements
+FILE``, read into one typed ``Declared`` of canonical PEP 508 requirements.
 
-A repro script often imports a library (equinox, flax, optax) that must be installed beside the JAX
-release under test.  It says so in a PEP 723 inline metadata block (``# /// script`` … ``# ///``,
-TOML with ``dependencies`` and ``requires-python``), or the command line does (``--with``,
-``--requirements``).  All three are read here into one typed ``Declared``: PEP 508 requirements,
-checked and written in one canonical form, with where each came from.
-
-Everything read here is untrusted input, so only plain requirements on the package index are taken:
-no direct references (``pkg @ URL``), no paths, no pip options (``-r``, ``-e``, ``--index-url``),
-none of which may become a path or reach another index behind the user's back.  A requirement on
-jax, jaxlib or a JAX plugin is refused: the release under test is the harness's to choose.  The
-script's ``[tool]`` table (e.g. ``[tool.uv]``) is not applied, since the harness resolves each
-release's set itself; a ``[tool.uv]`` table is said in a note, as uv would have applied it.
-
-Standard library and ``packaging`` only: the noxfile checks a command line in nox's own environment,
-which has ``packaging`` (nox needs it) and nothing else.
+All of it is untrusted input, so only plain requirements on the package index are taken: no direct
+references, paths or pip options, none of which may become a path or reach another index.  A
+requirement on jax, jaxlib or a JAX plugin is refused: the release under test is the harness's.  The
+script's ``[tool]`` table is not applied (the harness resolves each release's set itself); a
+``[tool.uv]`` table is said in a note.  Standard library and ``packaging`` only: the noxfile checks
+a command line in nox's own environment.
 """
 
 from __future__ import annotations
@@ -58,8 +49,7 @@ JAX_PACKAGE = re.compile(
 
 @dataclass(frozen=True)
 class Declared:
-    """What a script needs besides JAX: requirements in canonical form, once each, in order (block,
-    ``--with``, ``--requirements``), where each came from, and ``requires-python``."""
+    """Canonical requirements, once each in order, where each came from, and ``requires-python``."""
 
     requirements: tuple[str, ...] = ()
     # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"
@@ -69,9 +59,8 @@ class Declared:
     notes: tuple[str, ...] = ()  # what was read but is not applied (its [tool.uv] table), said once
 
     def key(self) -> str:
-        """SHA-256 of the canonical requirement list: the same needs give the same key, whatever
-        their source. ``requires-python`` is left out: it is checked against the interpreter, never
-        resolved."""
+        """SHA-256 of the canonical requirements, whatever their source; ``requires-python`` is
+        checked against the interpreter, never resolved, so it is left out."""
         return hashlib.sha256(json.dumps(list(self.requirements)).encode()).hexdigest()
 
 
@@ -80,9 +69,8 @@ def is_jax_package(name: str) -> bool:
 
 
 def canonical(text: str, where: str) -> str:
-    """``text`` as one canonical PEP 508 requirement (normalized name, sorted extras and
-    specifiers). UsageError naming ``where`` when it is not one, is a direct reference (a URL or
-    path), or asks for JAX itself."""
+    """``text`` as one canonical PEP 508 requirement; UsageError naming ``where`` when it is not
+    one, is a direct reference (a URL or path), or asks for JAX itself."""
     if len(text) > MAX_LINE_CHARS:
         raise UsageError(
             f"{where}: a requirement of {len(text)} characters is not one (at most "
@@ -124,9 +112,8 @@ def _looks_like_location(text: str) -> bool:
 
 
 def read_inline(text: str, script: str) -> tuple[list[str], str | None, list[str]]:
-    """The ``dependencies`` and ``requires-python`` of a script's ``# /// script`` block (none:
-    ``[]``, None), and notes on what it holds that is not applied. ``script`` names the script in
-    the one-line UsageError a malformed block gets."""
+    """The ``dependencies`` and ``requires-python`` of a script's ``# /// script`` block, and notes
+    on what is not applied; a malformed block is a UsageError naming ``script``."""
     # As Python reads the file (universal newlines): a block in a CRLF or CR-only file is a block.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     blocks = [match for match in BLOCK.finditer(text) if match.group("type") == BLOCK_TYPE]
@@ -198,10 +185,8 @@ def _requires_python(value: object, where: str) -> str | None:
 
 
 def check_requires_python(declared: Declared, python_version: str) -> None:
-    """Refuse an interpreter outside the script's ``requires-python`` (UsageError), before anything
-    is installed. ``python_version`` is the interpreter's version, "3.12.4", or only its minor
-    release, "3.12": then any of its patch releases that would do is enough (the exact one is
-    checked again once the interpreter is known)."""
+    """Refuse an interpreter outside ``requires-python`` before anything is installed; a minor
+    release ("3.12") passes when any of its patch releases would do (checked again once known)."""
     if declared.requires_python is None:
         return
     try:
@@ -229,9 +214,7 @@ def parse_with(values: Iterable[str]) -> list[str]:
 
 
 def read_requirements(path: Path) -> list[tuple[str, str]]:
-    """(requirement, "FILE:LINE") per requirement line of a requirements file. Blank lines and ``#``
-    comments are skipped; options (``-r``, ``-e``, ``--index-url``), line continuations, URLs and
-    paths are refused, naming the file and line."""
+    """(requirement, "FILE:LINE") per line; options, continuations, URLs and paths refused."""
     shown = str(path)[:200]
     problem = path_problem(str(path))
     if problem:
@@ -269,8 +252,7 @@ def collect(
     with_specs: Sequence[str] = (),
     requirements_file: Path | None = None,
 ) -> Declared:
-    """Everything a script run needs besides JAX: its block, then ``--with``, then
-    ``--requirements``. A requirement given twice is kept once, where it first appeared."""
+    """What a script run needs besides JAX: block, ``--with``, ``--requirements``; each once."""
     requires_python = None
     notes: list[str] = []
     pairs: list[tuple[str, str]] = []

@@ -1,13 +1,9 @@
-"""A plain repro script in place of a case: ``--script FILE`` for run, bisect, sweep and issue.
+"""A plain repro script in place of a case: ``--script FILE``.
 
-A script is the user's own code and runs as such (``python FILE`` in the side's venv,
-``harness.measure.script_process``); what is checked here is only what becomes a name
-or a path.  Its results are stored as case ``script-<stem>``, a name that must pass
-``harness.names``, with the SHA-256 of its content in every result.
-
-A changed script measures something else, so results of two versions are never mixed
-(``harness.measure.storing.check_results_folder``, under the results folder's lock).
-Standard library only: the noxfile checks ``--script`` in nox's own environment.
+It is the user's code and runs as such (``harness.measure.script_process``); only what becomes a
+name or a path is checked here.  Stored as case ``script-<stem>`` with its content's SHA-256: a
+changed script measures something else, so results of two versions are never mixed.  Standard
+library only: the noxfile checks ``--script`` in nox's own environment.
 """
 
 from __future__ import annotations
@@ -76,9 +72,7 @@ def read_script(
     with_specs: Sequence[str] = (),
     requirements: Path | None = None,
 ) -> CaseInfo:
-    """The script as a case of no sizes, measured once per process with ``args`` on its command
-    line, with what it needs besides JAX (its ``# /// script`` block, ``with_specs`` and the
-    ``requirements`` file); UsageError naming what is wrong with it."""
+    """The script as a case of no sizes run with ``args``; UsageError naming what is wrong."""
     name = script_name(path)
     try:  # opened without blocking: a FIFO is refused, not waited on
         content = read_bounded(path, limit=MAX_SCRIPT_BYTES)

@@ -1,10 +1,8 @@
 """Search for the smallest size at which a case's claim fails (or holds).
 
-Hypothesis generates size points from the case's space (inside the budget) and shrinks a
-counterexample towards the smallest one.  Timing noise must not invent counterexamples: a point
-counts only when ``confirm`` further measurements agree, and every measurement is memoised so
-hypothesis's replays cannot turn flaky. The example database lives in the project (``.hypothesis/``,
-git-ignored), keyed by case and direction, so an interrupted search resumes where it left off.
+Timing noise must not invent counterexamples: a point counts only when ``confirm`` further
+measurements agree, each memoised so hypothesis's replays cannot turn flaky.  The example database
+(``.hypothesis/``) is keyed by case and direction, so an interrupted search resumes.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Problem sizes: the same on every release, and searchable with hypothesis.
 
-A case declares, as plain data, a size *space* (an inclusive integer range per size name), *anchor*
-points (the discussion's own configurations, scaled to the machine) and a *cost* (arithmetic
-expressions over the sizes giving bytes and flops).  From those this module plans the points to run:
-
-- ``quick`` runs the anchors of the profile's device class (an accelerator profile, GPU or TPU, a
-  case's ``ACCELERATOR_ANCHORS``, the discussion's own sizes where it measured on a GPU; a host
-  profile its ``ANCHORS``, scaled to two CPU cores); ``full`` adds points drawn by
-  hypothesis from the space, deterministically from ``seed`` (recorded in every
-  result), so a sweep over releases measures exactly the same sizes on each;
-- command-line sizes always win;
-- a point whose cost is over the budget is refused before anything is allocated.
-
-Hypothesis is imported inside the functions that use it: the noxfile validates command lines in
-nox's own environment, where it may not be installed.
+A case declares a size *space*, *anchor* points (``ANCHORS`` scaled to two CPU cores,
+``ACCELERATOR_ANCHORS`` the discussion's own sizes) and a *cost* in bytes and flops.  ``quick`` runs
+the anchors; ``full`` adds points hypothesis draws from ``seed`` (recorded), so every release
+measures the same sizes; command-line sizes win; a point over the budget is refused before anything
+is allocated.  Hypothesis is imported where used: the noxfile validates command lines without it.
 """
 
 from __future__ import annotations
@@ -59,12 +50,9 @@ MAX_COST_CHARS = 500
 
 
 def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
-    """Evaluate an arithmetic cost expression such as ``"4 * M * N * N"`` safely.
-
-    In floating point throughout: ``9 ** 9 ** 9`` overflows at once instead of computing an integer
-    of hundreds of millions of digits.  A cost that divides by zero, overflows or is not a finite
-    positive-or- zero real number is a UsageError naming the expression and the sizes.
-    """
+    """A cost expression such as ``"4 * M * N * N"``, evaluated safely in floating point (``9 ** 9
+    ** 9`` overflows at once instead of computing an integer of millions of digits); UsageError for
+    one that divides by zero, overflows or is not finite and non-negative."""
     tree = _cost_tree(expression, list(sizes))
 
     def walk(node: ast.AST) -> float:  # a node ``_cost_tree`` allows
@@ -210,8 +198,7 @@ class SizeSpace:
         return SizeSpace(ranges, self.cost)
 
     def cost_of(self, point: Mapping[str, int]) -> dict[str, float]:
-        """The estimate a record keeps: each kind the formulas give at ``point`` (one that fails is
-        left out, and ``refusal`` has refused the point for it)."""
+        """Each kind the formulas give at ``point``; one that fails is left out (refused)."""
         cost = {}
         for kind, expression in self.cost.items():
             with contextlib.suppress(UsageError):
@@ -219,8 +206,7 @@ class SizeSpace:
         return cost
 
     def refusal(self, point: Mapping[str, int], budget: Budget) -> str | None:
-        """Why ``point`` may not run: a cost formula failing there (a division by zero inside the
-        space), or its cost over the budget; None when it may."""
+        """Why ``point`` may not run (a formula failing, over the budget); None when it may."""
         try:
             cost = {kind: evaluate_cost(formula, point) for kind, formula in self.cost.items()}
         except UsageError as exc:
@@ -228,11 +214,8 @@ class SizeSpace:
         return budget.refusal(cost)
 
     def strategy(self, budget: Budget, *, log_spaced: bool = True) -> Any:
-        """A hypothesis strategy of size dicts inside the ranges and the budget.
-
-        Drawing spreads points log-spaced over wide ranges; searching uses plain
-        integers so that shrinking reaches the exact smallest failing size.
-        """
+        """Size dicts inside the ranges and budget: log-spaced to draw, plain integers to search, so
+        that shrinking reaches the exact smallest failing size."""
 
         from hypothesis import strategies as st
 
@@ -247,11 +230,8 @@ LOG_STEPS = 1000
 
 
 def _log_integers(lo: int, hi: int) -> Any:
-    """Integers in [lo, hi]; log-spaced when the range spans more than a factor 16.
-
-    Sizes matter by order of magnitude, and hypothesis favours small values: a log-spaced index
-    spreads drawn points over the range while still shrinking towards ``lo``.
-    """
+    """Integers in [lo, hi], log-spaced past a factor 16: sizes matter by order of magnitude and
+    hypothesis favours small values, while shrinking still goes towards ``lo``."""
 
     from hypothesis import strategies as st
 
@@ -263,11 +243,7 @@ def _log_integers(lo: int, hi: int) -> Any:
 
 
 def draw(space: SizeSpace, budget: Budget, count: int, seed: int) -> list[SizePoint]:
-    """``count`` distinct points from the space, the same for the same seed in any process.
-
-    Hypothesis's generation is deterministic under ``@seed`` (and the exact hypothesis
-    version pinned by the harness), with no example database involved.
-    """
+    """``count`` distinct points, the same for the same seed in any process (``@seed``)."""
 
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fix_seed

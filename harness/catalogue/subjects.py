@@ -1,14 +1,8 @@
-"""What is measured: a case module at sizes, or a plain script run as it is with its arguments and
-libraries.
+"""What is measured: a case module at sizes, or a plain script run as it is.
 
-Every ``CaseInfo`` holds one ``Subject``; callers ask it what differs between the two (how its
-process is started, what a result records of it, how a command line names it, what it declares
-besides JAX) instead of asking which one it is.  The one place that decides which subject a command
-measures is the command line (``harness.cli.options.case_from``); the one place that decides which
-venv it runs in is ``harness.install.environments`` (its ``own_venv``).
-
-Standard library only, like ``harness.catalogue.scripts``: the noxfile reads a script in nox's own
-environment.
+Every ``CaseInfo`` holds one ``Subject``, which callers ask what differs instead of asking which it
+is; ``harness.cli.options.case_from`` decides which one a command measures.  Standard library only:
+the noxfile reads a script in nox's own environment.
 """
 
 from __future__ import annotations
@@ -36,9 +30,7 @@ class ChildStart:
 
 
 class Subject:
-    """What a ``CaseInfo`` measures, asked rather than told apart: as this base answers, a case
-    module of ``cases/``, imported by the case process and measured at planned sizes;
-    ``PlainScript`` answers for a plain script."""
+    """What a ``CaseInfo`` measures: this base a case module, ``PlainScript`` a script."""
 
     kind = "case"  # how a watch's summary names a target: "case" or "script"
     # Its command line after the file (``--script-arg``); a case has none.
@@ -85,9 +77,8 @@ class Subject:
         return ("--case", name)
 
     def command_words(self, name: str, path: str, libraries: Sequence[str]) -> list[str]:
-        """How a command line names it with what it runs with, as shell words: a case by name; a
-        script by ``path``, its arguments, what the command line added to what it declares, and
-        ``libraries`` (how they are had: ``--deps``, ``--hold``)."""
+        """A command line's shell words for it: a case by name; a script by ``path``, its arguments,
+        what the command line added, and ``libraries`` (``--deps``, ``--hold``)."""
         return list(self.named_by(name, path))  # a case declares no libraries: none are had
 
     def content_digest(self, path: Path) -> str:

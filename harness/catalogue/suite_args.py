@@ -1,13 +1,9 @@
-"""``--pytest-args``: a suite's arguments read as pytest's own parser reads them (argparse, no
-abbreviations, ``@FILE`` read as more arguments, ``-xvs`` clusters, ``-kEXPR`` and ``--opt=value``),
-without pytest (the harness's process has none): each option by what it takes and does.
+"""``--pytest-args`` read as pytest's own parser reads them (no abbreviations, ``@FILE``, ``-xvs``
+clusters, ``-kEXPR``, ``--opt=value``), without pytest: each option by what it takes and does.
 
-A suite's arguments select and tune its benchmarks; none may reach outside.  An option that writes
-or deletes a file, moves where pytest finds the suite (rootdir, configuration, conftests,
-testpaths), loads code from outside the suite, or ends the measurement before every benchmark ran
-is refused in one line naming it and why.  A path they name (a node id, ``--ignore``, a value of an
-option of the suite's own conftest) stays inside the suite, read as pytest or the suite's code
-would: ``~`` and ``$VARIABLES`` expanded first.  Standard library only.
+None may reach outside: an option that writes or deletes a file, moves where pytest finds the suite,
+loads code from outside it, or ends the measurement early is refused in one line naming it and why;
+a path they name stays inside the suite once ``~`` and ``$VARIABLES`` are expanded.  Stdlib only.
 """
 
 from __future__ import annotations
@@ -165,9 +161,8 @@ def _cluster(token: str, following: str | None) -> bool:
 
 
 def checked(text: str, suite_file: str | None = None) -> tuple[str, ...]:
-    """``--pytest-args`` as pytest will read them, each option and path checked; UsageError naming
-    the first that would reach outside the suite or end the measurement.  ``suite_file``: the
-    file's name where the suite is one file (its node ids are of it)."""
+    """``--pytest-args`` checked; UsageError naming the first that would reach outside the suite or
+    end the measurement.  ``suite_file``: the file's name where the suite is one file."""
     try:
         tokens = tuple(shlex.split(text))
     except ValueError as exc:
@@ -184,9 +179,8 @@ def checked(text: str, suite_file: str | None = None) -> tuple[str, ...]:
 
 
 def _read(tokens: tuple[str, ...], suite_file: str | None) -> None:
-    """Each token as argparse takes it: an option (its value attached or the next token), or a
-    node id or path.  A word after an option of the suite's own may be its value: it stays inside
-    the suite, of any file."""
+    """Each token as argparse takes it: an option with its value, or a node id or path; a word after
+    an option of the suite's own may be its value, so it stays inside the suite too."""
     at, after_own = 0, False
     while at < len(tokens):
         token = tokens[at]

@@ -1,6 +1,5 @@
-"""The command line's machinery: a command as it declares its command line (``Command``), a parser
-of commands whose every mistake is one ``UsageError`` line, help that shows each option's default,
-the nearest known option to an unknown one, and a single-valued option refused when given twice.
+"""The command line's machinery: ``Command``, a parser whose every mistake is one ``UsageError``
+line, help that shows each default, the nearest option to an unknown one, no option given twice.
 """
 
 from __future__ import annotations
@@ -22,11 +21,9 @@ OptionsT = TypeVar("OptionsT")
 
 @dataclass(frozen=True)
 class Command(Generic[OptionsT]):
-    """Each module of ``harness.cli`` declares one (``COMMAND``; ``ranges`` three): the options it
-    takes (``add_arguments``, from the groups in ``harness.cli.options`` where an option is shared)
-    and the check that turns the parsed command line into one typed options object without JAX
-    (``check``: the noxfile runs it on a session's posargs before installing anything).  What the
-    command then does is its workflow, in the module of the same name under ``harness.commands``."""
+    """Each module of ``harness.cli`` declares one: its options (``add_arguments``) and the check
+    turning them into one typed options object without JAX (``check``: the noxfile runs it on a
+    session's posargs before installing anything); its workflow is in ``harness.commands``."""
 
     name: str
     summary: str  # one line, in the list of commands
@@ -68,8 +65,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _HelpFormatter(argparse.HelpFormatter):
-    """Every option's default shown unless its help already says it; a literal % in prose never
-    breaks --help."""
+    """Every default shown unless the help says it; a literal % in prose never breaks --help."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
@@ -109,8 +105,7 @@ def build_parser(commands: Sequence[AnyCommand], description: str = "") -> argpa
 def parse_with(
     commands: Sequence[AnyCommand], argv: Sequence[str], description: str = ""
 ) -> argparse.Namespace:
-    """The parsed command line; UsageError for a malformed one, naming the nearest option to an
-    unknown one."""
+    """The parsed command line; UsageError naming the nearest option to an unknown one."""
     parser = build_parser(commands, description)
     args, extras = parser.parse_known_args(list(argv))
     if extras:

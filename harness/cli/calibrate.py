@@ -1,6 +1,4 @@
-"""``calibrate``'s command line: the case, the size raised for a real slowdown, how many runs;
-checked into a ``CalibrationPlan``, with ``run``'s checks of the options it passes on to every run.
-"""
+"""``calibrate``'s command line, checked into a ``CalibrationPlan`` with ``run``'s checks."""
 
 from __future__ import annotations
 
@@ -40,8 +38,7 @@ class CalibrationPlan:
     def run_arguments(
         self, results: Path, *, raised: bool = False, sides: Path | None = None
     ) -> list[str]:
-        """A separate run's arguments (``raised``: at the raised size); with ``sides``, a run of the
-        plan ``sides_plan`` wrote, whose sides give their profile and sizes."""
+        """A separate run's arguments (``raised``: at the raised size), or ``sides_plan``'s."""
         sizes = {**self.sizes, self.raised: self.raised_to} if raised else self.sizes
         return [
             "--case",
@@ -54,8 +51,7 @@ class CalibrationPlan:
         ]
 
     def sides_plan(self, release: str) -> list[dict[str, Any]]:
-        """The unchanged case and the raised one as two sides of this interpreter, to be measured
-        interleaved."""
+        """The unchanged and the raised case as two sides of this interpreter, interleaved."""
         side = {"release": release, "profile": self.profile}
         raised = {self.raised: self.raised_to}
         return [
@@ -65,8 +61,7 @@ class CalibrationPlan:
 
 
 def raised_size(case: CaseInfo, sizes: Mapping[str, int], spec: str | None) -> tuple[str, int]:
-    """The size to raise and its raised value: ``NAME`` (+10 %), ``NAME=VALUE``, or by default the
-    first size of the case whose 10 % rise changes it."""
+    """The size to raise and its value: ``NAME`` (+10 %), ``NAME=VALUE``, or the first to rise."""
     if spec is None:
         for name in case.space.ranges:
             if round(sizes[name] * (1 + RAISE_SHARE)) > sizes[name]:
@@ -173,8 +168,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check(args: argparse.Namespace) -> CalibrateOptions:
-    """Every check of ``calibrate``, including ``run``'s checks of the options it passes on, before
-    anything runs."""
+    """Every check of ``calibrate`` and of the ``run`` options it passes on."""
     case = options.case_from(args)
     results = options.folder_to_write(args.results)
     plan = plan_calibration(

@@ -1,13 +1,11 @@
-"""``flags``'s command line: the cases of ``run`` on the JAX installed here under two sets of device
-flags, A and B, each a side of one run; checked into ``FlagsOptions``.
+"""``flags``'s command line: ``run``'s cases on the JAX installed here under two sets of device
+flags, A and B, each a side of one run.
 
-A flag is ``NAME=VALUE``: ``XLA_FLAGS`` or ``LIBTPU_INIT_ARGS`` (added to what the variable already
-holds, the profile's flags kept), another ``XLA_*``, ``LIBTPU_*``, ``TPU_*`` or ``JAX_*`` variable
-(set), or a jax option by its name (``jax_default_matmul_precision=highest``), set with
-``jax.config.update`` right after the case process imports jax and read back into its result. Each
-side is stored under a profile label of its own, the profile's with the side's letter and a digest
-of its flags: the same flags measured again are the same cells (both sides measured anew, the newest
-compared), and the A/A (the same flags twice) is two cells.
+A flag is ``NAME=VALUE``: ``XLA_FLAGS`` or ``LIBTPU_INIT_ARGS`` (added to the profile's), another
+``XLA_*``, ``LIBTPU_*``, ``TPU_*`` or ``JAX_*`` variable, or a jax option (set with
+``jax.config.update`` right after import and read back).  Each side is stored under a label of its
+own (the profile's, the side's letter, a digest of its flags): the same flags measured again are the
+same cells, and an A/A is two cells.
 """
 
 from __future__ import annotations
@@ -53,8 +51,7 @@ class FlagSet:
     jax_options: tuple[tuple[str, bool | int | float | str], ...]
 
     def text(self) -> str:
-        """The flags as given, as a page, a line or a stored label shows them: without the home
-        folder, the host or a credential (``XLA_FLAGS=--xla_dump_to=/home/me/dump``)."""
+        """The flags as shown anywhere: without the home folder, the host or a credential."""
         return scrub(" ".join(self.given)) or "none (the environment as it is)"
 
     def digest(self) -> str:

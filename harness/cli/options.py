@@ -1,9 +1,6 @@
-"""Options shared by several commands, each declared once: its name, type, meaning and default.
-
-A command module adds the groups it takes (``add_case``, ``add_sampling``, …) and reads them back
-through the typed helpers below (``case_from``, ``sampling_from``, ``thresholds_from``), so the same
-option has one default and one check wherever it appears.  Types raise
-``argparse.ArgumentTypeError``, which the parser turns into one line and exit code 2.
+"""Options shared by several commands, each declared once (``add_case``, ``add_sampling``, …) and
+read back once (``case_from``, ``sampling_from``, ``thresholds_from``): one default and one check
+each.  Types raise ``argparse.ArgumentTypeError``: one line, exit code 2.
 """
 
 from __future__ import annotations
@@ -112,8 +109,7 @@ probability = _within(positive_float, lambda v: v >= 1, "must be between 0 and 1
 
 
 def max_load(text: str) -> float | None:
-    """``--max-load``: a number of cores, or "off" (None: loaded processes are flagged, never
-    measured again)."""
+    """``--max-load``: cores, or "off" (None: flagged, never measured again)."""
     return None if text.strip().lower() == "off" else non_negative_float(text)
 
 
@@ -178,12 +174,8 @@ def add_case(
     default: str = "",
     positional: bool = True,
 ) -> None:
-    """``--case NAME`` (repeatable where ``many``), and ``--script FILE`` in its place where
-    ``script``.
-
-    A single-case command also takes the case as its first positional argument, the spelling
-    of earlier versions, kept working for one release.
-    """
+    """``--case NAME`` (repeatable where ``many``), ``--script FILE`` in its place where ``script``;
+    a single-case command also takes the case positionally, the older spelling."""
     if many:
         repeatable(parser, "--case", "CASE", "case to run (repeatable; default: all)")
     else:
@@ -270,8 +262,7 @@ def case_name(args: argparse.Namespace) -> str | None:
 
 
 def refuse_script_options(args: argparse.Namespace) -> None:
-    """A usage error for an option of a plain script given without ``--script`` (with cases it would
-    be ignored)."""
+    """Refuse a plain script's option without ``--script``: with cases it would be ignored."""
     if args.script_arg:
         raise UsageError("--script-arg is for --script FILE: a case takes --size")
     for option, given in (
@@ -284,9 +275,8 @@ def refuse_script_options(args: argparse.Namespace) -> None:
 
 
 def case_from(args: argparse.Namespace) -> discovery.CaseInfo:
-    """The case a command names, or the plain script it names instead (``--script FILE``).  The one
-    place that decides which subject (``harness.catalogue.subjects``) a command measures; past it,
-    callers ask the subject."""
+    """The case a command names, or its plain script (``--script FILE``): past this, callers ask the
+    subject (``harness.catalogue.subjects``)."""
     name = case_name(args)
     script = args.script
     if not script:
@@ -359,8 +349,7 @@ def add_sampling(
 
 
 def sampling_from(args: argparse.Namespace, **more: Any) -> Settings:
-    """The one place a command line becomes ``Settings``: the effort's sampling unless given, and
-    ``more``."""
+    """The one place a command line becomes ``Settings``."""
     default_repeats, default_seconds = SAMPLING[args.effort]
     repeats = args.repeats or default_repeats
     return Settings(
@@ -410,8 +399,7 @@ def max_processes_from(args: argparse.Namespace, processes: int, default: int) -
 
 
 def verdict_processes(processes: int, least: int, each: str = "a release") -> int:
-    """``processes`` (``each``: a release, a size), refused below ``least``: a verdict is settled
-    over as many."""
+    """``processes``, refused below ``least``: a verdict is settled over as many."""
     if processes < least:
         raise UsageError(
             f"--processes {processes}: no verdict is possible with fewer than {least} processes "
@@ -484,8 +472,7 @@ def process_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_target(parser: argparse.ArgumentParser) -> None:
-    """What ``target_from`` reads: as many processes as a change needs (``--target-ratio``, what it
-    is judged on), or sides measured until decided (``--decide``, its metrics, its time budget)."""
+    """What ``target_from`` reads: ``--target-ratio``, or ``--decide`` and its budget."""
     parser.add_argument(
         "--target-ratio",
         type=target_ratio,
@@ -542,8 +529,7 @@ def add_time_budget(parser: argparse.ArgumentParser, whose: str) -> None:
 
 
 def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
-    """The ``Settings`` fields ``add_target`` sets, checked against ``--processes``; measuring until
-    decided only where there are ``sides`` to compare and no target ratio."""
+    """``add_target``'s settings; measuring until decided only with ``sides`` to compare."""
     if args.target_kind and args.target_ratio is None:
         raise UsageError(
             "--target-kind needs --target-ratio: without a target every cell runs --processes"
@@ -620,8 +606,7 @@ def folder_to_write(folder: Path, what: str = "results") -> Path:
 
 def prove_writable(folder: Path, what: str = "results") -> None:
     """Create ``folder`` and write a file there before anything is measured: a read-only or full
-    disk is one line now (a full one exits ``WRITE_FAILED``), not a measured cell lost at storing
-    (``what``: what the folder is for, as the line says it)."""
+    disk is one line now (full: ``WRITE_FAILED``), not a measured cell lost at storing."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"cannot write {what} under {folder}: it is not a folder")
     try:
@@ -707,8 +692,7 @@ def _names(given: list[str]) -> tuple[str, ...]:
 
 def undeclared(thresholds: Thresholds, names: Collection[str]) -> list[tuple[str, str, str]]:
     """Each metric an option declared that no metric of ``names`` is, with the option and a few of
-    ``names`` to show: said (or refused, where the metrics are known before judging), since it
-    changes no verdict and a typo would otherwise pass unseen."""
+    ``names``: said, since a typo would change no verdict and pass unseen."""
     shown = ", ".join(sorted(names)[:8]) + (", …" if len(names) > 8 else "")
     return [
         (flag, name, shown)

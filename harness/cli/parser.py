@@ -1,5 +1,4 @@
-"""The command line of ``python -m harness``: every command's declaration, parsed and checked by
-``argparsing`` (the noxfile checks posargs with ``validate``)."""
+"""The command line of ``python -m harness``: every command's declaration (``argparsing``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""``bisect``, ``sweep`` and ``triage``'s command line: a case (or plain script) measured over a
-range of releases.
-
-The three share their options and their check (``check``: the typed ``RangeOptions``); what each
-does with them is its workflow, ``harness.commands.bisect``, ``sweep`` and ``triage``.
+"""``bisect``, ``sweep`` and ``triage``'s command line: a case (or plain script) over a range of
+releases; the three share their options and ``check``.
 """
 
 from __future__ import annotations
@@ -34,8 +31,7 @@ from harness.units import version_key
 
 @dataclass(frozen=True)
 class Measuring:
-    """How each release is measured: the case processes' settings (``processes`` of them a
-    measurement), and how far releases measured together go until decided."""
+    """How each release is measured, and how far releases measured together go until decided."""
 
     settings: Settings
     # looks of ``processes`` rounds while a comparison is open, up to this many a release
@@ -49,10 +45,9 @@ class Measuring:
 
 
 def measuring_from(args: argparse.Namespace, thresholds: Thresholds, **more: Any) -> Measuring:
-    """How a range command or a watch measures each release: ``--processes``, enough for a verdict,
-    the effort's sampling (``more``: the settings a command sets besides), and looks until decided
-    up to ``--max-processes`` and ``--time-budget``; the case processes' other options have their
-    defaults, as in ``run``."""
+    """How a range command or a watch measures each release: enough processes for a verdict, the
+    effort's sampling (``more``: settings besides), looks up to --max-processes and --time-budget.
+    """
     processes = options.verdict_processes(options.processes_from(args), thresholds.min_processes)
     compiles = options.compile_repeats(processes)
     settings = options.sampling_from(args, processes=processes, compile_repeats=compiles, **more)
@@ -72,8 +67,8 @@ class Places:
 
 @dataclass(frozen=True)
 class LibraryChoice:
-    """How a plain script's libraries are had on each release: resolved by ``policy``, the ``hold``
-    pins on every one; with ``vary``, that library's releases are the range, jax held at ``jax``."""
+    """A plain script's libraries on each release: resolved by ``policy``, ``hold`` pinned on every
+    one; with ``vary``, that library's releases are the range, jax held at ``jax``."""
 
     policy: str = AS_OF
     hold: tuple[str, ...] = ()
@@ -81,14 +76,12 @@ class LibraryChoice:
     jax: str | None = None  # with ``vary``: the jax release held
 
     def label(self, version: str) -> str:
-        """A varied library version as a release label: jax's version with the library's as its
-        local part (``0.4.33+equinox.0.11.4``, which sorts by the library's version after jax's)."""
+        """A varied library's version as a release label, ``0.4.33+equinox.0.11.4``."""
         return f"{self.jax}+{self.vary}.{version}"
 
 
 def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list[str]:
-    """How a command line names ``case``: ``--case NAME``, or a plain script's file, arguments, the
-    libraries added to it, how they were resolved (where not by default) and the pins held."""
+    """How a command line names ``case``: ``--case NAME``, or a script and its options."""
     chosen = libraries or LibraryChoice()
     policy = ["--deps", chosen.policy] if chosen.policy != AS_OF else []
     held = [word for pin in chosen.hold for word in ("--hold", pin)]
@@ -99,8 +92,7 @@ def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list
 
 @dataclass(frozen=True)
 class RangeOptions:
-    """A checked range command line: what is measured (the case at its sizes under a profile), over
-    which range, judged by what, measured how, and where it reads and writes."""
+    """A checked range command line: what, over which range, judged and measured how, where."""
 
     command: str  # "bisect", "sweep" or "triage"
     case: CaseInfo
@@ -139,8 +131,7 @@ MOST_RELEASES = {"bisect": 256, "sweep": 64, "triage": 64}
 
 
 def bounded(command: str, count: int, what: str) -> None:
-    """Refuse in one line a range of ``count`` releases (``what``: ``numpy 1.3.0–2.5.4``) over the
-    bound of ``command``, saying the bound, before any release is installed or resolved."""
+    """Refuse a range over ``command``'s bound of releases before anything is installed."""
     most = MOST_RELEASES[command]
     if count > most:
         each = "measures each of them" if command != "bisect" else "lists each of them"
@@ -275,11 +266,8 @@ def _add_criterion(parser: argparse.ArgumentParser) -> None:
 
 
 def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
-    """The first and last release of a range command, and whether a bisect looks for a fix.
-
-    A bisect takes --good/--bad (a regression) or --broken/--fixed (a fix), never a mix; a
-    triage without --from/--to runs from the release table's oldest to its newest release.
-    """
+    """The first and last release, and whether a bisect looks for a fix (--broken/--fixed, never
+    mixed with --good/--bad); a triage without --from/--to takes the whole release table."""
     fix = False
     first, last = args.first, args.last
     if args.command == "bisect":
@@ -369,8 +357,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
 
 
 def _check_clone(jax_repo: str) -> None:
-    """A local ``--jax-repo`` is a folder git knows as a repository at its top (a work tree's
-    ``.git``, or a bare clone's ``HEAD`` and ``objects``): read before anything runs, since a folder
+    """A local ``--jax-repo`` is a git repository at its top, checked before anything runs: a folder
     that is not one would only leave the answers silent."""
     folder = Path(jax_repo).expanduser()
     if not folder.is_dir():
@@ -411,12 +398,9 @@ def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
 
 
 def check_hold(pin: str, declared: dict[str, str]) -> None:
-    """A held pin of a library the script declares is at a version its declaration allows: else no
-    release could have the set, and each would be stored as not installable for what is bad input.
-
-    A package it does not declare is held as well (a constraint on its venv's set: one of jax's own
-    dependencies, numpy, or a library's), as the why's library or JAX holds every package that
-    moved; so is one ``--vary`` names."""
+    """A held pin of a library the script declares is at a version the declaration allows: else
+    every release would be stored as not installable for what is bad input.  A package it does not
+    declare is held as well."""
     held = Requirement(pin)
     named = {canonicalize_name(name): Requirement(text) for name, text in declared.items()}
     wanted = named.get(canonicalize_name(held.name))

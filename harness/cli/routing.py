@@ -1,14 +1,7 @@
-"""Which command lines of the installed ``jax-repro`` the packaged nox sessions run, and under which
-profile the others measure the JAX installed here.
-
-From a clone, ``nox -s triage -- …`` installs the releases and then runs
-``python -m harness triage … --releases PLAN``.  Installed (pip, pipx, ``uv tool``, ``uvx``),
-``jax-repro triage …`` is that nox session, driven by the command itself
-(``harness.commands.packaged_sessions``): so is every command line that needs releases from the
-package index (``--jax`` for ``run`` and ``flags``), or an environment this one lacks (JAX for
-``run``, ``flags``, ``search`` and ``issue``; the report extra for ``report`` and ``compare``).  A
-command line a session hands on (its plan named, or run in the session's venv) is the command's own,
-as is every one inside a driven session (``DRIVEN``).
+"""Which command lines of the installed ``jax-repro`` its packaged nox sessions run
+(``harness.commands.packaged_sessions``): those needing releases from the index (``--jax``), or an
+environment this one lacks (JAX; the report extra); a command line a session hands on, or run inside
+a driven session (``DRIVEN``), is the command's own.  And the profile measuring the JAX here.
 """
 
 from __future__ import annotations
@@ -62,9 +55,8 @@ def session_for(argv: Sequence[str], here: Here, environ: Mapping[str, str]) -> 
 
 
 def device_profile_argv(argv: Sequence[str], profile: Callable[[], str | None] | None) -> list[str]:
-    """``argv`` of a command measuring the JAX installed here with ``--profile PROFILE`` added,
-    where the device has a profile (``profile``: ``harness.host.installed_jax.device_profile``,
-    asked only then) and the command line names none."""
+    """``argv`` with ``--profile PROFILE`` added for a command measuring here, where the device has
+    a profile (``profile``, asked only then) and the command line names none."""
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
     if command not in MEASURE_HERE or profile is None or given(rest, "--profile"):
         return list(argv)

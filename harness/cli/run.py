@@ -1,5 +1,4 @@
-"""``run``'s command line: cases (or a plain script), sides, sampling, processes; checked into
-``RunOptions``."""
+"""``run``'s command line: cases (or a plain script), sides, sampling, processes."""
 
 from __future__ import annotations
 
@@ -121,8 +120,7 @@ def settings_from(args: argparse.Namespace, sides: int) -> Settings:
 
 
 def run_device(sides: list[Side]) -> str:
-    """The device class every side's profile has: an accelerator runs the discussions' own sizes,
-    the host's CPU its scaled ones, and one cell is measured at the same sizes on every side."""
+    """Every side's device class (it picks the sizes): a cell has the same sizes on every side."""
     classes = {device_class(side.profile) for side in sides}
     if len(classes) > 1:
         raise UsageError(

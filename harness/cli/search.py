@@ -1,5 +1,4 @@
-"""``search``'s command line: a case, the sizes pinned, how hard hypothesis looks; checked into
-``SearchOptions``."""
+"""``search``'s command line: a case, the sizes pinned, how hard hypothesis looks."""
 
 from __future__ import annotations
 

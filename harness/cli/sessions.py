@@ -1,18 +1,10 @@
 """What a nox session installs and runs, from its posargs, checked before anything is installed.
 
-The noxfile imports it in nox's own environment, which has neither JAX nor hypothesis nor tabulate
-(``harness.cli``); the same views tell the session's end in the harness
-(``harness.commands.nox_session``) what to prepare.  The views:
-
-- ``session_view``: a session that runs one harness command (``repro``, ``search``, ``issue``,
-  ``bisect``, ``sweep``, ``triage``, ``report``, ``compare``);
-- ``release_run_view``: ``nox -s run``, one case or script on any release of the index, and ``nox
-  -s flags``, two flag sets on one;
-- ``watch_view``: ``nox -s watch``, the pair of releases named or left to the index;
-- ``interleaved_request``: ``nox -s matrix``, releases × profiles as sides of one run, each pair a
-  *side* with its own worker in its release's cached venv, their processes alternating in rounds
-  (see ``harness.measure.sides``), so load and drift fall on every release alike; ``write_sides``
-  writes the plan ``run --sides`` reads.
+The noxfile imports it in nox's own environment, which has neither JAX nor hypothesis nor tabulate;
+the same views tell the session's end (``harness.commands.nox_session``) what to prepare:
+``session_view`` (a session running one harness command), ``release_run_view`` (``nox -s run`` and
+``nox -s flags`` on any release of the index), ``watch_view``, and ``interleaved_request`` (``nox -s
+matrix``: releases × profiles as sides of one run, ``harness.measure.sides``).
 """
 
 from __future__ import annotations
@@ -74,17 +66,13 @@ class SessionRequest:
 
     @property
     def profiles(self) -> list[Profile]:
-        """The profile whose device the session needs (a GPU profile's is looked for before
-        installing)."""
+        """The profile whose device the session needs (a GPU's is looked for before installing)."""
         return [self.profile] if self.profile is not None else []
 
 
 def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
-    """``argv`` parsed and checked as the harness checks it, by its parser.
-
-    Imported here, when a session checks its posargs: importing this module (the noxfile
-    does, to declare its sessions, and ``nox -l`` only lists them) loads none of the parser's
-    modules (tests/test_noxfile.py counts them).
+    """``argv`` checked by the harness's parser, imported only now: importing this module (the
+    noxfile does, and ``nox -l``) loads none of the parser's modules (tests/test_noxfile.py counts).
     """
     from harness.cli.parser import validate as checked
 
@@ -92,8 +80,7 @@ def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
 
 
 def _script_run(argv: list[str], args: argparse.Namespace, checked: RunOptions) -> dict[str, Any]:
-    """For a ``run`` of a plain script: the script, how its libraries are resolved, and ``run``'s
-    options without the profile (its side names it)."""
+    """A plain script's ``run``: script, libraries' policy, ``run``'s options less the profile."""
     if len(checked.cases) != 1 or not checked.cases[0].subject.own_venv:
         return {}
     from harness.cli.options import deps_policy
@@ -120,13 +107,8 @@ def applies(profile: Profile, versions: Sequence[str]) -> None:
 
 
 def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
-    """The nox session of ``command`` with ``posargs``, after every check that needs neither JAX nor
-    the index.
-
-    ``--jax`` (search, issue) picks the release from the release table, ``--profile`` the
-    profile from the profile table; the default release and the ``cpu`` profile apply
-    otherwise.  UsageError for anything the harness would refuse; ``-- --help`` prints the
-    command's help and exits 0 before anything is installed.
+    """The nox session of ``command`` with ``posargs``, after every check needing neither JAX nor
+    the index: ``--jax`` and ``--profile`` from the tables (default: the default release, ``cpu``).
     """
     argv = [command, *posargs]
     args, checked = validate(argv)
@@ -164,8 +146,7 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
 
 @dataclass(frozen=True)
 class WatchRequest:
-    """``nox -s watch``: the profile, the releases named (None: the session's harness takes them
-    from the index) and ``watch``'s command line."""
+    """``nox -s watch``: profile, releases named (None: the index's), ``watch``'s command line."""
 
     profile: Profile
     release: str | None
@@ -178,8 +159,7 @@ class WatchRequest:
 
 
 def watch_view(posargs: Sequence[str]) -> WatchRequest:
-    """``nox -s watch -- [watch options]``, checked as ``watch`` checks it, its profile of the
-    table."""
+    """``nox -s watch -- [watch options]``, checked as ``watch`` checks it."""
     argv = ["watch", *posargs]
     args, _ = validate(argv)
     profile = _profile(args.profile)
@@ -190,13 +170,8 @@ def watch_view(posargs: Sequence[str]) -> WatchRequest:
 
 
 def release_run_view(posargs: Sequence[str], command: str = "run") -> SessionRequest:
-    """``nox -s run -- [--case CASE | --script FILE] [--jax V] [--profile P] [run options]``: one
-    release of the index; ``nox -s flags`` (``command``) as well, its two flag sets on that release.
-
-    The rest goes to ``python -m harness COMMAND``, checked as that command checks it; the
-    release (default: the table's newest) is looked up on the index by the session's harness.  A
-    case named first without ``--case`` is the older spelling of ``run``, still taken.
-    """
+    """``nox -s run`` (or ``flags``, ``command``): one release of the index (default: the table's
+    newest), the rest checked as the command checks it; a case named first needs no ``--case``."""
     rest = list(posargs)
     if any(arg in HELP for arg in rest):
         print(
@@ -293,8 +268,7 @@ def _take(posargs: list[str], name: str, default: str) -> str:
 
 
 def unknown_release(version: str) -> str:
-    """The start of the error for a release not in the table, suggesting the one it spells (0.4.026:
-    0.4.26)."""
+    """The error's start for a release not in the table, naming the one it spells."""
     normal = normal_version(version)
     if normal != version and normal in RELEASE_BY_VERSION:
         return f"unknown release {version} (did you mean {normal}?)"
@@ -373,8 +347,7 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
 def write_sides(
     path: Path, request: InterleavedRequest, interpreters: dict[tuple[str, str], str]
 ) -> Path:
-    """The sides plan for ``run --sides``: each side's interpreter (by release and profile: a GPU
-    profile has a venv of its own) and the profile's flags."""
+    """The sides plan ``run --sides`` reads: each side's interpreter and the profile's flags."""
     plan = [
         {
             "release": r.jax,

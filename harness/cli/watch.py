@@ -1,12 +1,7 @@
 """``watch``'s command line: the newest jax release against the one before, on a library's own
-scripts.
-
-What is watched: every script of a folder (``--scripts DIR``, each with its PEP 723 block, as
-``--script`` takes one), a pytest-benchmark suite (``--pytest-benchmark PATH``), or the catalogue
-(``--case``, repeatable, narrows it; the default when neither of the others is given).  Which pair:
-``--release`` (default: the newest release on the index) against ``--baseline`` (default: the one
-before it there), chosen by ``nox -s watch`` from the index (``watched_pair``) and always named to
-the command it runs.
+scripts (``--scripts DIR``), a pytest-benchmark suite, or the catalogue (``--case``, the default);
+the pair is ``--release`` (default: the index's newest) against ``--baseline`` (the one before),
+which ``nox -s watch`` picks (``watched_pair``) and always names.
 """
 
 from __future__ import annotations
@@ -37,8 +32,7 @@ DEFAULT_MEMORY = Path("results") / "watch-memory"
 
 @dataclass(frozen=True)
 class SuiteTarget:
-    """A pytest-benchmark suite to run unchanged: where it is, the digest of its files, and the
-    maintainer's selection (pytest's arguments, as typed after ``pytest`` in the suite's folder)."""
+    """A pytest-benchmark suite run unchanged: where, its files' digest, pytest's arguments."""
 
     path: Path
     digest: str
@@ -127,8 +121,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_targets(parser: argparse.ArgumentParser) -> None:
-    """What is watched: a folder of scripts (narrowed by name), a suite (with the maintainer's
-    selection), or cases."""
+    """What is watched: scripts (narrowed by name), a suite with its arguments, or cases."""
     for flag, metavar, what in (
         (
             "--scripts",
@@ -261,8 +254,7 @@ def check(args: argparse.Namespace) -> WatchOptions:
 def watched_pair(
     versions: Sequence[str], release: str | None, baseline: str | None
 ) -> tuple[str, str]:
-    """(baseline, release) among the ``versions`` on the index (oldest first): the newest and the
-    one before it unless named; UsageError when the index cannot give the pair."""
+    """(baseline, release) of the index's ``versions``: the newest and the one before, or named."""
     listed = sorted(versions, key=version_key)
     for named in (release, baseline):
         if named is not None and named not in listed:

@@ -1,13 +1,11 @@
-"""What each command does, one module per command, from the typed options its declaration in
-``harness.cli`` checked: the workflow, on top of every stage (``run``, ``search``, ``export``,
-``issue`` (a metric's draft or an ending's), ``report``, ``compare``, ``flags`` (two sets of
-device flags on one release, as ``compare`` judges them), ``watch``, ``calibrate``,
-``merge``, ``listing``, ``new``, ``prune``; ``bisect``, ``sweep`` and ``triage`` share
-``ranges``; ``bisect --commits`` is ``bisect_commits``); a nox session's end (``nox_session``),
+"""What each command does, one module per command, from the options ``harness.cli`` checked:
+``run``, ``search``, ``export``, ``issue``, ``report``, ``compare``, ``flags``, ``watch``,
+``calibrate``, ``merge``, ``listing``, ``new``, ``prune``; ``bisect``, ``sweep`` and ``triage``
+share ``ranges``, ``bisect --commits`` is ``bisect_commits``; a nox session's end (``nox_session``),
 the installed command's (``packaged_sessions``), and a long command's progress (``progress``).
 
-A workflow module is imported only when its command runs: ``jax-repro list`` reads case files and
-should not pay for hypothesis, the statistics and the renderers that ``run`` and ``report`` need.
+A workflow module is imported only when its command runs: ``jax-repro list`` should not pay for
+hypothesis, the statistics and the renderers that ``run`` and ``report`` need.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """``calibrate``: this machine's noise floor: A/A verdicts between separate runs, and a real
 slowdown seen or not.
 
-Separate runs of one release differ by the level each process sets; how much depends on the machine
-and on what else runs there.  The command measures it, as a user's runs would see it: a case is run
-R times as an A/A pair (two separate runs of the same release, each into a temporary results folder,
-each with workers and case processes of its own), each pair compared metric by metric with the
-verdict over processes; the share of comparisons that got a verdict is the false-positive
-rate.  Then S runs each measure the case unchanged and with one size raised by 10 % (real extra
-work, not scaled timings) as two sides of one run, their processes interleaved in rounds (as a
-bisect, a sweep or the matrix measures releases), and compare them: how often, and from which ratio,
-the raised side is flagged slower says what change the machine can see.  The figures
-(``analysis.noise_floor``) are appended to the machine's calibration file (``store.calibrations``).
+Separate runs of one release differ by the level each process sets.  A case is run R times as an A/A
+pair of separate runs (each with workers and case processes of its own), compared metric by metric:
+the share that got a verdict is the false-positive rate.  Then S runs each measure the case
+unchanged and with one size raised by 10 % (real extra work) as two interleaved sides: how often,
+and from which ratio, the raised side is flagged slower says what change the machine can see.  The
+figures are appended to the machine's calibration file (``store.calibrations``).
 """
 
 from __future__ import annotations
@@ -70,8 +66,7 @@ Runner = Callable[[Sequence[str]], int]
 
 
 def run_separately(arguments: Sequence[str]) -> int:
-    """``run`` with these options, a run of its own: its own workers, so its own case processes and
-    its own invocation, as separate runs of a user's would be."""
+    """``run`` with these options as a run of its own, as a user's separate runs are."""
     _, options = validate_with([run_declaration.COMMAND], ["run", *arguments])
     return run_command.execute(options)
 
@@ -79,9 +74,8 @@ def run_separately(arguments: Sequence[str]) -> int:
 def calibrate(
     plan: CalibrationPlan, thresholds: Thresholds, *, run: Runner = run_separately
 ) -> CalibrationRun:
-    """Run the A/A pairs as separate runs and the slowdown runs as interleaved ones,
-    each into a temporary results folder (removed after: these runs must not mix with the real
-    ones); their figures."""
+    """The A/A pairs as separate runs and the slowdown runs interleaved, each into a temporary
+    results folder (removed after: they must not mix with real ones); their figures."""
     with tempfile.TemporaryDirectory(prefix="harness-calibrate-") as temporary:
         root = Path(temporary)
         aa = [

@@ -1,5 +1,4 @@
-"""``compare``: two result sets, metric by metric, by the verdict over processes; exit 1 when B got
-worse."""
+"""``compare``: two result sets metric by metric, verdicts over processes; exit 1 if B got worse."""
 
 from __future__ import annotations
 
@@ -13,8 +12,7 @@ from harness.store.files import write_text
 
 
 def refuse_undeclared(comparison: SetComparison) -> None:
-    """A usage error for a metric declared (``--value``, ``--cost``, ``--higher-is-better``) that
-    neither set has: the metrics are known before any verdict, and a typo would change nothing."""
+    """Refuse a metric declared that neither set has: a typo would change nothing."""
     names = {
         key.metric_name
         for pair in comparison.pairs

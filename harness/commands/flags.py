@@ -1,6 +1,6 @@
 """``flags``: two sets of device flags on the JAX installed here, measured interleaved as the two
-sides of one run (``measure_run``), then judged as ``compare`` judges two result sets (every shape:
-a cost, a value, a presence, an ending); a page and one screen; exit 1 when B got worse."""
+sides of one run, then judged as ``compare`` judges two result sets; exit 1 when B got worse.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ UNSET = "not set"  # how a case process records a jax option it could not set (s
 
 
 def unset_options(stored: StoredResult) -> list[str]:
-    """The jax options a side's processes could not set (an option its release does not have, a
-    value it refuses): each once, with why."""
+    """The jax options a side's processes could not set, each once, with why."""
     found = {
         f"{name.removeprefix('jax_config.')} {value}"
         for process in stored.result.processes
@@ -30,8 +29,7 @@ def unset_options(stored: StoredResult) -> list[str]:
 
 
 def note_unset(comparison: SetComparison) -> None:
-    """A jax option that did not take is said beside its pair: that side ran its release's
-    default."""
+    """A jax option that did not take, said beside its pair: that side ran the default."""
     for pair in comparison.pairs:
         pair.notes[:0] = [
             f"{letter}: jax option {why}"

@@ -1,5 +1,4 @@
-"""``merge``: results from many folders (CI artifacts, other machines) into one, each result
-once."""
+"""``merge``: results from many folders (CI artifacts, other machines) into one, each once."""
 
 from __future__ import annotations
 

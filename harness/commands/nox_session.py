@@ -1,16 +1,13 @@
-"""The harness's end of a nox session: every release and script environment it needs, prepared here,
-then its command.
+"""The harness's end of a nox session: every release and script environment it needs, then its
+command.
 
-The noxfile checks a session's posargs (``harness.cli.sessions``), installs the harness into the
-session's venv and hands over to this module twice, as nox's two steps: ``prepare`` (nox's install
-step, which ``--install-only`` runs) lists the package index, picks the releases, makes each release
-venv a command needs up front (``matrix``, a one-off ``run``), each script venv
-(``install.environments``, as bisect, sweep and triage make theirs on demand) and writes the plans;
-``launch`` (nox's run step) runs the harness command on them, preparing first only where ``prepare``
-did not run for these posargs (``nox -R``).  The release venvs live beside nox's own
-(``.nox/release-jax-V``, ``.nox/plain-jax-V``), the plans in the session's cache folder.
+The noxfile checks a session's posargs (``harness.cli.sessions``), installs the harness and hands
+over here twice, as nox's two steps: ``prepare`` (the install step, ``--install-only``) lists the
+index, picks the releases, makes the venvs needed up front and writes the plans; ``launch`` (the run
+step) runs the harness command on them, preparing first only where ``prepare`` did not run for these
+posargs (``nox -R``).  Release venvs live beside nox's own, the plans in the session's cache folder.
 
-    python -m harness.commands.nox_session {prepare|launch} SESSION VENVS CACHE [JAX] -- POSARGS
+python -m harness.commands.nox_session {prepare|launch} SESSION VENVS CACHE [JAX] -- POSARGS
 """
 
 from __future__ import annotations
@@ -49,8 +46,7 @@ MODES = ("prepare", "launch")
 
 @dataclass(frozen=True)
 class Places:
-    """Where a session's release venvs go (beside nox's) and its plans and index listing (its cache
-    folder)."""
+    """Where release venvs go (beside nox's), and plans and the index listing (the cache folder)."""
 
     venvs: Path
     cache: Path
@@ -61,8 +57,7 @@ class Places:
 
 @dataclass(frozen=True)
 class Launch:
-    """The harness command a session runs: ``python -m harness ARGV`` with ``python`` ("": the
-    session's own)."""
+    """``python -m harness ARGV`` with ``python`` ("": the session's own)."""
 
     argv: list[str]
     python: str = ""
@@ -72,20 +67,17 @@ class Launch:
 
 
 def session_python() -> str:
-    """The session venv's interpreter, which lists the index: its pip sees the releases as the
-    session's Python."""
+    """The session venv's interpreter: its pip sees releases as the session's Python does."""
     return str(Path(sys.prefix) / "bin" / "python")
 
 
 def listing_of(places: Places) -> Listing:
-    """Every installable (jax, jaxlib) pair on the package index, as pip lists them for the
-    session's Python."""
+    """Every installable (jax, jaxlib) pair on the index for the session's Python."""
     return load_listing(session_python(), places.cache / "jax-index.json")
 
 
 def ready(places: Places, release: Release, profile: Profile, say: Progress) -> ReleaseEnv:
-    """``release``'s cached venv under ``profile``, installed once and then reused; HarnessError (a
-    failed session) when it cannot be."""
+    """``release``'s cached venv under ``profile``, installed once; HarnessError when not."""
     env = places.env(release, profile)
     say(f"jax {release.jax} ({profile.name}) in {env.venv}: installed once, then reused")
     problem = ensure(env)
@@ -95,9 +87,8 @@ def ready(places: Places, release: Release, profile: Profile, say: Progress) -> 
 
 
 def release_plan(places: Places, command: str, releases: list[Release], profile: Profile) -> Path:
-    """What each release installs and where its venv is, for the harness ``command`` to install on
-    demand; named by its content, so two sessions of one name with other ranges at once never read
-    each other's plan."""
+    """What each release installs and where its venv is; named by its content, so two sessions of
+    one name with other ranges at once never read each other's plan."""
     envs = [places.env(r, profile) for r in releases if profile.applies_to(r)]
     content = json.dumps(
         [[env.jax, env.jaxlib, env.python, list(env.install), str(env.venv)] for env in envs]
@@ -155,8 +146,7 @@ def run_one(places: Places, posargs: Sequence[str], say: Progress, command: str 
 
 
 def release_range(places: Places, command: str, posargs: Sequence[str]) -> Launch:
-    """issue, bisect, sweep, triage: their releases on the index, in a plan their command installs
-    from."""
+    """issue, bisect, sweep, triage: their releases on the index, in a plan to install from."""
     request = session_view(command, posargs)
     assert request.profile is not None
     listing = listing_of(places)
@@ -190,8 +180,7 @@ def watch(places: Places, posargs: Sequence[str], say: Progress) -> Launch:
 def prepare(
     session: str, posargs: Sequence[str], places: Places, jax: str = "", say: Progress = stderr_line
 ) -> Launch:
-    """Every environment ``session`` needs for ``posargs``, ready or planned, and the command to run
-    on them."""
+    """Every environment ``session`` needs, ready or planned, and the command to run."""
     if session == "matrix":
         return matrix(places, posargs, say)
     if session in ("run", "flags"):
@@ -216,7 +205,7 @@ def launched(
     say: Progress = stderr_line,
 ) -> Launch | None:
     """``prepare``: make everything and record the command (None: nothing to run yet); ``launch``:
-    the command, from the record ``prepare`` wrote for the same posargs, else prepared now."""
+    the recorded command for the same posargs, else prepared now."""
     record = launch_file(places, session)
     wanted = {"posargs": list(posargs), "jax": jax}
     if mode == "launch":

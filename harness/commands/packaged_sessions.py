@@ -1,23 +1,11 @@
 """The release commands from any folder: the installed package drives its own nox sessions.
 
-``jax-repro triage --script repro.py …`` in the user's folder, with the package installed (pip,
-pipx, ``uv tool``) or run once (``uvx --from jax-repro-harness jax-repro …``), is the clone's
-``nox -s triage -- …``:
-
-- the project (the noxfile, pyproject.toml and README.md the wheel ships under ``harness/project/``,
-  the harness and the cases) is copied into the user's cache, ``$JAX_REPRO_CACHE``, else
-  ``$XDG_CACHE_HOME/jax-repro``, else ``~/.cache/jax-repro`` (``project/``, refreshed when the
-  installed package changes), since nox works in its noxfile's folder and the release venvs install
-  the harness from there, and an installed package may be read-only;
-- nox runs with an absolute ``--envdir`` in the cache (``nox/``: the sessions' venvs, every release
-  and script venv beside them, the index listing), never inside the installed package: nox joins a
-  relative envdir to the noxfile's folder;
-- the sessions work in the folder the command was typed in (``DRIVEN``), so ``./results``,
-  ``./reports`` and every path typed are taken from there.
-
-The command line is checked here first, as the session checks it (one line, exit 2), and a machine
-whose package index cannot be reached, or a cache that takes no writes, is told so in one line
-before nox starts.
+``jax-repro triage …`` (pip, pipx, ``uv tool``, ``uvx``) is the clone's ``nox -s triage -- …``: the
+project the wheel ships (``harness/project/``, the harness and the cases) is copied into the user's
+cache (``cache_root``; an installed package may be read-only, and nox works in its noxfile's
+folder), nox runs with an absolute ``--envdir`` there (nox joins a relative one to the noxfile's
+folder), and the sessions work in the folder the command was typed in (``DRIVEN``).  The command
+line, the index and the cache are checked first, each failure one line before nox starts.
 """
 
 from __future__ import annotations
@@ -48,8 +36,8 @@ DIGEST_FILE = ".jax-repro-digest"
 
 
 def cache_root(environ: Mapping[str, str]) -> Path:
-    """The user's cache for the packaged sessions, absolute (a relative setting is taken from
-    here)."""
+    """The user's cache for the packaged sessions: ``$JAX_REPRO_CACHE``, else
+    ``$XDG_CACHE_HOME/jax-repro``, else ``~/.cache/jax-repro``; absolute."""
     if environ.get(CACHE_SETTING):
         chosen = Path(environ[CACHE_SETTING])
     elif environ.get("XDG_CACHE_HOME"):
@@ -60,9 +48,8 @@ def cache_root(environ: Mapping[str, str]) -> Path:
 
 
 def usable_cache(cache: Path) -> Path:
-    """``cache``, made where missing and written once to know it takes writes; else UsageError, one
-    line naming it (a file there or above it, a folder of /proc, a read-only one), before anything
-    is copied or run."""
+    """``cache``, made where missing and written once; else UsageError, one line naming it, before
+    anything is copied or run."""
     try:
         cache.mkdir(parents=True, exist_ok=True)
         probe, name = tempfile.mkstemp(dir=cache, prefix=".jax-repro-probe.")
@@ -79,9 +66,8 @@ def usable_cache(cache: Path) -> Path:
 
 
 def project_files() -> dict[str, Path]:
-    """Every file of the project the sessions need, by its path in the project: the shipped root
-    files (a clone's own root files where the package is a clone's, installed editable), the harness
-    and the cases."""
+    """Every project file the sessions need, by path: the shipped root files (a clone's own,
+    installed editable), the harness and the cases."""
     shipped, root = HARNESS_DIR / "project", HARNESS_DIR.parent
     files = {}
     for name in PROJECT_FILES:
@@ -112,9 +98,8 @@ def digest(files: Mapping[str, Path]) -> str:
 
 
 def materialized(cache: Path) -> Path:
-    """The project folder in ``cache``, holding exactly the installed package's files (made again
-    when they changed: an upgrade), under a lock so that two commands started at once make it
-    once."""
+    """The project folder in ``cache`` holding exactly the installed package's files (made again
+    after an upgrade), under a lock so that two commands started at once make it once."""
     files = project_files()
     wanted = digest(files)
     project = cache / "project"
@@ -143,8 +128,8 @@ def materialized(cache: Path) -> Path:
 
 
 def checked(session: str, posargs: Sequence[str]) -> None:
-    """``posargs`` checked as ``session`` checks them, here, in the user's folder: bad input is one
-    line and exit 2 before nox starts (``--help``: the help, exit 0)."""
+    """``posargs`` checked as ``session`` checks them, in the user's folder: bad input is one line
+    and exit 2 before nox starts (``--help``: the help, exit 0)."""
     if session == "matrix":
         sessions.interleaved_request(posargs)
     elif session in sessions.FROM_THE_INDEX:
@@ -154,8 +139,7 @@ def checked(session: str, posargs: Sequence[str]) -> None:
 
 
 def nox_command(session: str, posargs: Sequence[str], cache: Path, project: Path) -> list[str]:
-    """nox on the project's noxfile, its venvs in the cache (an absolute envdir), the user's posargs
-    as typed."""
+    """nox on the project's noxfile, its venvs in the cache, the user's posargs as typed."""
     noxfile, envdir = project / "noxfile.py", cache / "nox"
     where = ["-f", str(noxfile), "--envdir", str(envdir)]
     # -P: the user's folder is not searched for modules (a nox.py of theirs is not nox).
@@ -169,9 +153,8 @@ def drive(
     environ: Mapping[str, str] = os.environ,
     run: Callable[[str, list[str], dict[str, str]], object] = os.execve,
 ) -> int:
-    """Run ``argv`` (``session`` and its options) through the packaged nox session; UsageError for
-    bad input or an unreachable index.  ``run`` replaces this process with nox, whose exit status is
-    the command's."""
+    """Run ``argv`` through the packaged nox session, replacing this process; UsageError for bad
+    input or an unreachable index."""
     posargs = list(argv[1:])
     checked(session, posargs)
     if (reason := unreachable_index(environ)) is not None:

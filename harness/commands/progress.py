@@ -1,13 +1,9 @@
-"""Progress of a long command on stderr: in a terminal, one line that updates in place; elsewhere (a
-CI log, a file, a pipe), each line as it comes.
+"""Progress of a long command on stderr: in a terminal one line that updates in place, elsewhere (a
+CI log, a pipe) each line as it comes; milestones stay on screen.
 
-What the engines and the runner say is the same either way: which release, cell and process, how
-many are left and about how long they will take (``units.time_left``).  In a terminal the lines of
-each process, each release installed and each cell stored replace one another on one line, prefixed
-with the time the command has run; the command's milestones (its stages, each step's outcome, the
-files written) stay on screen. No progress library (rich, tqdm): the counts and estimates come from
-the engines, which know what is left (rounds of processes, looks, releases to install), and an
-updating line needs only a carriage return and an erase; a bar that counts calls would only guess.
+No progress library (rich, tqdm): the counts and estimates come from the engines, which know what is
+left (rounds, looks, releases to install), and an updating line needs only a carriage return and an
+erase; a bar that counts calls would only guess.
 """
 
 from __future__ import annotations
@@ -26,8 +22,8 @@ CLEAR_LINE = "\r\x1b[K"  # carriage return, then erase to the end of the line (A
 
 
 class Progress:
-    """A progress callable (``progress(line)``): lines that start with one of ``milestones`` stay,
-    others update one line in place in a terminal; ``keep(line)`` stays whatever it starts with."""
+    """``progress(line)``: lines starting with ``milestones`` stay, others update one line in a
+    terminal; ``keep(line)`` always stays."""
 
     def __init__(
         self,

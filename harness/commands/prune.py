@@ -1,5 +1,4 @@
-"""``prune``: the harness's venvs no run has used for some days removed, from this clone's ``.nox/``
-and the installed command's cache, with what it freed."""
+"""``prune``: the harness's venvs no run has used for some days removed, saying what it freed."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ from harness.units import format_bytes
 
 
 def venv_folders(environ: Mapping[str, str]) -> list[Path]:
-    """Where the commands keep their venvs: this clone's ``.nox/`` (where the harness is a clone's),
-    and the installed command's ``nox/`` in its cache; each once."""
+    """Where the venvs are: this clone's ``.nox/`` and the installed command's cache; each once."""
     found = [REPO / ".nox"] if (REPO / "noxfile.py").is_file() else []
     found.append(cache_root(environ) / "nox")
     unique: dict[Path, Path] = {}

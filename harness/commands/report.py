@@ -1,6 +1,5 @@
-"""``report``: the stored results loaded once, the report decided once (``analysis.report_model``)
-with each machine's latest noise floor (``store.calibrations``), its plots drawn and its pages
-written (``render``).
+"""``report``: the results loaded and the report decided once (``analysis.report_model``), with each
+machine's latest noise floor; its plots drawn and pages written.
 """
 
 from __future__ import annotations
@@ -35,11 +34,9 @@ def write_report(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     json_path: Path | None = None,
 ) -> tuple[list[Path], list[LoadProblem], DrawnPlots]:
-    """The report on ``results_dir`` written under ``out_dir``: the pages written (the index first),
-    the result files that could not be used, and the plots drawn (or why none were); with
-    ``json_path``, the report's data there too (``render.json_out.report_json``).
-
-    UsageError for a ``baseline`` no result has; OSError where ``out_dir`` cannot be written."""
+    """The report on ``results_dir`` written under ``out_dir`` (and ``json_path``): the pages (index
+    first), the result files not used, the plots (or why none).  UsageError for an unknown
+    ``baseline``; OSError where ``out_dir`` cannot be written."""
     results, problems = load_results(results_dir)
     check_baseline(baseline, results)
     output_folder(out_dir)
@@ -62,12 +59,8 @@ def write_report(
 
 
 def forget_old_pages(out_dir: Path, pages: set[str]) -> None:
-    """Remove the pages an earlier render wrote that this one did not (a case whose results are
-    gone).
-
-    Only pages listed in the folder's manifest are ever removed: the folder also holds
-    bisect, sweep and search reports, and whatever else a user put there.
-    """
+    """Remove the pages an earlier render wrote that this one did not: only those in the folder's
+    manifest, since the folder also holds other reports and whatever else a user put there."""
     manifest = out_dir / PAGES_MANIFEST
     try:
         # Not through a link: a manifest is only ever this function's own file.

@@ -1,8 +1,5 @@
 """``run``: measure cases (or a plain script) on the JAX installed here, or on each side of a plan,
-and store them.
-
-``measure_run`` is the measurement as a function (``calibrate`` runs it several times, each a
-separate run with workers of its own); ``execute`` adds the summary line and the exit status.
+and store them; ``measure_run`` is the measurement alone (``calibrate`` runs it several times).
 """
 
 from __future__ import annotations
@@ -43,8 +40,7 @@ def plan_of(opts: RunOptions) -> list[PlannedRun]:
 
 
 def measure_run(opts: RunOptions, progress: Progress | None = None) -> list[Measured]:
-    """The run ``opts`` describe, measured and stored: one ``Measured`` per planned cell and
-    side."""
+    """The run ``opts`` describe, measured and stored: a ``Measured`` per cell and side."""
     plan = plan_of(opts)
     options.prove_writable(opts.results)
     return measure(
@@ -62,8 +58,7 @@ def measure_run(opts: RunOptions, progress: Progress | None = None) -> list[Meas
 
 
 def died_words(end: ProcessEnd) -> str:
-    """Where the first process that did not run ok died, in a line: how, its innermost frame, its
-    error."""
+    """How and where the first process that did not run ok died, in a line."""
     said = [end_words(end), innermost_frame(end.stack), error_line(end)]
     return "; ".join(dict.fromkeys(part for part in said if part))
 

@@ -1,5 +1,4 @@
-"""``search``: the smallest size at which a case's claim fails (or holds), sizes proposed by
-hypothesis."""
+"""``search``: the smallest size at which a case's claim fails (or holds), sizes from hypothesis."""
 
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
 """What a stored document may hold: the one bound the writers and every reader of a result share.
 
-A result file is read back as untrusted input (``harness.store.files``), so a reader refuses what no
-measurement gives: a file over ``MAX_DOCUMENT_BYTES``, nesting deeper than ``MAX_DEPTH``, a number
-past ``MAX_MAGNITUDE`` (NaN and infinities included), an integer of more than ``MAX_INTEGER_DIGITS``
-digits, half a UTF-16 surrogate pair in a string.  A script's output is untrusted too, and reaches a
-result as its facts and figures; the writer checks each document against these same bounds
-(``document_problem``), and ``fit`` drops what would break them, each with a note, so that
-everything written is read back.
-
-Standard library only: the case process imports it in a venv that holds jax and little else.
+A reader refuses what no measurement gives (a file over ``MAX_DOCUMENT_BYTES``, nesting deeper than
+``MAX_DEPTH``, a number past ``MAX_MAGNITUDE``, an integer over ``MAX_INTEGER_DIGITS`` digits, half
+a surrogate pair); a script's output reaches a result too, so the writer checks each document
+(``document_problem``) and ``fit`` drops what would break them, with a note.  Standard library only:
+the case process imports it.
 """
 
 from __future__ import annotations
@@ -71,9 +67,8 @@ def repaired(text: str) -> str:
 
 
 def document_problem(document: Any) -> str | None:
-    """The first thing in ``document`` a reader would refuse, named by its path; None if there is
-    none. Walked without recursion, so a document nested thousands deep is named, not a
-    RecursionError."""
+    """The first thing in ``document`` a reader would refuse, by its path; None if none.  Walked
+    without recursion, so a document nested thousands deep is named, not a RecursionError."""
     stack: list[tuple[Any, str, int]] = [(document, "", 1)]
     while stack:
         value, where, depth = stack.pop()
@@ -102,9 +97,8 @@ def _value_problem(value: Any, depth: int) -> str | None:
 
 
 def fit(value: Any, where: str, note: Callable[[str], None], depth: int = 1) -> Any:
-    """``value`` (JSON data at ``depth`` of its document) within the bounds: a number or a container
-    a reader would refuse is ``DROPPED`` (its container loses the entry), a string's half surrogate
-    pairs are ``repaired``; each change is passed to ``note``, named by ``where``."""
+    """``value`` within the bounds: a number or container a reader would refuse is ``DROPPED``, half
+    surrogate pairs ``repaired``; each change passed to ``note``, named by ``where``."""
     problem = _value_problem(value, depth)
     if isinstance(value, str):
         if problem:

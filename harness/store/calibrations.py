@@ -1,11 +1,6 @@
-"""Each machine's noise floor (``python -m harness calibrate``) as stored:
-``calibration/<machine-id>.json`` under the results folder, one file per machine, one entry per
-calibration, newest last.
-
-``CalibrationRun`` is one entry, and both writes it (``as_json``) and parses it back
-(``from_json``), so the two cannot drift apart.  The result loader leaves the folder
-alone: a calibration is not a result.  Statistics are ``analysis.noise_floor``'s, the
-runs behind them ``harness.commands.calibrate``'s.
+"""Each machine's noise floor as stored: ``calibration/<machine-id>.json`` under the results folder,
+one entry per calibration, newest last; ``CalibrationRun`` writes and parses it, so the two cannot
+drift apart.  The result loader leaves the folder alone.
 """
 
 from __future__ import annotations
@@ -13,12 +8,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
 from harness.store.checks import (
+    Check,
     Fields,
     SchemaError,
     as_is,
@@ -83,80 +80,73 @@ class CalibrationRun:
         return self.flagged / self.comparisons if self.comparisons else math.nan
 
     def as_json(self) -> dict[str, Any]:
-        cell = ("created_at", "release", "profile", "case", "sizes", "settings")
-        return {
-            **{name: getattr(self, name) for name in cell},
-            "aa": {
-                "pairs": self.pairs,
-                "processes": self.processes,
-                "comparisons": self.comparisons,
-                "flagged": self.flagged,
-                "false_positive_rate": None
-                if math.isnan(self.false_positive_rate)
-                else self.false_positive_rate,
-                "detectable_ratio": self.detectable_ratio,
-                "detectable_by_metric": self.details.get("detectable", {}),
-                "invocation_spread": self.invocation_spread,
-                "loaded": self.aa_loaded,
-                "per_pair": self.details.get("per_pair", []),
-            },
-            "slowdown": {
-                "runs": self.slowdown_runs,
-                "size": self.raised,
-                "from": self.raised_from,
-                "to": self.raised_to,
-                "comparisons": self.slowdown_comparisons,
-                "flagged": self.slowdown_flagged,
-                "smallest_flagged_ratio": self.smallest_flagged_ratio,
-                "largest_unflagged_ratio": self.largest_unflagged_ratio,
-                "metrics": self.details.get("metrics", []),
-            },
-        }
+        entry: dict[str, Any] = {"settings": self.settings, "aa": {}, "slowdown": {}}
+        for name, (part, key, _, _) in STORED.items():
+            if part != "settings":  # written whole, as given
+                (entry[part] if part else entry)[key] = getattr(self, name)
+        for name, (part, key, empty) in DETAILS.items():
+            entry[part][key] = self.details.get(name, empty())
+        rate = self.false_positive_rate
+        entry["aa"]["false_positive_rate"] = None if math.isnan(rate) else rate
+        return entry
 
     @classmethod
     def from_json(cls, machine: str, data: Any, where: str = "run") -> CalibrationRun:
         """One stored entry; ValueError naming the first field missing or of the wrong type."""
         run = Fields(data, where)
-        aa, slowdown, settings = (
-            Fields(run.data.get(part), f"{where}.{part}") for part in ("aa", "slowdown", "settings")
-        )
-        return cls(
-            created_at=run.required("created_at", string),
-            machine=machine,
-            release=run.required("release", string),
-            profile=run.required("profile", string),
-            case=run.required("case", string),
-            sizes=run.required("sizes", map_of(_count)),
-            pairs=aa.required("pairs", _count),
-            comparisons=aa.required("comparisons", _count),
-            flagged=aa.required("flagged", _count),
-            raised=slowdown.required("size", string),
-            raised_from=slowdown.required("from", _count),
-            raised_to=slowdown.required("to", _count),
-            slowdown_comparisons=slowdown.required("comparisons", _count),
-            slowdown_flagged=slowdown.required("flagged", _count),
-            smallest_flagged_ratio=slowdown.optional("smallest_flagged_ratio", number, None),
-            largest_unflagged_ratio=slowdown.optional("largest_unflagged_ratio", number, None),
-            processes=aa.required("processes", _count),
-            min_processes=settings.required("min_processes", _count),
-            settings=dict(settings.data),
-            details={
-                "per_pair": aa.data.get("per_pair", []),
-                "metrics": slowdown.data.get("metrics", []),
-                "detectable": aa.data.get("detectable_by_metric", {}),
-            },
-            # absent from files written before calibrations measured the slowdown interleaved
-            slowdown_runs=slowdown.optional("runs", _count, 0),
-            detectable_ratio=aa.optional("detectable_ratio", number, None),
-            invocation_spread=aa.optional("invocation_spread", number, None),
-            aa_loaded=aa.optional("loaded", boolean, False),  # absent from older files
-        )
+        parts = {"": run}
+        for part in ("aa", "slowdown", "settings"):
+            parts[part] = Fields(run.data.get(part), f"{where}.{part}")
+        read = {
+            name: parts[part].required(key, check)
+            if default is MISSING
+            else parts[part].optional(key, check, default)
+            for name, (part, key, check, default) in STORED.items()
+        }
+        details = {
+            name: parts[part].data.get(key, empty()) for name, (part, key, empty) in DETAILS.items()
+        }
+        return cls(machine=machine, settings=dict(parts["settings"].data), details=details, **read)
 
 
 def _count(value: Any, where: str) -> int:
     if integer(value, where) < 0:
         raise SchemaError(where, f"expected a count, got {value}")
     return value
+
+
+# Each field as an entry stores it: its part ("": the entry itself), its name there, its check,
+# and its default where a file written before it lacks it (MISSING: required), in the order read.
+STORED: dict[str, tuple[str, str, Check[Any], Any]] = {
+    "created_at": ("", "created_at", string, MISSING),
+    "release": ("", "release", string, MISSING),
+    "profile": ("", "profile", string, MISSING),
+    "case": ("", "case", string, MISSING),
+    "sizes": ("", "sizes", map_of(_count), MISSING),
+    "pairs": ("aa", "pairs", _count, MISSING),
+    "comparisons": ("aa", "comparisons", _count, MISSING),
+    "flagged": ("aa", "flagged", _count, MISSING),
+    "raised": ("slowdown", "size", string, MISSING),
+    "raised_from": ("slowdown", "from", _count, MISSING),
+    "raised_to": ("slowdown", "to", _count, MISSING),
+    "slowdown_comparisons": ("slowdown", "comparisons", _count, MISSING),
+    "slowdown_flagged": ("slowdown", "flagged", _count, MISSING),
+    "smallest_flagged_ratio": ("slowdown", "smallest_flagged_ratio", number, None),
+    "largest_unflagged_ratio": ("slowdown", "largest_unflagged_ratio", number, None),
+    "processes": ("aa", "processes", _count, MISSING),
+    "min_processes": ("settings", "min_processes", _count, MISSING),
+    # absent from files written before calibrations measured the slowdown interleaved
+    "slowdown_runs": ("slowdown", "runs", _count, 0),
+    "detectable_ratio": ("aa", "detectable_ratio", number, None),
+    "invocation_spread": ("aa", "invocation_spread", number, None),
+    "aa_loaded": ("aa", "loaded", boolean, False),
+}
+# ``details`` (for people): where each is stored, and what it is where absent.
+DETAILS: dict[str, tuple[str, str, Callable[[], Any]]] = {
+    "per_pair": ("aa", "per_pair", list),
+    "metrics": ("slowdown", "metrics", list),
+    "detectable": ("aa", "detectable_by_metric", dict),
+}
 
 
 def calibration_path(results_root: Path, machine: str) -> Path:
@@ -196,8 +186,7 @@ def _runs(data: Any) -> list[CalibrationRun]:
 
 
 def append_calibration(results_root: Path, run: CalibrationRun) -> Path:
-    """Add ``run`` to its machine's file, atomically (written beside it, then renamed over it).
-    Earlier entries are kept; a file that cannot be read is refused rather than replaced."""
+    """Add ``run`` to its machine's file atomically; an unreadable file is refused, not replaced."""
     path = calibration_path(results_root, run.machine)
     earlier: list[Any] = []
     if path.exists() or path.is_symlink():

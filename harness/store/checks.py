@@ -1,8 +1,4 @@
-"""JSON values checked for the type a record expects, every error named by the path of its field.
-
-The checks a result's parser (``harness.store.schema``) is built from; a reader of any other
-untrusted JSON document the harness stores can be built from them too.
-"""
+"""JSON values checked for the type a record expects, every error named by its field's path."""
 
 from __future__ import annotations
 
@@ -30,10 +26,22 @@ def expected(what: str, value: Any, where: str) -> SchemaError:
     return SchemaError(where, f"expected {what}, got {got}")
 
 
-def string(value: Any, where: str) -> str:
-    if not isinstance(value, str):
-        raise expected("str", value, where)
-    return value
+def _of(kind: type | tuple[type, ...], what: str) -> Check[Any]:
+    """Values of ``kind`` as they are; true and false are no numbers, as JSON tells them apart."""
+
+    def checked(value: Any, where: str) -> Any:
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+            raise expected(what, value, where)
+        return value
+
+    return checked
+
+
+string: Check[str] = _of(str, "str")
+integer: Check[int] = _of(int, "int")
+number: Check[float] = _of((int, float), "number")
+boolean: Check[bool] = _of(bool, "bool")
+json_object: Check[Mapping[str, Any]] = _of(dict, "object")
 
 
 def path_name(value: Any, where: str) -> str:
@@ -52,31 +60,7 @@ def size_map(value: Any, where: str) -> dict[str, int]:
     return map_of(integer)(value, where)
 
 
-def integer(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise expected("int", value, where)
-    return value
-
-
-def number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise expected("number", value, where)
-    return value
-
-
 def as_is(value: Any, where: str) -> Any:
-    return value
-
-
-def boolean(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise expected("bool", value, where)
-    return value
-
-
-def json_object(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise expected("object", value, where)
     return value
 
 

@@ -1,20 +1,13 @@
-"""Files the harness reads from untrusted folders, and files it writes into output folders.
+"""Files read from untrusted folders, and files written into output folders.
 
-Reading: a result or calibration file is input (a CI artifact, a colleague's folder), so
-it is read only if it is a regular file (a FIFO would block, ``/dev/zero`` never end),
-no larger than a cap, and parsed as strict UTF-8 JSON no deeper than any document the
-harness writes, with numbers no larger than any it measures: the bounds of ``store.bounds``,
-which the writer checks each result against, so that what is written is read back.  Each refusal is
-a ``DocumentProblem`` whose text names why in a few words, for a line naming the file.
+Reading: a result or calibration file is input, read only if it is a regular file (a FIFO would
+block, ``/dev/zero`` never end) within ``store.bounds``; each refusal a ``DocumentProblem``.
 
-Writing: an output folder may hold links planted there (``plots → elsewhere``,
-``page.md.tmp → victim``).  ``output_folder`` refuses a link where a folder is expected,
-and ``replace_file`` writes under a fresh temporary name (created exclusively, so never
-through a link) and renames it over the final name, which replaces a link rather than
-writing through it; on failure the temporary file is removed.  A file the user named that is no
-regular file (``/dev/stdout``, a device, a FIFO, a shell's ``>(...)``) is written where it is:
-replacing it would put a regular file in place of the device (as root, ``/dev/null`` and
-``/dev/full`` became files) and leave the reader of a FIFO or of ``>(...)`` with nothing.
+Writing: an output folder may hold planted links.  ``output_folder`` refuses a link where a folder
+is expected; ``replace_file`` writes a fresh temporary file and renames it over the final name,
+replacing a link rather than writing through it.  A file the user named that is no regular file
+(``/dev/stdout``, a FIFO, ``>(...)``) is written in place: replacing it would put a regular file
+where the device was (as root, ``/dev/null`` became one) and leave a FIFO's reader with nothing.
 """
 
 from __future__ import annotations
@@ -48,9 +41,8 @@ class DocumentProblem(ValueError):
 def read_bounded(
     path: Path, *, limit: int = MAX_DOCUMENT_BYTES, follow_links: bool = True
 ) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes; DocumentProblem otherwise (OSError if
-    unreadable). Opened without blocking, so a FIFO is refused rather than waited on; with
-    ``follow_links`` false a link is refused too."""
+    """The bytes of a regular file of at most ``limit`` bytes, opened without blocking (a FIFO is
+    refused, not waited on); DocumentProblem otherwise, OSError if unreadable."""
     flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_links else os.O_NOFOLLOW)
     if not follow_links and path.is_symlink():
         raise DocumentProblem("a link, not a regular file")
@@ -127,8 +119,7 @@ def parse_document(data: bytes) -> Any:
 
 
 def read_plan_document(path: Path, what: str, limit: int) -> Any:
-    """A plan file (``what``: "the release plan"), read as any untrusted document; UsageError
-    naming the file where it cannot be read."""
+    """A plan file read as any untrusted document; UsageError naming it where it cannot be."""
     try:
         return parse_document(read_bounded(path, limit=limit))
     except (OSError, ValueError) as exc:
@@ -146,9 +137,8 @@ def _lone_surrogate(document: Any) -> bool:
 
 
 def output_folder(root: Path, *parts: str) -> Path:
-    """``root / parts``, each level made if missing; UsageError where one is a link or not a folder.
-    ``root`` itself is the user's choice (it may be a link); what lies below it may have been
-    planted."""
+    """``root / parts``, each level made if missing; UsageError where one below ``root`` (the user's
+    choice) is a link or not a folder."""
     root.mkdir(parents=True, exist_ok=True)
     folder = root
     for part in parts:
@@ -163,9 +153,8 @@ def output_folder(root: Path, *parts: str) -> Path:
 
 
 def child(folder: Path, name: str) -> Path:
-    """``folder / name`` for a plain file name; UsageError for one that is a path (``a/b``, ``..``).
-    Unlike ``names.inside`` it does not follow a link planted at ``name``: ``replace_file`` replaces
-    one."""
+    """``folder / name`` for a plain file name; unlike ``names.inside`` it does not follow a link
+    planted at ``name``: ``replace_file`` replaces one."""
     if name in ("", ".", "..") or "/" in name or "\0" in name:
         raise UsageError(f"refusing to write {name!r} under {folder}: not a plain file name")
     return folder / name
@@ -206,9 +195,8 @@ def temporary_file(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write a file the user named, atomically: a link there is replaced, never written through (but
-    one to a device, FIFO or pipe, ``/dev/stdout``, is, in place: ``is_stream``); a folder there, a
-    missing folder or no permission is one line, not a traceback."""
+    """Write a file the user named atomically (a stream such as ``/dev/stdout`` in place); a folder
+    there, a missing folder or no permission is one line, not a traceback."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"{path} is a folder: name a file to write")
     try:

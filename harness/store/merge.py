@@ -1,11 +1,8 @@
-"""``python -m harness merge DIR... --into DIR``: results from many machines into one folder.
+"""``merge DIR... --into DIR``: results from many machines into one folder.
 
-CI fans the catalogue out over runners, each uploading its results folder; the report wants them in
-one.  A result is copied byte for byte to the place it would have been stored at, so the merged
-folder looks like one machine's ``results/``. A result already there (same id and content: the same
-file in two artifacts, a folder merged twice, or one another merge into the same folder copied
-meanwhile) is counted once; a file that cannot be used, or whose id is taken by other content, is
-left out with one line saying why.
+A result is copied byte for byte where it would have been stored; one already there (same id and
+content) is counted once; a file that cannot be used, or whose id is taken by other content, is left
+out with one line saying why.
 """
 
 from __future__ import annotations
@@ -46,8 +43,7 @@ def merge(sources: Sequence[Path], into: Path) -> Merged:
 
 
 def _text(path: Path, digest: str, *, follow_links: bool = True) -> str | None:
-    """The result file's text, read with the loader's bounds; None unless its content is the one
-    hashed ``digest`` (the one loaded, or the one being merged)."""
+    """The result file's text within the loader's bounds; None unless it hashes to ``digest``."""
     try:
         data = read_bounded(path, follow_links=follow_links)
         same = content_hash(parse_document(data)) == digest

@@ -1,9 +1,6 @@
-"""Older result documents brought up to the newest schema version, one version at a time (as asv's
-``update_to_N``).
-
-``MIGRATIONS[n]`` turns a version-n document into a version-(n + 1) one.  Migrations
-work on the raw JSON and never fail on a malformed document: they move what is there
-and leave checking to ``harness.store.schema.parse``.  Files on disk are never rewritten.
+"""Older result documents brought up to the newest schema version, one version at a time:
+``MIGRATIONS[n]`` turns version n into n + 1, on the raw JSON, never failing on a malformed one
+(``schema.parse`` checks).  Files on disk are never rewritten.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
-"""Stored results: one schema-versioned JSON document per cell, written atomically, loaded and
-parsed once.
+"""Stored results: one schema-versioned JSON document per cell, written atomically, loaded once.
 
-Files are created atomically (written under a temporary name, fsynced, then hard-linked to their
-final name, which fails rather than replaces) so a finished result is never overwritten or left
-half-written.  A result is checked by parsing it (``harness.store.schema``) before it is written and
-when it is loaded; older schema versions are migrated on load (``harness.store.migrations``), never
-on disk. The loader names every file it cannot use and why, and carries on with the rest; it reads
-only regular files within ``store.files``' bounds (size, depth, numbers, UTF-8).
-
-Results gathered from many machines may hold one result twice (the same file in two CI artifacts):
-the loader counts a result once per id and content, and names a file whose id is taken by different
-content.  ``host.machine`` (the machine id) was added without a schema bump: it is optional, and
-results stored before it load as from an unrecorded machine.
-
-Which run of a cell counts is decided in one place, ``newest_runs``: the newest by creation time,
-the id breaking ties.
+Written under a temporary name, fsynced, then hard-linked to the final name (which fails rather than
+replaces), so a result is never overwritten or half-written; checked by parsing before writing and
+on loading; older versions are migrated on load, never on disk.  The loader names every file it
+cannot use and carries on, and counts a result found twice (two CI artifacts) once per id and
+content.  Which run of a cell counts is decided in ``newest_runs`` alone.
 """
 
 from __future__ import annotations
@@ -95,8 +85,7 @@ class UnreadableResult(ValueError):
 
 
 def write_result(root: Path, record: Result | Mapping[str, Any]) -> Path:
-    """Store a result (or a document of any version, as the newest), checked by parsing it and
-    against the bounds every reader holds (``store.bounds``); UnreadableResult saying why not."""
+    """Store a result checked by parsing and against ``store.bounds``; else UnreadableResult."""
     try:
         document = record.to_json() if isinstance(record, Result) else upgrade(record)
         result = parse(document)
@@ -169,9 +158,7 @@ def cell_of(stored: StoredResult) -> Cell:
 def newest_runs(
     results: Iterable[StoredResult], key: Callable[[StoredResult], K]
 ) -> dict[K, Newest]:
-    """The newest result per ``key`` (e.g. ``cell_of``: per cell and machine), with the count of
-    older ones. The one place that decides which run of several counts: every reader selects through
-    it."""
+    """The newest result per ``key``, with the count of older ones: every reader selects so."""
     found: dict[K, Newest] = {}
     for result in results:
         seen = found.get(key(result))
@@ -204,11 +191,9 @@ def newest_result(
     machine: str,
     accept: Callable[[StoredResult], bool] | None = None,
 ) -> StoredResult | None:
-    """The newest stored result of one cell (case, sizes, release, profile) on ``machine``. A point
-    refused by the budget was never measured: raising the budget must run it. Results merged in from
-    other machines do not count; results from before machine ids do, since they were most likely
-    stored here.  ``accept`` narrows which results count at all (a triage tells its first round from
-    its confirmations so)."""
+    """The newest stored result of one cell on ``machine``.  A point refused by the budget was never
+    measured (raising the budget must run it); results merged in from other machines do not count,
+    results from before machine ids do.  ``accept`` narrows which results count."""
     if any(name_problem(name) for name in (case, release, profile)):
         return None  # such a cell cannot have been stored
     folder = inside(root, case, f"jax-{release}", profile)
@@ -267,9 +252,8 @@ MAX_NOTES = 40
 
 
 def readable(result: Result) -> Result:
-    """``result`` as every reader would read it back: what lies outside ``store.bounds`` (a number
-    out of range, a fact nested too deep, half a surrogate pair) left out or repaired, a line of
-    ``notes`` each; UnreadableResult when no result is left (a required figure gone)."""
+    """``result`` as every reader would read it back: what lies outside ``store.bounds`` left out or
+    repaired, a note each; UnreadableResult when a required figure is gone."""
     notes: list[str] = []
     document = fit(result.to_json(), "", notes.append)
     if not notes:

@@ -1,26 +1,17 @@
 """The stored result as typed, immutable records, and ``parse``: JSON in, a ``Result`` or a
-``SchemaError``.
+``SchemaError`` naming the first wrong field by its path (``host.machine.id: expected str, got
+list``).
 
-A result file is untrusted input: ``parse`` checks every field it reads for its type and names the
-first wrong one by its path (``host.machine.id: expected str, got list``).  Fields this harness does
-not know are ignored, never fatal, so a newer harness may add fields without a schema bump; fields a
-reader can do without are optional, so results stored before they existed still load.  ``parse``
-reads only the newest schema version; ``harness.store.migrations`` brings older files up to it.
+A result file is untrusted input.  Unknown fields are ignored, so a newer harness may add fields
+without a schema bump; optional fields let results stored before them load; ``parse`` reads the
+newest schema version only, ``harness.store.migrations`` brings older files up to it.  A result is
+one *cell* measured in one or more case processes (``ProcessRun``); statistics over them are the
+readers' (``harness.analysis``), never stored.  Each record reads and writes itself by its fields
+(``read_record``; ``_Record.to_json``): ``parse(result.to_json()) == result``.
 
-A result is one *cell* (a case at sizes on a release under a profile) measured in one or more case
-processes; each process keeps its own measurements (``ProcessRun``).  Statistics and claim verdicts
-over processes are the readers' business (``harness.analysis``), never stored.
-
-Each record class both reads and writes its shape by its fields: ``read_record`` checks each by
-its type (``_check_of``; the few whose JSON says more by ``_SPECIAL``) and takes its default, and
-``to_json`` writes each by its name (``_Record``), so names, types and defaults are written out
-once: ``parse(result.to_json()) == result`` for every record.
-
-Why not validate with the published JSON Schema (``docs/result.schema.json``, which the tests keep
-matched to this module) and a schema library: a reader needs the typed records anyway, which
-validation alone does not give, and on the stored fixtures this parser reads and builds a result in
-about 0.6 ms where ``jsonschema`` takes about 4.5 ms to validate it alone; its errors name the field
-by path just as well.
+Why not the published JSON Schema (``docs/result.schema.json``) and a schema library: a reader needs
+the typed records anyway, and on the stored fixtures this parser reads and builds a result in about
+0.6 ms where ``jsonschema`` takes about 4.5 ms to validate it alone.
 """
 
 from __future__ import annotations
@@ -93,9 +84,8 @@ def _default(spec: Field[Any]) -> Any:
 
 
 class _Record:
-    """A record that writes itself as the parser below reads it: every field by its name.
-    ``_sparse`` fields are left out at their default, as the writers before this class left them out
-    (a failed process has no ``programs``), so stored files keep their shape."""
+    """A record written by its fields' names; ``_sparse`` fields are left out at their default, as
+    the writers before this class left them out, so stored files keep their shape."""
 
     _sparse: ClassVar[frozenset[str]] = frozenset()
 
@@ -176,11 +166,9 @@ class EndKind(StrEnum):
 
 @dataclass(frozen=True)
 class ProcessEnd(_Record):
-    """Where a process died: its signal or exit status, the last lines it wrote (bounded and
-    scrubbed, as any stored output) and Python's ``faulthandler`` stack at a fatal signal or at its
-    time-out, where one was written.  ``from_outside``: a signal that something outside the script
-    sends (SIGKILL, SIGTERM, SIGINT, SIGHUP), never a fault of the script's own code; SIGKILL is
-    also how the kernel's OOM killer ends one."""
+    """Where a process died: its signal or exit status, its last lines (bounded, scrubbed) and the
+    ``faulthandler`` stack where written.  ``from_outside``: a signal from outside (SIGKILL,
+    SIGTERM, SIGINT, SIGHUP), never the script's own fault; SIGKILL is also the OOM killer's."""
 
     how: EndKind
     signal: str | None = None  # "SIGSEGV"
@@ -287,8 +275,7 @@ class ProcessRun(_Record):
 
 @dataclass(frozen=True)
 class ScriptIdentity(_Record):
-    """The plain script a result measured (``--script``): its file name, the SHA-256 of its content,
-    and the arguments it ran with (``--script-arg``; another set of them is another measurement)."""
+    """The plain script a result measured: file name, content's SHA-256, ``--script-arg``."""
 
     file: str
     sha256: str
@@ -297,10 +284,8 @@ class ScriptIdentity(_Record):
 
 @dataclass(frozen=True)
 class Libraries(_Record):
-    """What a plain script's venv held besides the harness's own view of JAX: how it was resolved
-    (``as-of`` the jax release's date, with ``cutoff`` the index's moment, or ``newest``), what the
-    script declared, what was held at one version, and every distribution installed
-    (``name==version``, sorted) with their SHA-256."""
+    """What a plain script's venv held: the policy (``cutoff``: the index's moment for ``as-of``),
+    what the script declared, what was held, every distribution installed (``name==version``)."""
 
     policy: str
     installed: tuple[str, ...]
@@ -366,9 +351,8 @@ COUNT_SECONDS = 60.0
 
 @dataclass(frozen=True)
 class Settings(_Record):
-    """How a cell is measured: what the runner is given, and what a result stores of it.
-    ``unrecorded`` names the settings a stored result does not record (it predates them): they read
-    as their defaults here, but are neither shown nor written back."""
+    """How a cell is measured.  ``unrecorded``: settings a stored result predates; they read as
+    their defaults here, but are neither shown nor written back."""
 
     warmup: int = 2
     repeats: int = 30
@@ -653,8 +637,7 @@ def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
 
 
 def _machine(value: Any, where: str) -> MachineFacts | None:
-    """The machine's facts; None without an id (absent, null, or the empty string earlier writers
-    put for none), which then reads, and is written back, as an unrecorded machine."""
+    """The machine's facts; None without an id (absent, null, or earlier writers' empty string)."""
     found = read_record(MachineFacts, value, where, id=None)
     return MachineFacts(path_name(found.id, f"{where}.id"), found.basis) if found.id else None
 
@@ -730,8 +713,7 @@ def read_record(record: type[R], value: Any, where: str, **defaults: Any) -> R:
 
 
 def parse_process(value: Any, where: str = "process", position: int = 0) -> ProcessRun:
-    """One process's record (a result's ``processes`` entry) on its own, its index its position
-    where it has none; SchemaError saying where otherwise."""
+    """One process's record on its own, its index its position where it has none."""
     return read_record(ProcessRun, value, where, index=position)
 
 
