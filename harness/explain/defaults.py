@@ -69,7 +69,6 @@ def parse_xla_listing(text: str) -> dict[str, Option]:
 
 
 def xla_listing(interpreter: Path, environ: Mapping[str, str]) -> dict[str, Option] | str:
-    """The flags the jaxlib of ``interpreter``'s venv knows, or why they were not read."""
     command = [str(interpreter), "-c", "import jax; jax.devices()"]
     # on the host's CPU: the listing is the same, and an accelerator (a TPU chip, which one process
     # at a time may hold) is left to the case processes

@@ -86,7 +86,6 @@ def opcodes(text: str) -> Counter[str]:
 
 
 def fusion_kinds(text: str) -> Counter[str]:
-    """An optimised module's fusions by kind, a custom one with its backend (``kCustom(__x)``)."""
     found: Counter[str] = Counter()
     for line in text.splitlines():
         if match := FUSION_KIND.search(line):
@@ -206,7 +205,6 @@ class ModuleChange:
 
 
 def compare_dumps(old: dict[str, Module], new: dict[str, Module]) -> list[ModuleChange]:
-    """The modules both releases compiled, those that differ first, then the largest."""
     shared = [ModuleChange(name, old[name], new[name]) for name in sorted(set(old) & set(new))]
     return sorted(
         shared, key=lambda c: (c.same_before and c.same_after, -sum(c.new.after.values()))

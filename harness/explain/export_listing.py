@@ -116,11 +116,9 @@ def _listing(document: Any) -> dict[str, Any]:
     }
 
 
-PROGRAM_FIELDS = {"file", "name", "calls", "lowered", "problem", "inputs", "config", "static"}
-
-
 def _program(value: Any, where: str) -> dict[str, Any]:
-    found = _fields(value, where, PROGRAM_FIELDS | {"donated"})
+    named = {"file", "name", "calls", "lowered", "problem", "inputs", "config", "static", "donated"}
+    found = _fields(value, where, named)
     program: dict[str, Any] = {
         "file": _match(found.get("file"), f"{where}.file", PROGRAM_FILE, "a program's file"),
         "name": redact(_match(found.get("name"), f"{where}.name", NAME, "a name")),
@@ -260,7 +258,6 @@ def _withhold_secrets(folder: Path, listing: dict[str, Any]) -> None:
 
 
 def _members(data: bytes, name: str) -> dict[int, bytes]:
-    """The ``.npy`` members of an ``.npz``, by the number of the input each keeps."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = archive.infolist()

@@ -140,7 +140,6 @@ class HeldAnswer:
 
 
 def library_answered(found: Sequence[Found], metric: MetricKey) -> bool:
-    """Whether library or JAX answered ``metric``'s change for the libraries."""
     held = next((each for each in found if isinstance(each, HeldAnswer)), None)
     return held is not None and metric in held.answered()
 
@@ -292,7 +291,6 @@ def _parts(
     jax_of_middle: str,
     confirmed: Comparison | None = None,
 ) -> Parts:
-    """One metric's parts; with the step as ``confirmed``, judged by share too (``by_share``)."""
     before, middle, after = results
     thresholds = step.thresholds
     first = compare_results(before, middle, key, thresholds)

@@ -98,7 +98,6 @@ class HostAnswer:
         return (self.before, self.old), (self.after, self.new)
 
     def groups(self) -> list[tuple[str, int, int]]:
-        """Each group's own ns on both releases, the one that moved most first."""
         if isinstance(self.old, str) or isinstance(self.new, str):
             return []
         old, new = self.old.by_group(), self.new.by_group()
@@ -156,7 +155,6 @@ class HostProfile:
 
 
 def shown_in_programs(answer: ReproducerAnswer) -> bool:
-    """Whether the reproducer moved on every counterpart it measured."""
     compared = [found for _, found in answer.measured.values()]
     return bool(compared) and all(c is not None and c.verdict in MOVED for c in compared)
 

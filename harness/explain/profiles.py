@@ -62,7 +62,6 @@ class OpTimes:
 
 
 def read_trace(folder: Path) -> OpTimes | str:
-    """The op times of the perfetto trace under ``folder``, or why there are none."""
     try:
         traces = sorted(folder.rglob("perfetto_trace.json.gz"))
         if not traces:
@@ -91,7 +90,6 @@ def is_op(name: str) -> bool:
 
 
 def op_events(events: list[object]) -> dict[object, list[tuple[float, float, str]]]:
-    """The op events of a trace by thread: (start, duration, kind), in µs."""
     threads: dict[object, list[tuple[float, float, str]]] = {}
     for event in events:
         if not isinstance(event, dict) or event.get("ph") != "X":
@@ -183,7 +181,6 @@ PROFILED_COST = 10  # plain processes a profiled one costs, for the why's budget
 
 
 def profile_ops(sides: StepSides, label: str, platform: str) -> OpTimes | str:
-    """One extra process of ``label`` profiled by ``jax.profiler``: its ops' time, or why none."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side

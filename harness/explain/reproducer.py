@@ -252,7 +252,6 @@ def reproducer_prober(
 
 
 def matched(captured: Mapping[str, dict[str, Any] | str]) -> tuple[int, int]:
-    """How many of the older side's programs the newer compiled too, of all."""
     older, newer = (
         [
             json.dumps([p.get("name"), p.get("inputs")], sort_keys=True)
@@ -355,7 +354,6 @@ def own_exports(
 
 
 def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[str, Any]) -> Path:
-    """``listing``'s programs copied from ``captured`` into ``folder`` with the reproducer."""
     from harness.explain.reproducer_script import reproducer_text
 
     for stale in [*folder.glob("program_*"), folder / "programs.json", *folder.glob("repro_*.py")]:
@@ -387,7 +385,6 @@ def _copy(path: Path, to: Path) -> bytes:
 
 
 def traced_under(listing: Mapping[str, Any]) -> dict[str, Any]:
-    """The jax flags the exported programs were traced under, set first by their reproducer."""
     config: dict[str, Any] = {}
     for program in listing.get("programs", []):
         config.update(program.get("config", {}) if "problem" not in program else {})
@@ -438,7 +435,6 @@ def moved_counterparts(answer: ReproducerAnswer) -> dict[MetricKey, str]:
 def moved_programs(
     listing: Mapping[str, Any], results: Mapping[str, StoredResult | None], step: Step
 ) -> list[str]:
-    """The files of the programs whose own calls, compile or temp bytes moved."""
     before, after = (results.get(label) for label in step.pair)
     moved = []
     for number, program in enumerate(listing.get("programs", []), start=1):

@@ -80,7 +80,6 @@ class BisectOutcome:
         )
 
     def set_aside(self) -> list[Judgement]:
-        """Releases probed but not judged good or bad, in range order."""
         found = [
             p for p in self.probes if p.verdict not in (ReleaseVerdict.GOOD, ReleaseVerdict.BAD)
         ]
@@ -161,7 +160,6 @@ def bisect(
 
 
 def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
-    """Which way a ratio points past the factor, or None inside the band."""
     direction = comparison.past(thresholds)
     if direction is None or key.metric_name not in thresholds.higher_is_better:
         return direction
@@ -228,7 +226,6 @@ class SweepOutcome:
         ]
 
     def stepped_more_than_once(self) -> list[str]:
-        """The criteria, by name, with more than one step."""
         names = [step.criterion.name for step in self.steps]
         return sorted({name for name in names if names.count(name) > 1})
 
@@ -240,7 +237,6 @@ class SweepOutcome:
 def status_steps(
     measurements: Sequence[Probe], thresholds: Thresholds, *, screen: bool = False
 ) -> list[ReleaseStep]:
-    """Each status step between consecutive releases whose processes ran."""
     ran_ones = [m for m in measurements if ran(m.result)]
     steps = []
     for before, after in pairwise(ran_ones):
@@ -298,7 +294,6 @@ def judged(
     *,
     screen: bool = False,
 ) -> SweepOutcome:
-    """The steps between consecutive ``measurements`` (of ``releases``, in their order)."""
     found = SweepOutcome(list(releases), list(measurements), [], with_claim)
     ok = found.ok()
     series = [metric_samples(m.result) for m in ok if m.result is not None]

@@ -91,7 +91,6 @@ class CommitBisect:
 
     @property
     def jaxlib_change(self) -> str | None:
-        """The jaxlib the change comes with, in words, when the answer is jaxlib's."""
         attributed = self.attribution
         if attributed.cause == JAXLIB:
             return f"between jaxlib {attributed.older} and {attributed.newer}"

@@ -162,8 +162,6 @@ class Evidence(Protocol):
 
 @dataclass(frozen=True)
 class Skipped:
-    """A kind not asked for a step, and why."""
-
     name: str
     reason: str
     settles: bool = False
@@ -201,7 +199,7 @@ class StepSides:
         return self.prober.processes
 
     def stored(self, release: str) -> StoredResult | None:
-        """The newest stored result of ``release``'s cell: a triage's confirmation counted too."""
+        # the newest stored result of ``release``'s cell: a triage's confirmation counted too
         counted = dataclasses.replace(self.prober.reuse, accept=None, max_processes=None)
         return counted.stored(release)
 
@@ -328,8 +326,6 @@ class StepSides:
 
 @dataclass(frozen=True)
 class Spent:
-    """How long each kind asked for a step took, in order."""
-
     before: str
     after: str
     seconds: Mapping[str, float]
