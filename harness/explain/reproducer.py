@@ -155,15 +155,14 @@ class Reproducer:
     def gather(
         self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()
     ) -> ReproducerAnswer:
-        kept = step.kept("reproducer")
         folder = step.folder("reproducer")
         if step.ending:
-            return status_reproducer(step, sides, folder, kept)
+            return status_reproducer(step, sides, folder)
         for label in step.pair:  # where each side's programs go: never a link planted there
             step.folder("reproducer", "captured", label)
         sides.afford(step, 2 + 2 * sides.processes, "its export and first look")
         captured = capture_both(sides, step, folder / "captured")
-        answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
+        answer = ReproducerAnswer(*step.pair, f"{step.kept('reproducer')}/")
         refused: list[str] = []
         problems: list[str] = []
         # the older release's programs first, then the other way round
@@ -173,7 +172,7 @@ class Reproducer:
                 problems.append(listing)
                 continue
             script = write_reproducer(folder, folder / "captured" / exported_on, step, listing)
-            answer, results = measure_reproducer(step, sides, script, exported_on, listing, kept)
+            answer, results = measure_reproducer(step, sides, script, exported_on, listing)
             answer = keep_what_moved(step, sides, folder, exported_on, listing, answer, results)
             refused += answer.refused
             problems += [answer.problem] if answer.problem else []
@@ -182,7 +181,7 @@ class Reproducer:
                 break
         else:
             if refused and not any(isinstance(found, str) for found in captured.values()):
-                answer = own_exports(step, sides, folder, captured, kept)
+                answer = own_exports(step, sides, folder, captured)
                 problems = [answer.problem] if answer.problem else []
             elif refused:
                 problems.append("neither release runs the other's export")
@@ -192,10 +191,10 @@ class Reproducer:
         )
 
 
-def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> ReproducerAnswer:
+def status_reproducer(step: Step, sides: StepSides, folder: Path) -> ReproducerAnswer:
     """A status step's reproducer: exported from the release that runs (the other may die before it
     exports), run on both, judged by how its processes end."""
-    answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
+    answer = ReproducerAnswer(*step.pair, f"{step.kept('reproducer')}/")
     told = crashing_side(step, sides.prober.reuse.stored)
     if isinstance(told, str):
         return dataclasses.replace(answer, problem=told)
@@ -206,7 +205,7 @@ def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> 
     if isinstance(listing, str):
         return dataclasses.replace(answer, problem=listing)
     script = write_reproducer(folder, captured, step, listing)
-    base = _written(step, kept, script, runs, listing)
+    base = _written(step, script, runs, listing)
     measuring = reproducer_prober(sides, script, ())
     if isinstance(measuring, str):
         return dataclasses.replace(base, problem=measuring)
@@ -219,11 +218,12 @@ def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> 
 
 
 def _written(
-    step: Step, kept: str, script: Path, exported_on: str, listing: Mapping[str, Any]
+    step: Step, script: Path, exported_on: str, listing: Mapping[str, Any]
 ) -> ReproducerAnswer:
     lines = len(script.read_text().splitlines())
     programs, note = tuple(listing.get("programs", ())), str(listing.get("note", ""))
-    return ReproducerAnswer(*step.pair, f"{kept}/", script.name, exported_on, lines, programs, note)
+    folder = f"{step.kept('reproducer')}/"
+    return ReproducerAnswer(*step.pair, folder, script.name, exported_on, lines, programs, note)
 
 
 def reproducer_prober(
@@ -320,11 +320,7 @@ OWN_FILES = 50  # the newer release's program_01 is the reproducer's program_51
 
 
 def own_exports(
-    step: Step,
-    sides: StepSides,
-    folder: Path,
-    captured: Mapping[str, dict[str, Any] | str],
-    kept: str,
+    step: Step, sides: StepSides, folder: Path, captured: Mapping[str, dict[str, Any] | str]
 ) -> ReproducerAnswer:
     """Where neither release reads the other's export: one reproducer of each release's own export
     of the same programs (``by_release``), run on each, measured on both; or why there is none."""
@@ -334,7 +330,7 @@ def own_exports(
     exported_on = f"{step.before} and {step.after}, each its own export"
     if same != of or len(newer.get("programs", [])) != of:
         problem = f"each release's own export holds other programs ({same} of {of} alike)"
-        return ReproducerAnswer(step.before, step.after, f"{kept}/", problem=problem)
+        return ReproducerAnswer(*step.pair, f"{step.kept('reproducer')}/", problem=problem)
     theirs = str(newer["jax"])  # a version: each listing was read as data (export_listing)
     both = step.folder("reproducer", "captured", "both")  # never through a link planted there
     for stale in both.iterdir():
@@ -349,7 +345,7 @@ def own_exports(
         _copy(path, both / path.name)
     listing = {**older, "jax": f"{older['jax']} and {theirs}", "by_release": {theirs: renamed}}
     script = write_reproducer(folder, both, step, listing)
-    answer, _ = measure_reproducer(step, sides, script, exported_on, listing, kept, proof=step.pair)
+    answer, _ = measure_reproducer(step, sides, script, exported_on, listing, proof=step.pair)
     return answer
 
 
@@ -415,9 +411,7 @@ def keep_what_moved(
         f"  the reproducer again, the {len(moved)} of {len(exported)} programs that moved"
     )
     script = write_reproducer(folder, captured, step, fewer)
-    again, _ = measure_reproducer(
-        step, sides, script, exported_on, fewer, answer.folder.rstrip("/")
-    )
+    again, _ = measure_reproducer(step, sides, script, exported_on, fewer)
     if not again.refused and shown.items() <= moved_counterparts(again).items():
         return dataclasses.replace(again, left_out=len(exported) - len(moved))
     write_reproducer(folder, captured, step, listing)
@@ -455,7 +449,6 @@ def measure_reproducer(
     script: Path,
     exported_on: str,
     listing: Mapping[str, Any],
-    kept: str,
     proof: tuple[str, ...] = (),
 ) -> tuple[ReproducerAnswer, Mapping[str, StoredResult | None]]:
     """The reproducer measured on both releases until its counterparts are decided, once it ran
@@ -463,9 +456,7 @@ def measure_reproducer(
     found = {m: counterpart(m, step.shape_of(m)) for m in step.metrics}
     counterparts = {m: key for m, key in found.items() if isinstance(key, MetricKey)}
     unmatched = {m: why for m, why in found.items() if isinstance(why, str)}
-    base = dataclasses.replace(
-        _written(step, kept, script, exported_on, listing), unmatched=unmatched
-    )
+    base = dataclasses.replace(_written(step, script, exported_on, listing), unmatched=unmatched)
     if not counterparts:
         return base, {}
     measuring = reproducer_prober(sides, script, tuple(dict.fromkeys(counterparts.values())))
