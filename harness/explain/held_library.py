@@ -314,8 +314,8 @@ def by_share(whole: Comparison, jax: Comparison | None, libraries: Comparison | 
         if holds is None or holds.cost is None or other is None or other.cost is None:
             continue  # a part without a ratio (a value) holds no share of one
         beyond = holds.cost.ratio > half if toward else holds.cost.ratio < 1 / half
-        part = other.cost  # its whole interval inside ×1/half–×half
-        inside = not math.isnan(part.margin) and part.margin < half
-        if beyond and (1 / half < part.ratio < half if other.constant else inside):
+        part = other.cost  # its whole interval (a constant one: its ratio) inside ×1/half–×half
+        inside = 1 / half < part.ratio < half if other.constant else part.margin < half  # NaN: no
+        if beyond and inside:
             return name
     return ""
