@@ -34,15 +34,14 @@ from harness.units import time_left
 
 
 def execute(options: RangeOptions) -> int:
-    """Exit status 0 when a first bad release was found, 3 when the endpoints stayed undecided (more
-    measurement would decide), else 1 (``bisect_exit``)."""
+    """Exit status 0 when a first bad release was found, 3 when the endpoints stayed undecided, else
+    1 (``bisect_exit``)."""
     if options.commits:
         return run_commit_bisect(options)
     run = RangeRun.start(options)
     options = run.options  # with --vary, the range's ends are the labels its releases were given
-    # The endpoints, against which every probe is judged, are measured in one interleaved run, until
-    # their comparison is decided: with a metric, changed or unchanged ("all"), else every metric
-    # that moved; meanwhile the first probe's release is installed.
+    # The endpoints, against which every probe is judged, measured together until decided; the first
+    # probe's release installed meanwhile.
     first_probe = next_probe(0, len(run.releases) - 1)
     run.prober.prepare_ahead([run.releases[first_probe]] if first_probe is not None else [])
     run.prober.measure_together(
@@ -62,8 +61,7 @@ def bisect_exit(found: BisectOutcome) -> int:
 
 
 def _bisect_every_changed_metric(run: RangeRun) -> int:
-    """Bisect each metric the endpoints differ on (the probes' results are stored, so later bisects
-    reuse them)."""
+    """Bisect each metric the endpoints differ on (later ones reuse the probes' stored results)."""
     options, prober = run.options, run.prober
     good, bad = prober(options.first), prober(options.last)
     if good.result is None or bad.result is None:
@@ -107,8 +105,7 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
         print(nothing_to_bisect_screen(run.setting(), options.first, options.last, said), end="")
         run.write_json("bisect", {"answers": [], "moved": [], "undecided": open_})
         return 3 if open_ else 1
-    # Each metric's page and data are its own; the terminal shows them all on one screen, a block
-    # per step.
+    # Each metric's page and data are its own; the terminal shows them all on one screen.
     each = [(key, dataclasses.replace(options, criterion=Criterion.of(key))) for key in moved]
     found = [_bisect(run, metric_options, printed=False) for _, metric_options in each]
     reports = [run.report(run.stem(metric_options)) for _, metric_options in each]
@@ -122,8 +119,7 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
 def _bisect(
     run: RangeRun, options: RangeOptions, *, printed: bool = True
 ) -> tuple[Bisected, dict[str, Any]]:
-    """One metric's (or the claim's) bisect (``options``: the run's, for that metric), its answer
-    written (and ``printed``); the outcome with its setting, and its data."""
+    """One metric's (or the claim's) bisect, its answer written (and ``printed``), and its data."""
     case = options.case
     terms = FIX if options.fix else REGRESSION
     judge = Judge(

@@ -1,12 +1,6 @@
-"""``bisect --commits``: the release plan's two ends, jax's commits between them, probed in venvs of
-their own.
-
-The release plan (``nox -s bisect`` writes it) gives the two releases and where venvs go
-(``.nox/``); the commits come from ``--jax-repo`` (``harness.install.commits``); a commit
-is installed with a jaxlib by ``commit_venvs`` and then probed by the release prober and
-judge, so it is measured exactly as a release.  The answer goes to
-``reports/bisect-<case>-<range>-<key>-commits.{md,json}``, beside the release bisect's.
-"""
+"""``bisect --commits``: the release plan's two ends, jax's commits between them (``--jax-repo``),
+each installed with a jaxlib (``commit_venvs``) and probed by the release prober and judge, so it is
+measured exactly as a release; the answer beside the release bisect's, ``…-commits.{md,json}``."""
 
 from __future__ import annotations
 
@@ -46,15 +40,13 @@ HELD = "held"
 
 
 def jaxlib_number(env: ReleaseEnv) -> str:
-    """The jaxlib a release installs; a CUDA build's extra picks its own, which is the release's
-    number."""
+    """The jaxlib a release installs (a CUDA build's extra picks the release's number)."""
     return env.jaxlib if version_key(env.jaxlib)[0] else env.jax
 
 
 def held_libraries(run: RangeRun) -> Libraries:
-    """A plain script's own libraries on every commit: the versions its good release resolved to,
-    held, so that only jax moves between the commits (said in the answer: the libraries column of
-    the endpoints)."""
+    """A plain script's own libraries on every commit, held at its good release's versions, so that
+    only jax moves between the commits."""
     options = run.options
     requirements = options.case.subject.requirements
     good = run.prober.reuse.stored(options.first)
@@ -101,8 +93,6 @@ def run_commit_bisect(options: RangeOptions) -> int:
     judge = Judge(prober, options.first, options.last, options.criterion, options.thresholds, terms)
 
     def base(jaxlib: str) -> ReleaseEnv:
-        """A release venv's install for ``jaxlib``: the plan's release of it, else jax and jaxlib of
-        that number."""
         listed = [env for env in envs if jaxlib_number(env) == jaxlib]
         if listed:
             return listed[-1]

@@ -1,18 +1,9 @@
 """The options whose defaults differ between two releases: jax's config options and XLA's flags.
 
-A step between releases U and V often comes from a default that changed: XLA:CPU's thunk runtime
-(``--xla_cpu_use_thunk_runtime`` false → true, 0.4.31 → 0.4.33), JAX's async dispatch on CPU
-(``jax_cpu_enable_async_dispatch`` False → True).  Both lists can be read off the releases
-themselves, with nothing but their venvs:
-
-- jax's options are declared in its own source (``config.bool_flag(name=..., default=...)``,
-  ``bool_state``, ``enum_state``, ``int_flag`` …, mostly in ``jax/_src/config.py``): each release's
-  installed ``jax/_src`` is parsed, never imported;
-- XLA's flags are what a jaxlib prints, with their defaults and types, when started with
-  ``XLA_FLAGS=--help`` (it then aborts on purpose: the listing is read from its output).
-
-``changes`` lists those added, removed or with another default; ``relevant`` keeps those that can
-matter on a profile's platform (no GPU or TPU flags on a CPU profile).
+A step often comes from a default that changed (XLA:CPU's thunk runtime, 0.4.31 → 0.4.33). Both
+lists are read off the releases' venvs: jax's options from the declarations in its installed
+``jax/_src`` (``config.bool_flag(name=..., default=...)`` …), parsed, never imported; XLA's flags
+from what a jaxlib prints when started with ``XLA_FLAGS=--help`` (it then aborts on purpose).
 """
 
 from __future__ import annotations
@@ -45,8 +36,6 @@ OTHER_PLATFORMS = {
 
 @dataclass(frozen=True)
 class Option:
-    """One option of a release: its name, its default as the release writes it, type and help."""
-
     name: str
     default: str
     kind: str  # JAX or XLA
@@ -56,8 +45,6 @@ class Option:
 
 @dataclass(frozen=True)
 class Change:
-    """An option only one of two releases has, or whose default differs between them."""
-
     name: str
     kind: str
     before: str | None  # the older release's default; None: it has no such option
@@ -73,7 +60,6 @@ class Change:
 
 
 def parse_xla_listing(text: str) -> dict[str, Option]:
-    """XLA's flags and their defaults, as ``XLA_FLAGS=--help`` prints them."""
     matches = (FLAG_LINE.match(line) for line in text.splitlines())
     return {
         m["name"]: Option(m["name"], m["default"].strip(), XLA, m["type"], m["help"].strip())
@@ -83,7 +69,6 @@ def parse_xla_listing(text: str) -> dict[str, Option]:
 
 
 def xla_listing(interpreter: Path, environ: Mapping[str, str]) -> dict[str, Option] | str:
-    """The flags the jaxlib of ``interpreter``'s venv knows, or why they were not read."""
     command = [str(interpreter), "-c", "import jax; jax.devices()"]
     # on the host's CPU: the listing is the same, and an accelerator (a TPU chip, which one process
     # at a time may hold) is left to the case processes
@@ -107,14 +92,13 @@ def xla_listing(interpreter: Path, environ: Mapping[str, str]) -> dict[str, Opti
 
 
 def site_packages(venv: Path) -> Path | None:
-    """Where a venv's packages are installed."""
     found = sorted(venv.glob("lib/python3*/site-packages"))
     return found[-1] if found else None
 
 
 def _literal(node: ast.expr | None) -> str | None:
-    """An option's default as its source writes it: a constant; the default of an environment
-    reading; else the expression."""
+    """An option's default as its source writes it: a constant, an environment reading's default,
+    else the expression."""
     if node is None:
         return None
     if isinstance(node, ast.Constant):
@@ -140,7 +124,6 @@ def _argument(call: ast.Call, keyword: str, position: int) -> ast.expr | None:
 
 
 def declared_options(source: str) -> dict[str, Option]:
-    """The jax options a module's source declares, with their defaults."""
     found = {}
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Call) or not DECLARATION.match(_called(node)):
@@ -166,7 +149,6 @@ def declared_options(source: str) -> dict[str, Option]:
 
 
 def jax_options(packages: Path) -> dict[str, Option]:
-    """Every option the jax under ``packages`` declares (its ``jax/_src`` read, not imported)."""
     found: dict[str, Option] = {}
     for path in sorted((packages / "jax" / "_src").rglob("*.py")):
         try:
@@ -183,7 +165,6 @@ def jax_options(packages: Path) -> dict[str, Option]:
 
 
 def changes(before: Mapping[str, Option], after: Mapping[str, Option]) -> list[Change]:
-    """Options added, removed or with another default from ``before`` to ``after``, by name."""
     found = []
     for name in sorted(set(before) | set(after)):
         old, new = before.get(name), after.get(name)
@@ -200,7 +181,6 @@ def changes(before: Mapping[str, Option], after: Mapping[str, Option]) -> list[C
 
 
 def relevant(found: list[Change], platform: str) -> list[Change]:
-    """The changes that can matter on ``platform``: flags named for another platform left out."""
     others = OTHER_PLATFORMS.get(platform, ())
     return [
         change for change in found if not any(part in others for part in change.name.split("_"))

@@ -1,24 +1,16 @@
 """What XLA compiled on each release of a step, and how it differs: read from XLA's own dumps.
 
-One extra process per release (outside the timed ones, its result thrown away) runs the case or
-script with ``XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_text``: XLA writes every module it
-compiles, before optimisation (``*.before_optimizations.txt``), after
-(``*.cpu_after_optimizations.txt``, or the GPU's) and its buffer assignment
-(``*-buffer-assignment.txt``).  Modules are matched across the two releases by name
-(``jit_two_scans``; the n-th of a name compiled n times with the n-th), and each is summed up: its
-instructions by opcode before and after optimisation, fusions, loops, custom calls by target, and
-the bytes of temporary buffers.
-
-A script that sets ``XLA_FLAGS`` itself before jax starts its backend replaces the dump flags: XLA
-then writes nothing, and the answer says the comparison is void for that script (not that XLA wrote
-no dump).
-
-The hint follows what JAX's maintainers ask for: the same program before optimisation but a
-different one after points at XLA's compiler; a different one before, at JAX's tracing and lowering.
+One extra process per release runs with ``--xla_dump_to=DIR --xla_dump_hlo_as_text``: XLA writes
+every module before and after optimisation and its buffer assignment. Modules are matched by name
+(the n-th of a name with the n-th) and summed up: opcodes, fusions, custom calls, temporary bytes.
+A script that sets ``XLA_FLAGS`` itself replaces the dump flags: the comparison is then void for it.
+The hint follows JAX's maintainers: the same program before optimisation but a different one after
+points at XLA's compiler; a different one before, at JAX's tracing and lowering.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import itertools
 import re
@@ -66,23 +58,20 @@ SHAPE = re.compile(r"\b[a-z][a-z0-9]*\[[0-9,]*\]")
 
 
 def dump_flags(folder: Path) -> list[str]:
-    """The XLA flags that dump every compiled module into ``folder`` as text."""
     return [f"--xla_dump_to={folder}", "--xla_dump_hlo_as_text"]
 
 
 @dataclass
 class Module:
-    """One compiled module, summed up."""
+    """One compiled module, summed up: its instructions by opcode before and after optimisation."""
 
     name: str
-    # instructions by opcode, before optimisation
     before: Counter[str] = field(default_factory=Counter)
-    after: Counter[str] = field(default_factory=Counter)  # … after
+    after: Counter[str] = field(default_factory=Counter)
     custom_calls: Counter[str] = field(default_factory=Counter)  # after optimisation, by target
     fusion_kinds: Counter[str] = field(default_factory=Counter)  # kLoop, kCustom(__xnn_fusion) …
     temp_bytes: int | None = None
     optimised: tuple[str, ...] = ()  # the optimised module's text, normalised (``normalised``)
-    # its parameters' and results' types, ``f32[96,96]`` (``signature``)
     shapes: tuple[str, ...] = ()
 
     def facts(self) -> tuple[object, ...]:
@@ -91,14 +80,12 @@ class Module:
 
 
 def opcodes(text: str) -> Counter[str]:
-    """The instructions of an HLO module's text, by opcode."""
     return Counter(
         match["opcode"] for line in text.splitlines() if (match := INSTRUCTION.match(line))
     )
 
 
 def fusion_kinds(text: str) -> Counter[str]:
-    """An optimised module's fusions by kind, a custom one with its backend (``kCustom(__x)``)."""
     found: Counter[str] = Counter()
     for line in text.splitlines():
         if match := FUSION_KIND.search(line):
@@ -108,8 +95,7 @@ def fusion_kinds(text: str) -> Counter[str]:
 
 
 def signature(text: str) -> tuple[str, ...]:
-    """The types of a module's parameters and results, in order (``f32[96,96]``), from its first
-    line's ``entry_computation_layout={(…)->…}``, layouts left out; () where it has none."""
+    """The types of a module's parameters and results (``f32[96,96]``), from its first line."""
     head = text.partition("\n")[0]
     start = head.find(ENTRY_LAYOUT)
     if start < 0:
@@ -129,8 +115,7 @@ def normalised(text: str) -> tuple[str, ...]:
 
 
 def read_dump(folder: Path) -> dict[str, Module]:
-    """The modules XLA dumped into ``folder``, by name; one compiled more than once is told apart by
-    its turn (``jit__lambda_ #2``): the n-th meets the n-th."""
+    """The modules XLA dumped into ``folder``, by name (one compiled again: ``jit__lambda_ #2``)."""
     matches = [
         (path, m)
         for path in sorted(folder.glob("module_*.txt"))
@@ -166,8 +151,6 @@ def read_dump(folder: Path) -> dict[str, Module]:
 
 @dataclass(frozen=True)
 class ModuleChange:
-    """One module of a step's two releases, compared."""
-
     name: str
     old: Module
     new: Module
@@ -182,8 +165,7 @@ class ModuleChange:
 
     @property
     def same_after(self) -> bool:
-        """The same compiled program: every fact the dumps give alike (opcodes, custom calls, fusion
-        kinds, temporary bytes); its text may still differ in an annotation."""
+        """The same compiled program: every fact alike; its text may differ in an annotation."""
         return self.old.facts() == self.new.facts()
 
     @property
@@ -191,7 +173,6 @@ class ModuleChange:
         return self.old.optimised == self.new.optimised
 
     def diff(self) -> list[str]:
-        """The normalised optimised modules' diff, older first (``MAX_DIFF_LINES`` at most)."""
         lines = difflib.unified_diff(
             self.old.optimised, self.new.optimised, "before", "after", lineterm="", n=1
         )
@@ -224,7 +205,6 @@ class ModuleChange:
 
 
 def compare_dumps(old: dict[str, Module], new: dict[str, Module]) -> list[ModuleChange]:
-    """The modules both releases compiled, differing first, then largest first."""
     shared = [ModuleChange(name, old[name], new[name]) for name in sorted(set(old) & set(new))]
     return sorted(
         shared, key=lambda c: (c.same_before and c.same_after, -sum(c.new.after.values()))
@@ -233,14 +213,11 @@ def compare_dumps(old: dict[str, Module], new: dict[str, Module]) -> list[Module
 
 @dataclass(frozen=True)
 class CompiledAnswer:
-    """What a step's two releases compiled, compared, and where their dumps are kept."""
-
     before: str
     after: str
     changes: list[ModuleChange]
     folder: str = ""  # as the answer names it, beside the page: one folder per release under it
     problem: str = ""  # why there is no comparison
-    # The releases on which the script set XLA_FLAGS itself: no dump could be asked of XLA there.
     void: tuple[str, ...] = ()
     kind: str = "compiled"
     settles: bool = False
@@ -249,8 +226,7 @@ class CompiledAnswer:
     reads: tuple[str, ...] = ()
 
     def temp_bytes(self) -> tuple[int, int] | None:
-        """The temporary bytes of every module compared, summed on each release; None where a
-        module's buffer assignment was not read."""
+        """Each release's temporary bytes of every module compared; None where one was not read."""
         sums = [0, 0]
         for change in self.changes:
             for side, module in enumerate((change.old, change.new)):
@@ -282,52 +258,36 @@ class CompiledAnswer:
 
 
 class CompiledPrograms:
-    """What a step's two sides compiled (one extra process each, XLA dumping), compared; the dumps
-    kept beside the answer, under ``<stem>-compiled/<side>/``."""
-
     name = "compiled"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return step.changed
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> CompiledAnswer:
-        kept, reads = step.kept("compiled"), reads_of(step)
+        # what the metrics measure, each once: a compile time, memory, a run time, a value
+        said = [measures(m) if m in step.costs else VALUE for m in step.metrics]
+        reads = tuple(dict.fromkeys(each for each in said if each))
+        answer = CompiledAnswer(*step.pair, [], f"{step.kept('compiled')}/", reads=reads)
         sides.progress(
             f"  what {step.before} and {step.after} compile: one process each, XLA dumping"
         )
-        folders = [step.folder("compiled", label) for label in step.pair]
-        problems = [
-            dump(sides, label, folder) for label, folder in zip(step.pair, folders, strict=True)
-        ]
-        void = tuple(label for label, p in zip(step.pair, problems, strict=True) if p == VOID)
-        if void:
-            return CompiledAnswer(step.before, step.after, [], f"{kept}/", void=void, reads=reads)
-        problem = "; ".join(
-            f"{label}: {p}" for label, p in zip(step.pair, problems, strict=True) if p
-        )
-        if problem:
-            return CompiledAnswer(step.before, step.after, [], f"{kept}/", problem, reads=reads)
-        changes = compare_dumps(read_dump(folders[0]), read_dump(folders[1]))
+        folders = {label: step.folder("compiled", label) for label in step.pair}
+        problems = {label: dump(sides, label, folder) for label, folder in folders.items()}
+        void = tuple(label for label, p in problems.items() if p == VOID)
+        problem = "; ".join(f"{label}: {p}" for label, p in problems.items() if p)
+        if void or problem:
+            return dataclasses.replace(answer, void=void, problem="" if void else problem)
+        changes = compare_dumps(*(read_dump(folder) for folder in folders.values()))
         write_diffs(step.folder("compiled"), changes)
-        return CompiledAnswer(step.before, step.after, changes, f"{kept}/", reads=reads)
-
-
-def reads_of(step: Step) -> tuple[str, ...]:
-    """What the step's metrics measure, each once: a compile time, memory, a run time (its costs),
-    or a value (a value's or a presence's); none for a status step."""
-    costs = set(step.costs)
-    said = [measures(m) if m in costs else VALUE for m in step.metrics]
-    return tuple(dict.fromkeys(each for each in said if each))
+        return dataclasses.replace(answer, changes=changes)
 
 
 def diff_name(change: ModuleChange) -> str:
-    """The file a module's diff is kept in, beside the two releases' dumps: ``jit_f.diff``."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", change.name) + ".diff"
 
 
 def write_diffs(folder: Path, changes: list[ModuleChange]) -> None:
-    """Each module that compiled differently after optimisation, its normalised diff in ``folder``,
-    in place of an earlier answer's."""
+    """Each module that compiled differently, its diff in ``folder`` (an earlier answer's gone)."""
     for stale in folder.glob("*.diff"):
         if stale.is_file() and not stale.is_symlink():
             stale.unlink()
@@ -341,9 +301,8 @@ VOID = "the script sets XLA_FLAGS itself"
 
 
 def dump(sides: StepSides, label: str, folder: Path) -> str:
-    """One extra process of ``label`` with XLA dumping what it compiles; its HLO text files put in
-    ``folder`` in place of an earlier dump's (a user's other files there are left alone).  Why there
-    is no dump (``VOID`` where the script replaced the dump flags), or ""."""
+    """One extra process of ``label`` with XLA dumping, its HLO text put in ``folder`` in place of
+    an earlier dump's (a user's other files left alone); why there is none (``VOID``), or ""."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side

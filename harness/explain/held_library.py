@@ -1,18 +1,11 @@
 """Library or JAX: where any package of a script's venv changed version along with jax (a declared
-library, a library's own dependency, or one of jax's such as numpy: every stored result records the
-installed set), the step measured again with those packages held, in the same triage.
+library, a dependency, one of jax's such as numpy), the step measured again with those held.
 
-The step's two sides and a third in between — the newer jax with the packages that moved held at the
-older release's versions (or, where that cannot be had, the older jax with the newer's) — are
-measured together, the prober's processes a side, then until each part of the step's metrics is
-decided, changed or unchanged, the whole step among them (the older side is compared with the newer
-too, so it is measured as long as the step needs to pass the rank guard, not only until its own part
-closes), a metric no longer looked at once its step is shared out: one part's whole interval inside
-the square root of the step's confirmed ratio, either way, and the other part's figure beyond it
-(``by_share``), so that the step comes with the other.  The part of the step between the middle side
-and each end is jax's or the libraries': a metric that comes with the libraries, jax's own part not
-moved, is answered (jax's defaults, dumps and profiles are not asked for it); one that comes with
-jax goes on to them.
+The step's two sides and a middle one (the newer jax with the moved packages at the older versions,
+else the older jax with the newer's) are measured together until each part of each metric is
+decided, the whole step among them (so the older side is measured as long as the step's rank guard
+needs), a metric no longer looked at once its step is shared out (``by_share``). A metric that comes
+with the libraries, jax's own part not moved, is answered: jax's own kinds are not asked for it.
 """
 
 from __future__ import annotations
@@ -24,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis.metrics import compare_metric, compare_results, process_samples
-from harness.analysis.significance import MOVED, Comparison, CostDetail, Thresholds, Verdict
+from harness.analysis.significance import MOVED, Comparison, Thresholds, Verdict
 from harness.analysis.spending import ALL
 from harness.analysis.statuses import StatusSummary, like_ends, summarise
 from harness.explain.crash import crashing_side
@@ -42,19 +35,16 @@ MIDDLE_PROCESSES = 3  # of an ending's middle side: a crash in every process sho
 
 @dataclass(frozen=True)
 class Parts:
-    """One metric of the step split at the middle side: the whole step, the part jax's change made
-    (libraries held) and the part the libraries' change made (jax held), each measured together."""
+    """One metric of the step split at the middle side: the whole, jax's part and the libraries'."""
 
     whole: Comparison | None
     jax: Comparison | None
     libraries: Comparison | None
-    # ``jax`` or ``libraries`` where the step is shared out: the other part holds less than half of
-    # it (``by_share``); "": told by the parts' verdicts.
+    # ``jax`` or ``libraries`` where the step is shared out (``by_share``); "": by the verdicts.
     by_share: str = ""
 
     def comes_with(self) -> str:
-        """``jax``, ``libraries``, ``both`` or ``not told apart``: which part moved as the whole
-        step did (the other did not move that way: unchanged, or too close to tell)."""
+        """``jax``, ``libraries``, ``both`` or ``not told apart``: which moved as the whole did."""
         if self.by_share:
             return self.by_share
         if self.whole is None or self.whole.verdict not in MOVED:
@@ -68,8 +58,8 @@ class Parts:
         return JAX if jax else LIBRARIES if libraries else APART
 
     def _from_the_parts(self) -> str:
-        """Where the whole step was not shown moved in this run (fewer processes on one side than
-        its rank guard needs): one part moved and the other shown unchanged tell it on their own."""
+        """Where the whole step was not shown moved in this run (too few processes for its rank
+        guard): one part moved and the other shown unchanged tell it on their own."""
         verdicts = [
             part.verdict if part is not None else None for part in (self.jax, self.libraries)
         ]
@@ -79,14 +69,10 @@ class Parts:
             return LIBRARIES
         return APART
 
-    @property
-    def jax_moved(self) -> bool:
-        return self.jax is not None and self.jax.verdict in MOVED
-
 
 @dataclass(frozen=True)
 class HeldAnswer:
-    """The step measured with its moved libraries held: the middle side, and each metric's parts."""
+    """The step measured with its moved libraries held: the middle side, each metric's parts."""
 
     before: str
     after: str
@@ -102,25 +88,23 @@ class HeldAnswer:
     kind: str = "library"
 
     def answered(self) -> tuple[MetricKey, ...]:
-        """The metrics whose change comes with the libraries, jax's own part not moved: jax's
-        defaults, programs and profiles are not the cause of it, and not asked for it."""
+        """The metrics whose change comes with the libraries, jax's own part not moved."""
         if self.status_comes_with == LIBRARIES:
             return ()  # a status step is settled by ``settles``: it has no metric
         return tuple(
             metric
             for metric, each in self.parts.items()
-            if each.comes_with() == LIBRARIES and not each.jax_moved
+            if each.comes_with() == LIBRARIES
+            and (each.jax is None or each.jax.verdict not in MOVED)
         )
 
     @property
     def settles(self) -> bool:
-        """Whether every metric the step moved comes with the libraries (``answered``)."""
         if self.status_comes_with:
             return self.status_comes_with == LIBRARIES
         return bool(self.parts) and len(self.answered()) == len(self.parts)
 
     def held(self) -> dict[str, str]:
-        """The libraries the middle side holds, at the versions it holds them."""
         newer_jax = self.jax_of_middle == self.after
         return {name: old if newer_jax else new for name, (old, new) in self.moved.items()}
 
@@ -156,7 +140,6 @@ class HeldAnswer:
 
 
 def library_answered(found: Sequence[Found], metric: MetricKey) -> bool:
-    """Whether library or JAX answered ``metric``'s change for the libraries: no commit is asked."""
     held = next((each for each in found if isinstance(each, HeldAnswer)), None)
     return held is not None and metric in held.answered()
 
@@ -191,19 +174,12 @@ class HeldLibrary:
         if step.ending:
             return by_ending(step, sides, middle, answer)
         # The step as triage confirmed it, read before this kind stores newer results of it.
-        confirmed = {
-            key: compare_results(
-                sides.stored(step.before), sides.stored(step.after), key, step.thresholds
-            )
-            for key in step.metrics
-        }
+        old, new = (sides.stored(label) for label in step.pair)
+        confirmed = {key: compare_results(old, new, key, step.thresholds) for key in step.metrics}
         labels = (before.label, middle.label, after.label)
         settled = _shares_settled(step, labels, jax_of_middle, confirmed)
-        # Until each part is decided either way, a metric whose step is shared out at a look no
-        # longer looked at: a part left undecided (closed early in "changes" mode for want of a
-        # trend, on the first round's processes) can tell neither "comes with jax" nor the
-        # libraries. The whole step compared too: the older side is measured for as long as it needs
-        # to be told from the newer, not only until its comparison with the middle side closes.
+        # Until each part is decided either way ("changes" would close a part undecided for want of
+        # a trend, which tells nothing), the whole step compared too.
         sides.afford(step, 3 * sides.processes, "its three sides' first look")
         sides.progress(
             "  library or jax: the three sides together, until each metric's step is shared out "
@@ -224,11 +200,10 @@ def _shares_settled(
     jax_of_middle: str,
     confirmed: Mapping[MetricKey, Comparison | None],
 ) -> SettledCell | None:
-    """The metrics whose step, at a look, is shared out (``by_share``) by the three sides' processes
-    so far (``labels``: older, middle, newer): no more looks for them; None where no metric has a
-    confirmed step to share.  Once one metric's step comes with jax, every metric is settled: jax's
-    own kinds will be asked for the step anyway, and what they find is worth more than the split of
-    the metrics left open (said as the first look left them)."""
+    """The metrics whose step, at a look, is shared out (``by_share``) by the processes of
+    ``labels`` (older, middle, newer) so far; None where none has a confirmed step.  Once one comes
+    with jax every metric is settled: jax's own kinds will be asked anyway, worth more than the
+    split of the rest."""
     wholes = {key: whole for key, whole in confirmed.items() if whole is not None}
     if not wholes:
         return None
@@ -255,8 +230,8 @@ def _shares_settled(
 
 
 def by_ending(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) -> HeldAnswer:
-    """An ending's step split at the middle side, run alone at a few processes, judged on its counts
-    against each release's: like the crashing one, the crash comes with its jax; else the rest."""
+    """An ending's step split at the middle side, run alone at a few processes, judged on its
+    counts against each release's (``status_part``)."""
     stored = sides.prober.reuse.stored
     told = crashing_side(step, stored)
     if isinstance(told, str):
@@ -282,9 +257,8 @@ def status_part(
     rule: Thresholds,
     with_crashing_jax: bool,
 ) -> str:
-    """Which part a crash comes with, from the middle side's counts of processes that died against
-    each release's (``ends``: the crashing one's, the running one's): like the crashing release with
-    its jax (or the running one with the other's) is jax's; the other way, the libraries'."""
+    """Which part a crash comes with: the middle side like the release whose jax it runs, jax's;
+    the other way, the libraries' (``ends``: the crashing one's counts, the running one's)."""
     like_dead, like_running = like_ends(middle, ends, rule)
     if like_dead == like_running:
         return APART
@@ -292,10 +266,9 @@ def status_part(
 
 
 def _middle(step: Step, sides: StepSides) -> tuple[Side, str, dict[str, tuple[str, str]]] | str:
-    """The middle side, the jax release it runs and the packages it holds; or why none could be
-    had.  Every package that moved is held: the newer jax with the older versions first, where those
-    cannot be had with it the other way; where neither can, the declared libraries alone (what jax
-    itself requires moved with it, numpy say, then counts in jax's part)."""
+    """The middle side, the jax release it runs and the packages it holds; or why none.  Where no
+    side holds every package that moved, the declared libraries alone (numpy, that jax itself
+    requires, then counts in jax's part)."""
     every = dict(step.libraries)
     declared = {name: every[name] for name in step.declared if name in every}
     problems = []
@@ -318,7 +291,6 @@ def _parts(
     jax_of_middle: str,
     confirmed: Comparison | None = None,
 ) -> Parts:
-    """One metric's parts; with the step as ``confirmed``, judged by share too (``by_share``)."""
     before, middle, after = results
     thresholds = step.thresholds
     first = compare_results(before, middle, key, thresholds)
@@ -331,9 +303,8 @@ def _parts(
 
 
 def by_share(whole: Comparison, jax: Comparison | None, libraries: Comparison | None) -> str:
-    """``jax`` or ``libraries`` where that part holds more than half of the step and the other less,
-    the whole of its interval inside the square root of the step's ratio, either way (a ×4 step:
-    the other part within ×0.5–×2); "" where the measurement cannot tell yet."""
+    """``jax`` or ``libraries`` where that part is beyond the square root of the step's ratio and
+    the other's whole interval inside it, either way (a ×4 step: within ×0.5–×2); "": not yet."""
     step = whole.cost
     if whole.verdict not in MOVED or step is None or not 0 < step.ratio < math.inf:
         return ""
@@ -343,13 +314,8 @@ def by_share(whole: Comparison, jax: Comparison | None, libraries: Comparison | 
         if holds is None or holds.cost is None or other is None or other.cost is None:
             continue  # a part without a ratio (a value) holds no share of one
         beyond = holds.cost.ratio > half if toward else holds.cost.ratio < 1 / half
-        if beyond and _under(other.cost, half, constant=other.constant):
+        part = other.cost  # its whole interval (a constant one: its ratio) inside ×1/half–×half
+        inside = 1 / half < part.ratio < half if other.constant else part.margin < half  # NaN: no
+        if beyond and inside:
             return name
     return ""
-
-
-def _under(part: CostDetail, half: float, *, constant: bool) -> bool:
-    """Whether the whole of ``part``'s interval lies inside ×1/half–×half."""
-    if constant:
-        return 1 / half < part.ratio < half
-    return not math.isnan(part.margin) and part.margin < half

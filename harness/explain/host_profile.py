@@ -1,15 +1,10 @@
-"""Where a script's host time went: one process per release under ``cProfile``, the Python functions
-whose own time moved most, grouped by where they live (jax, jaxlib, a library, the script, Python
-itself).
+"""Where a script's host time went: one process per release under ``cProfile``, the functions whose
+own time moved most, grouped by where they live (jax, jaxlib, a library, the script, Python).
 
-Asked where a step is not shown in the compiled programs (the reproducer did not move, or there is
-none): a change in tracing, dispatch, pytrees or a library's Python.  The process (outside the timed
-ones, its result thrown away) runs the script with ``HARNESS_PYTHON_PROFILE`` naming a file the
-start-up hook writes with ``cProfile``'s ``dump_stats``; it is read and removed.  A function is
-named by its file below ``site-packages`` (``jax/_src/tree_util.py:tree_flatten``), never by a path
-on this machine, so nothing of a home folder reaches a page.  cProfile slows Python calls: both
-releases' processes alike, so the functions are compared with each other, not with the timed
-processes.
+Asked where the compiled programs do not show the step (tracing, dispatch, a library's Python). The
+start-up hook writes the profile to ``HARNESS_PYTHON_PROFILE``; it is read and removed. A function
+is named below ``site-packages`` (``jax/_src/tree_util.py:tree_flatten``), never by a path here.
+cProfile slows both releases alike: functions are compared with each other, not the timed ones.
 """
 
 from __future__ import annotations
@@ -43,7 +38,7 @@ CPROFILED_COST = 3  # plain processes one under cProfile costs, for the why's bu
 
 @dataclass
 class HostTimes:
-    """One profiled process: each function's own time (ns) and calls, by its name as shown."""
+    """One profiled process: each function's own ns and calls, by its name as shown."""
 
     own_ns: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
@@ -76,7 +71,6 @@ def place(filename: str, function: str, script: str) -> tuple[str, str]:
 
 
 def read_profile(path: Path, script: str) -> HostTimes | str:
-    """The functions ``cProfile`` recorded in ``path``, or why there are none."""
     try:
         stats = pstats.Stats(str(path))
     except (OSError, EOFError, ValueError, TypeError) as exc:
@@ -93,8 +87,6 @@ def read_profile(path: Path, script: str) -> HostTimes | str:
 
 @dataclass(frozen=True)
 class HostAnswer:
-    """Where the host time of a step's two releases went, one process each under cProfile."""
-
     before: str
     after: str
     old: HostTimes | str  # a release's functions, or why there are none
@@ -106,7 +98,6 @@ class HostAnswer:
         return (self.before, self.old), (self.after, self.new)
 
     def groups(self) -> list[tuple[str, int, int]]:
-        """Each group's own time on both releases (ns), the one that moved most first."""
         if isinstance(self.old, str) or isinstance(self.new, str):
             return []
         old, new = self.old.by_group(), self.new.by_group()
@@ -147,8 +138,6 @@ class HostAnswer:
 
 
 class HostProfile:
-    """Asked for a plain script's step that the compiled programs do not show."""
-
     name = "host"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
@@ -166,7 +155,6 @@ class HostProfile:
 
 
 def shown_in_programs(answer: ReproducerAnswer) -> bool:
-    """Whether the reproducer moved on every counterpart it measured: the step is in them."""
     compared = [found for _, found in answer.measured.values()]
     return bool(compared) and all(c is not None and c.verdict in MOVED for c in compared)
 

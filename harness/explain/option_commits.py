@@ -1,12 +1,6 @@
-"""The jax commit that changed an option's default between two releases, read from a clone of jax's
-repository when one is at hand (``--jax-repo``, or the clone a ``bisect --commits`` keeps under
-``.nox/``); nothing is cloned for it.
-
-The option's declaration is found in the newer release's ``jax/_src`` (the older one's, for an
-option that was removed); each first-parent commit between the two releases that touched that file
-is read and parsed as the installed source is (``defaults.declared_options``), and the commit is the
-last one that turned the default into the newer release's.  Standard library only.
-"""
+"""The jax commit that changed an option's default between two releases, read from a clone of jax
+at hand (``--jax-repo``, or the one ``bisect --commits`` keeps under ``.nox/``; none is cloned): the
+last first-parent commit of the declaring file that turned the default into the newer release's."""
 
 from __future__ import annotations
 
@@ -32,8 +26,6 @@ TITLE_CHARS = 72  # a commit title, cut where a long first line would drown the 
 
 @dataclass(frozen=True)
 class OptionCommit:
-    """The commit that gave an option the newer release's default."""
-
     option: str
     sha: str
     title: str
@@ -50,7 +42,6 @@ class OptionCommit:
 
 
 def repo_at_hand(jax_repo: str | None, cache: Path) -> Path | None:
-    """``--jax-repo`` if it is a local clone, else the clone of jax kept under ``cache``."""
     if jax_repo is not None and not is_url(jax_repo):
         return Path(jax_repo).expanduser()
     folder = clone_folder(cache, jax_repo or JAX_REPO_URL)
@@ -58,7 +49,6 @@ def repo_at_hand(jax_repo: str | None, cache: Path) -> Path | None:
 
 
 def _declaring_files(repo: Path, sha: str, name: str) -> list[str]:
-    """The files of ``jax/_src`` at ``sha`` that name option ``name``."""
     quoted = ["-e", f'"{name}"', "-e", f"'{name}'"]
     command = ["git", "-C", str(repo), "grep", "-l", "-F", *quoted, sha, "--", "jax/_src"]
     # not ``git``: grep exits 1 where no file names it
@@ -77,8 +67,8 @@ def _default_in(text: str | None, name: str) -> str | None:
 
 
 def option_commit(repo: Path, before: str, after: str, change: Change) -> OptionCommit | None:
-    """The first-parent commit from ``before`` to ``after`` (jax release commits) after which
-    ``change.name`` has the newer release's default, or None when it cannot be told."""
+    """The first-parent commit from ``before`` to ``after`` after which ``change.name`` has the
+    newer release's default, or None."""
     files = _declaring_files(repo, after if change.after is not None else before, change.name)
     if not files:
         return None
@@ -101,9 +91,8 @@ def option_commit(repo: Path, before: str, after: str, change: Change) -> Option
 def option_commits(
     repo: Path, before: str, after: str, listed: Sequence[Change]
 ) -> dict[str, OptionCommit]:
-    """For each jax option of ``listed``, the commit that changed it (releases by version);
-    UsageError (one line) when the clone lacks either release's tag, which the answer says rather
-    than naming nothing in silence."""
+    """For each jax option of ``listed``, the commit that changed it; UsageError where the clone
+    lacks either release's tag (the answer says so rather than naming nothing in silence)."""
     old, new = release_commit(repo, before), release_commit(repo, after)
     found = {}
     for change in listed:

@@ -1,13 +1,10 @@
 """Where a step's run time went: one profiled process per release, its ops' time side by side.
 
-The process (outside the timed ones, its result thrown away) runs the case or script with
-``HARNESS_PROFILE_DIR`` set: the script's start-up hook, or the case process around its
-programs, traces it with ``jax.profiler`` into a perfetto trace (``perfetto_trace.json.gz``).
-On the CPU a release records an event per executed HLO op with the thunk runtime (0.4.32 on);
-an older one does with ``--xla_cpu_enable_xprof_traceme=true``, added to the process's
-``XLA_FLAGS`` where its jaxlib lists the flag.  Events are summed by op kind (``dot.3`` and
-``dot.7`` are ``dot``; ``tanh.4.clone`` is ``tanh``); the trace files are read and removed,
-never kept: their names and metadata carry the host's name.
+The process runs with ``HARNESS_PROFILE_DIR`` set: the script's start-up hook, or the case process,
+traces it with ``jax.profiler`` into a perfetto trace. On the CPU a release records an event per
+executed HLO op with the thunk runtime (0.4.32 on); an older one with
+``--xla_cpu_enable_xprof_traceme=true``, added where its jaxlib lists the flag. Events are summed by
+op kind; the trace files are read and removed, never kept: they carry the host's name.
 """
 
 from __future__ import annotations
@@ -58,15 +55,13 @@ def op_kind(name: str) -> str:
 
 @dataclass
 class OpTimes:
-    """One profiled process's executed ops, by kind: total time in ns and how many ran."""
+    """One profiled process's executed ops by kind: total ns and how many ran."""
 
     total_ns: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
 
 
 def read_trace(folder: Path) -> OpTimes | str:
-    """The op times of the perfetto trace under ``folder`` (a temporary one, removed with what it
-    holds), or why there are none."""
     try:
         traces = sorted(folder.rglob("perfetto_trace.json.gz"))
         if not traces:
@@ -86,10 +81,8 @@ def read_trace(folder: Path) -> OpTimes | str:
 
 
 def is_op(name: str) -> bool:
-    """An executed HLO op's event (``dot.3``, ``reduce-window``, ``loop_add_fusion.1``): an opcode
-    or a fusion, never one of JAX's Python annotations (``backend_compile``) nor a compile pass that
-    a trace records under a name of the same shape (``copy-insertion``, ``layout-assignment``):
-    compile work, not time spent running ops."""
+    """An executed HLO op's event (``dot.3``, ``loop_add_fusion.1``): an opcode or a fusion, not a
+    Python annotation (``backend_compile``) nor a compile pass named alike (``copy-insertion``)."""
     if not OP_EVENT.match(name):
         return False
     kind = op_kind(name)
@@ -97,7 +90,6 @@ def is_op(name: str) -> bool:
 
 
 def op_events(events: list[object]) -> dict[object, list[tuple[float, float, str]]]:
-    """The op events of a trace by thread: (start, duration, kind), in µs as the trace has them."""
     threads: dict[object, list[tuple[float, float, str]]] = {}
     for event in events:
         if not isinstance(event, dict) or event.get("ph") != "X":
@@ -114,8 +106,7 @@ def op_events(events: list[object]) -> dict[object, list[tuple[float, float, str
 
 
 def self_times(threads: dict[object, list[tuple[float, float, str]]]) -> OpTimes:
-    """Each op kind's own time, without the ops nested in it on its thread (a ``while`` without its
-    body's ``dot``s), and how many ran."""
+    """Each op kind's own time, without the ops nested in it (a ``while`` without its ``dot``s)."""
     found = OpTimes()
     for events in threads.values():
         events.sort(key=lambda event: (event[0], -event[1]))
@@ -139,8 +130,6 @@ def self_times(threads: dict[object, list[tuple[float, float, str]]]) -> OpTimes
 
 @dataclass(frozen=True)
 class ProfileAnswer:
-    """Where the run time of a step's two releases went, by op kind, one profiled process each."""
-
     before: str
     after: str
     old: OpTimes | str  # a release's op times, or why there are none
@@ -149,7 +138,6 @@ class ProfileAnswer:
     settles: bool = False
 
     def kinds(self) -> list[str]:
-        """The op kinds either release spent most on, most first."""
         old = self.old.total_ns if isinstance(self.old, OpTimes) else Counter[str]()
         new = self.new.total_ns if isinstance(self.new, OpTimes) else Counter[str]()
         return sorted(set(old) | set(new), key=lambda kind: -max(old[kind], new[kind]))
@@ -172,9 +160,6 @@ class ProfileAnswer:
 
 
 class OpProfile:
-    """Where the run time of a step's two sides went: one profiled process each, its ops by kind;
-    asked only where a metric of the step can move with the ops a program runs."""
-
     name = "profile"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
@@ -196,8 +181,6 @@ PROFILED_COST = 10  # plain processes a profiled one costs, for the why's budget
 
 
 def profile_ops(sides: StepSides, label: str, platform: str) -> OpTimes | str:
-    """One extra process of ``label`` profiled by ``jax.profiler``: its executed ops' time by kind,
-    or why none (on the CPU, per-op events of an older runtime where jaxlib has the flag)."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side

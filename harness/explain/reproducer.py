@@ -1,17 +1,11 @@
-"""A reproducer with jax alone, shown to reproduce the step (or not): what a maintainer asks for
-first.
+"""A reproducer with jax alone, shown to reproduce the step (or not): what a maintainer asks first.
 
-For a plain script's step, one extra process per side records every program the script jits
-(``harness.measure.script_capture``: ``jax.export``, with its inputs); the older side's programs are
-written beside the answer with a short script that needs only jax (``reproducer_script``), and that
-script is measured on the step's two releases as any script is (the same sides, looks and outcomes).
-Each metric the step moved is matched with the reproducer's counterpart (a time the script spent
-with the programs' run time, a compile with their compile, memory with their temporary bytes);
-tracing, lowering and the import of jax happen before any compiled program, so no reproducer can
-show them. Where a release refuses the other's artifact, that is said in one line and the other way
-is tried; where neither reads the other's, one reproducer holds each release's own export of the
-same programs.  A reproducer is run once on the release it was exported from before it is measured:
-one that fails there is none, said with its own error.
+One extra process per side exports every program the script jits (``script_capture``); the older
+side's programs are written beside the answer with a script that needs only jax
+(``reproducer_script``), measured on both releases as any script is, each metric matched with its
+``counterpart`` (tracing, lowering and jax's import come before any compiled program: none shows
+them). Where a release refuses the other's export the other way is tried, then
+one reproducer of each release's own export. One that fails where it was exported is none.
 """
 
 from __future__ import annotations
@@ -29,7 +23,6 @@ from harness.analysis.metrics import compare_results
 from harness.analysis.significance import MOVED, Comparison, Shape
 from harness.analysis.spending import CHANGES
 from harness.analysis.statuses import Ending, change_between, summarise
-from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
 from harness.explain.crash import crashing_side
@@ -63,9 +56,8 @@ COUNTERPARTS = {COMPILE_TIME: COMPILE, MEMORY_SIZE: MEMORY, RUN_TIME: RUN}
 
 
 def counterpart(key: MetricKey, shape: Shape | None = None) -> MetricKey | str:
-    """The reproducer's metric that shows what ``key`` of the script measured: a compile time by
-    the programs' compile, memory by their temporary bytes, a run time by their run time; or why
-    it has none (it is never judged by another metric); ``shape``: the metric's (None: a cost)."""
+    """The reproducer's metric that shows what ``key`` measured (a compile by their compile, memory
+    by their temporary bytes, a run time by theirs); or why none; ``shape``: None for a cost."""
     if shape is not None and not shape.ratio:
         return f"the reproducer prints no {shape} the programs compute, only their costs"
     if key.name == PROCESS and key.measured is not None and not key.measured.compiled:
@@ -78,7 +70,7 @@ def counterpart(key: MetricKey, shape: Shape | None = None) -> MetricKey | str:
 
 @dataclass(frozen=True)
 class StatusReproduced:
-    """The reproducer run on both releases, judged by status: does it die where the script does?"""
+    """The reproducer run on both releases: does it die where the script does?"""
 
     ended: dict[str, str] = field(default_factory=dict)  # release → ``ok in 3 of 3 processes``
     reproduces: bool = False
@@ -90,8 +82,8 @@ class StatusReproduced:
 def status_reproduced(
     step: Step, results: dict[str, StoredResult | None], change: Ending
 ) -> StatusReproduced:
-    """Whether the reproducer's processes flip as the script's did, the same way round (``change``:
-    the step's own arrow); how it dies may differ (a segfault on one CPU is a hang on another)."""
+    """Whether the reproducer's processes flip as the script's did, the same way round (how it dies
+    may differ: a segfault on one CPU is a hang on another)."""
     ended = {
         label: summarise(stored).words() if stored is not None else "no result stored"
         for label, stored in results.items()
@@ -103,7 +95,7 @@ def status_reproduced(
 
 @dataclass(frozen=True)
 class ReproducerAnswer:
-    """A step's reproducer: where it is, what it holds, what measuring it on both sides showed."""
+    """A step's reproducer: where it is, what it holds, what measuring it showed."""
 
     before: str
     after: str
@@ -115,20 +107,17 @@ class ReproducerAnswer:
     note: str = ""  # the capture's own (a cap reached)
     # Each metric the step moved → the reproducer's counterpart and comparison (None: not measured).
     measured: Mapping[MetricKey, tuple[MetricKey, Comparison | None]] = field(default_factory=dict)
-    # Each metric the reproducer has no counterpart of → why: nothing is said of it from another.
+    # Each metric the reproducer has no counterpart of → why.
     unmatched: Mapping[MetricKey, str] = field(default_factory=dict)
     refused: tuple[str, ...] = ()  # one line per release that refused the other's artifact
-    # the older side's programs the newer compiled too, of how many
     matched: tuple[int, int] = (0, 0)
     problem: str = ""  # why there is no reproducer
-    left_out: int = 0  # programs whose own time and memory did not move, left out of the reproducer
-    # A status step's: the reproducer's processes per release, whether they flip as the script's.
+    left_out: int = 0  # programs whose own time and memory did not move, left out
     status: StatusReproduced | None = None
     kind: str = "reproducer"
     settles: bool = False
 
     def reproduces(self, metric: MetricKey, step: Comparison | None) -> bool | None:
-        """Whether the reproducer moved as the script did on ``metric``; None if it can't tell."""
         found = self.measured.get(metric)
         if step is None or found is None or found[1] is None:
             return None
@@ -166,15 +155,14 @@ class Reproducer:
     def gather(
         self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()
     ) -> ReproducerAnswer:
-        kept = step.kept("reproducer")
         folder = step.folder("reproducer")
         if step.ending:
-            return status_reproducer(step, sides, folder, kept)
+            return status_reproducer(step, sides, folder)
         for label in step.pair:  # where each side's programs go: never a link planted there
             step.folder("reproducer", "captured", label)
         sides.afford(step, 2 + 2 * sides.processes, "its export and first look")
         captured = capture_both(sides, step, folder / "captured")
-        answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
+        answer = ReproducerAnswer(*step.pair, f"{step.kept('reproducer')}/")
         refused: list[str] = []
         problems: list[str] = []
         # the older release's programs first, then the other way round
@@ -184,7 +172,7 @@ class Reproducer:
                 problems.append(listing)
                 continue
             script = write_reproducer(folder, folder / "captured" / exported_on, step, listing)
-            answer, results = measure_reproducer(step, sides, script, exported_on, listing, kept)
+            answer, results = measure_reproducer(step, sides, script, exported_on, listing)
             answer = keep_what_moved(step, sides, folder, exported_on, listing, answer, results)
             refused += answer.refused
             problems += [answer.problem] if answer.problem else []
@@ -193,7 +181,7 @@ class Reproducer:
                 break
         else:
             if refused and not any(isinstance(found, str) for found in captured.values()):
-                answer = own_exports(step, sides, folder, captured, kept)
+                answer = own_exports(step, sides, folder, captured)
                 problems = [answer.problem] if answer.problem else []
             elif refused:
                 problems.append("neither release runs the other's export")
@@ -203,10 +191,10 @@ class Reproducer:
         )
 
 
-def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> ReproducerAnswer:
-    """A status step's reproducer: exported from the release that runs (the one that dies may die
-    before it exports), run on both releases, judged by how its processes end."""
-    answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
+def status_reproducer(step: Step, sides: StepSides, folder: Path) -> ReproducerAnswer:
+    """A status step's reproducer: exported from the release that runs (the other may die before it
+    exports), run on both, judged by how its processes end."""
+    answer = ReproducerAnswer(*step.pair, f"{step.kept('reproducer')}/")
     told = crashing_side(step, sides.prober.reuse.stored)
     if isinstance(told, str):
         return dataclasses.replace(answer, problem=told)
@@ -217,12 +205,10 @@ def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> 
     if isinstance(listing, str):
         return dataclasses.replace(answer, problem=listing)
     script = write_reproducer(folder, captured, step, listing)
-    base = _written(step, kept, script, runs, listing)
-    try:
-        case = read_script(script)
-    except UsageError as exc:
-        return dataclasses.replace(base, problem=str(exc))
-    measuring = reproducer_prober(sides, case, ())
+    base = _written(step, script, runs, listing)
+    measuring = reproducer_prober(sides, script, ())
+    if isinstance(measuring, str):
+        return dataclasses.replace(base, problem=measuring)
     sides.progress(
         f"  the reproducer {script.name} on {step.before} and {step.after}: do they end alike?"
     )
@@ -232,18 +218,22 @@ def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> 
 
 
 def _written(
-    step: Step, kept: str, script: Path, exported_on: str, listing: Mapping[str, Any]
+    step: Step, script: Path, exported_on: str, listing: Mapping[str, Any]
 ) -> ReproducerAnswer:
-    """A reproducer as written, before it is measured: where it is and what it holds."""
     lines = len(script.read_text().splitlines())
     programs, note = tuple(listing.get("programs", ())), str(listing.get("note", ""))
-    return ReproducerAnswer(*step.pair, f"{kept}/", script.name, exported_on, lines, programs, note)
+    folder = f"{step.kept('reproducer')}/"
+    return ReproducerAnswer(*step.pair, folder, script.name, exported_on, lines, programs, note)
 
 
 def reproducer_prober(
-    sides: StepSides, case: CaseInfo, decide: tuple[MetricKey, ...]
-) -> ReleaseProber:
-    """A prober of the reproducer on the step's releases, as the step's own measures the script."""
+    sides: StepSides, script: Path, decide: tuple[MetricKey, ...]
+) -> ReleaseProber | str:
+    """A prober of the reproducer on the step's releases; or why its script cannot be read."""
+    try:
+        case = read_script(script)
+    except UsageError as exc:
+        return str(exc)
     prober = sides.prober
     assert prober.environments is not None
     return ReleaseProber(
@@ -262,16 +252,14 @@ def reproducer_prober(
 
 
 def matched(captured: Mapping[str, dict[str, Any] | str]) -> tuple[int, int]:
-    """How many of the older side's programs the newer compiled too (by name, inputs), of all."""
     older, newer = (
-        [] if isinstance(listing, str) else [_signature(p) for p in listing.get("programs", [])]
+        [
+            json.dumps([p.get("name"), p.get("inputs")], sort_keys=True)
+            for p in ([] if isinstance(listing, str) else listing.get("programs", []))
+        ]
         for listing in captured.values()
     )
     return sum(each in newer for each in older), len(older)
-
-
-def _signature(program: Mapping[str, Any]) -> str:
-    return json.dumps([program.get("name"), program.get("inputs")], sort_keys=True)
 
 
 # A program that calls back into Python cannot be serialized (``jax.export``: "serialization of
@@ -287,7 +275,7 @@ CHECKS_LEFT_OUT = (
 
 def capture_both(sides: StepSides, step: Step, folder: Path) -> dict[str, dict[str, Any] | str]:
     """Each side's programs captured under ``folder/<label>``; where a program calls back into
-    Python, captured again without equinox's runtime checks, which the listing's note says."""
+    Python, again without equinox's runtime checks."""
     captured = {label: capture(sides, label, folder / label) for label in step.pair}
     if not any(isinstance(found, str) and CALLBACKS in found for found in captured.values()):
         return captured
@@ -302,8 +290,8 @@ def capture_both(sides: StepSides, step: Step, folder: Path) -> dict[str, dict[s
 def capture(
     sides: StepSides, label: str, folder: Path, env: Mapping[str, str] | None = None
 ) -> dict[str, Any] | str:
-    """One extra process of ``label`` (with ``env`` besides) exporting every program the script jits
-    into ``folder``; its listing (``programs.json``), or why there is none."""
+    """One extra process of ``label`` exporting every program the script jits into ``folder``; its
+    listing, or why none."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side
@@ -332,22 +320,17 @@ OWN_FILES = 50  # the newer release's program_01 is the reproducer's program_51
 
 
 def own_exports(
-    step: Step,
-    sides: StepSides,
-    folder: Path,
-    captured: Mapping[str, dict[str, Any] | str],
-    kept: str,
+    step: Step, sides: StepSides, folder: Path, captured: Mapping[str, dict[str, Any] | str]
 ) -> ReproducerAnswer:
-    """Where neither release can read the other's export: one reproducer holding each release's
-    own export of the same programs (``by_release``, read by the release it names), measured on
-    both after it ran on each; or why there is none."""
+    """Where neither release reads the other's export: one reproducer of each release's own export
+    of the same programs (``by_release``), run on each, measured on both; or why there is none."""
     older, newer = (captured[label] for label in step.pair)
     assert isinstance(older, dict) and isinstance(newer, dict)
     same, of = matched(captured)
     exported_on = f"{step.before} and {step.after}, each its own export"
     if same != of or len(newer.get("programs", [])) != of:
         problem = f"each release's own export holds other programs ({same} of {of} alike)"
-        return ReproducerAnswer(step.before, step.after, f"{kept}/", problem=problem)
+        return ReproducerAnswer(*step.pair, f"{step.kept('reproducer')}/", problem=problem)
     theirs = str(newer["jax"])  # a version: each listing was read as data (export_listing)
     both = step.folder("reproducer", "captured", "both")  # never through a link planted there
     for stale in both.iterdir():
@@ -362,13 +345,11 @@ def own_exports(
         _copy(path, both / path.name)
     listing = {**older, "jax": f"{older['jax']} and {theirs}", "by_release": {theirs: renamed}}
     script = write_reproducer(folder, both, step, listing)
-    answer, _ = measure_reproducer(step, sides, script, exported_on, listing, kept, proof=step.pair)
+    answer, _ = measure_reproducer(step, sides, script, exported_on, listing, proof=step.pair)
     return answer
 
 
 def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[str, Any]) -> Path:
-    """The programs of ``listing`` that ``captured`` holds, copied into ``folder`` with their
-    listing and the reproducer that runs them."""
     from harness.explain.reproducer_script import reproducer_text
 
     for stale in [*folder.glob("program_*"), folder / "programs.json", *folder.glob("repro_*.py")]:
@@ -393,15 +374,13 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
 
 
 def _copy(path: Path, to: Path) -> bytes:
-    """A file of a checked export copied, never through a link at either end; its bytes."""
+    """A file of a checked export copied, never through a link; its bytes."""
     data = read_bounded(path, limit=MAX_FILE, follow_links=False)
     replace_file(to, data)
     return data
 
 
 def traced_under(listing: Mapping[str, Any]) -> dict[str, Any]:
-    """The jax flags the exported programs were traced under (``script_capture``), set first by
-    their reproducer."""
     config: dict[str, Any] = {}
     for program in listing.get("programs", []):
         config.update(program.get("config", {}) if "problem" not in program else {})
@@ -417,10 +396,8 @@ def keep_what_moved(
     answer: ReproducerAnswer,
     results: Mapping[str, StoredResult | None],
 ) -> ReproducerAnswer:
-    """Where the reproducer moved and only some of its programs moved on their own (their calls,
-    compile or temporary bytes), the reproducer of those alone, measured again: what a maintainer
-    needs.  Kept where it moves as the whole one did on every counterpart that moved; else the whole
-    one is written back."""
+    """Where only some of the programs moved on their own, the reproducer of those alone, measured
+    again: kept where it moves as the whole one did; else the whole one is written back."""
     shown = moved_counterparts(answer)
     moved = moved_programs(listing, results, step)
     exported = [p for p in listing.get("programs", []) if "problem" not in p]
@@ -434,9 +411,7 @@ def keep_what_moved(
         f"  the reproducer again, the {len(moved)} of {len(exported)} programs that moved"
     )
     script = write_reproducer(folder, captured, step, fewer)
-    again, _ = measure_reproducer(
-        step, sides, script, exported_on, fewer, answer.folder.rstrip("/")
-    )
+    again, _ = measure_reproducer(step, sides, script, exported_on, fewer)
     if not again.refused and shown.items() <= moved_counterparts(again).items():
         return dataclasses.replace(again, left_out=len(exported) - len(moved))
     write_reproducer(folder, captured, step, listing)
@@ -444,7 +419,6 @@ def keep_what_moved(
 
 
 def moved_counterparts(answer: ReproducerAnswer) -> dict[MetricKey, str]:
-    """The step's metrics whose counterpart the reproducer moved, and which way."""
     return {
         metric: str(found.verdict)
         for metric, (_, found) in answer.measured.items()
@@ -455,7 +429,6 @@ def moved_counterparts(answer: ReproducerAnswer) -> dict[MetricKey, str]:
 def moved_programs(
     listing: Mapping[str, Any], results: Mapping[str, StoredResult | None], step: Step
 ) -> list[str]:
-    """The files of the programs whose own calls, compile or temp bytes moved between the sides."""
     before, after = (results.get(label) for label in step.pair)
     moved = []
     for number, program in enumerate(listing.get("programs", []), start=1):
@@ -476,25 +449,19 @@ def measure_reproducer(
     script: Path,
     exported_on: str,
     listing: Mapping[str, Any],
-    kept: str,
     proof: tuple[str, ...] = (),
 ) -> tuple[ReproducerAnswer, Mapping[str, StoredResult | None]]:
-    """The reproducer measured on the step's two releases together, until its counterparts of the
-    step's metrics are decided, once it ran on the release it was exported from (``proof``: on
-    each of those); each counterpart compared, and each side's result."""
+    """The reproducer measured on both releases until its counterparts are decided, once it ran
+    where it was exported (``proof``: on each of those); each compared, and each side's result."""
     found = {m: counterpart(m, step.shape_of(m)) for m in step.metrics}
     counterparts = {m: key for m, key in found.items() if isinstance(key, MetricKey)}
     unmatched = {m: why for m, why in found.items() if isinstance(why, str)}
-    base = dataclasses.replace(
-        _written(step, kept, script, exported_on, listing), unmatched=unmatched
-    )
+    base = dataclasses.replace(_written(step, script, exported_on, listing), unmatched=unmatched)
     if not counterparts:
         return base, {}
-    try:
-        case = read_script(script)
-    except UsageError as exc:
-        return dataclasses.replace(base, problem=str(exc)), {}
-    measuring = reproducer_prober(sides, case, tuple(dict.fromkeys(counterparts.values())))
+    measuring = reproducer_prober(sides, script, tuple(dict.fromkeys(counterparts.values())))
+    if isinstance(measuring, str):
+        return dataclasses.replace(base, problem=measuring), {}
     for label in proof or (exported_on,):
         sides.progress(f"  the reproducer {script.name} on {label}, where it was exported: runs?")
         why = proven(measuring, label)
@@ -520,8 +487,7 @@ def measure_reproducer(
 
 
 def proven(measuring: ReleaseProber, label: str) -> str:
-    """How the reproducer ended in one process of ``label``, the release it was exported from (as
-    a maintainer first runs it), with its exception's line; empty where it ran ok."""
+    """How the reproducer ended in one process of ``label``, where it was exported; "" if ok."""
     side = measuring.readiness.side(label)
     if not isinstance(side, Side):
         return side.note or "its venv could not be made"
@@ -535,8 +501,7 @@ def proven(measuring: ReleaseProber, label: str) -> str:
 
 
 def unproven(exported_on: str, why: str, listing: Mapping[str, Any]) -> str:
-    """Why there is no reproducer: it fails on the release it was exported from, in one line, and
-    what it was run with."""
+    """Why there is no reproducer: it fails where it was exported, and what it was run with."""
     config = traced_under(listing)
     tried = [f"run with {', '.join(f'{k}={v}' for k, v in config.items())}"] if config else []
     tried += [str(listing["note"])] if listing.get("note") else []
@@ -545,7 +510,6 @@ def unproven(exported_on: str, why: str, listing: Mapping[str, Any]) -> str:
 
 
 def _refusal(label: str, exported_on: str, result: StoredResult | None) -> str:
-    """A line saying that ``label`` could not run what ``exported_on`` exported, or ""."""
     if result is not None and result.result.status == "ok":
         return ""
     if result is None:

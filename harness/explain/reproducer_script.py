@@ -1,14 +1,7 @@
 """The reproducer's text: a short script that needs jax alone, runs the exported programs kept
-beside it, and prints one JSON line of what it measured.
-
-It loads each program (``jax.export.deserialize``), builds its inputs (the values kept where they
-were small, else generated ones of the same shapes and dtypes), compiles it (timed: ``lower`` and
-``compile``), warms it up, times as many calls as the script made (``block_until_ready`` on each)
-and reads ``memory_analysis()`` where the release has it.  ``run_ms`` is the time of all those
-calls, the programs' share of what the script spent running them.  The digest of the programs is in
-the text, so two reproducers of other programs are never one script.  The jax flags the programs
-were traced under are set first; a listing's ``by_release`` gives a release its own export of the
-same programs (where it cannot read the other's).
+beside it (inputs kept, else generated alike), times their compile and as many calls as the script
+made, reads ``memory_analysis()``, and prints one JSON line. The programs' digest is in the text, so
+two reproducers of other programs are never one script.
 """
 
 from __future__ import annotations
@@ -82,12 +75,9 @@ print(json.dumps(found))
 def reproducer_text(
     title: str, name: str, exported_on: str, digest: str, config: Mapping[str, Any] | None = None
 ) -> str:
-    """The reproducer for the programs of one export: ``name`` is its own file name; ``config``, the
-    jax flags in force when they were traced, set first (``jax_enable_x64`` on a program of
-    float64 inputs: without it jax makes them float32 and the program refuses them).
-
-    A fixed template: its docstring takes plain text alone, each flag is a known one and its value a
-    literal (``repr``), so nothing given (a script's file name, what its process listed) is code."""
+    """The reproducer of one export named ``name``; ``config``: the jax flags in force when traced,
+    set first (``jax_enable_x64``: without it float64 inputs become float32 and are refused). A
+    fixed template: plain text, known flags, literal values: nothing given becomes code."""
     settings = "".join(
         f"jax.config.update({flag!r}, {value!r})  # in force when the programs were traced\n"
         for flag, value in (config or {}).items()

@@ -1,15 +1,10 @@
 """Find the release that changed it: bisection over an ordered run of releases, and a full sweep.
 
-``bisect`` judges the two endpoints first (the good one must be good, the bad one bad), then halves
-the range between the last good and the first bad release until they are neighbours, as ``git
-bisect`` does.  A release that cannot be judged (skipped or inconclusive) is set aside like ``git
-bisect skip``: the release nearest the middle among the rest is probed instead, and if only
-set-aside releases remain between the two, the answer names them as where the change may lie.  For n
-releases that is about ⌈log2 n⌉ + 2 probes.
-
-Bisection assumes one change.  ``sweep`` measures every release and reports each step between
-consecutive releases, so a second change (or one that was undone) shows up.  Both take their
-measurements through callables, so the search logic is tested with fake ones.
+``bisect`` judges the two endpoints first, then halves the range between the last good and the
+first bad release until they are neighbours, as ``git bisect`` does; a release that cannot be judged
+is set aside like ``git bisect skip`` (the answer names those left between the two). Bisection
+assumes one change; ``sweep`` measures every release and lists each step between neighbours, so a
+second change (or one undone) shows up. Both measure through callables, tested with fake ones.
 """
 
 from __future__ import annotations
@@ -65,8 +60,7 @@ class BisectOutcome:
 
     @property
     def no_change(self) -> bool:
-        """Both endpoints ran and agree (unchanged, or the same claim verdict): a change introduced
-        and undone between them would hide here."""
+        """Both endpoints ran and agree: a change introduced and undone between them hides here."""
         if not self._endpoints_ambiguous():
             return False
         compared = self.probes[1].vs_good
@@ -86,14 +80,13 @@ class BisectOutcome:
         )
 
     def set_aside(self) -> list[Judgement]:
-        """Releases probed but not judged good or bad (skipped or inconclusive), in range order."""
         found = [
             p for p in self.probes if p.verdict not in (ReleaseVerdict.GOOD, ReleaseVerdict.BAD)
         ]
         return sorted(found, key=lambda p: self.releases.index(p.release))
 
     def between(self) -> list[str]:
-        """Releases between the last good and the first bad one: where else the change may lie."""
+        """Releases between the last good and the first bad one: where else it may lie."""
         if not self.found or self.last_good is None or self.first_bad is None:
             return []
         return self.releases[
@@ -103,25 +96,19 @@ class BisectOutcome:
     def answer(self) -> str:
         if not self.found:
             return f"no answer: {self.stopped}"
+        text = f"first {self.terms.new} {self.first_bad}, last {self.terms.old} {self.last_good}"
         if self.terms == FIX:
             text = f"fixed in {self.first_bad} (last broken {self.last_good})"
-        elif self.terms == REGRESSION:
-            text = f"first bad {self.first_bad}, last good {self.last_good}"
-        else:
-            text = (
-                f"first {self.terms.new} {self.first_bad}, last {self.terms.old} {self.last_good}"
-            )
-        if self.between():
+        if between := self.between():
             text += (
-                f"; {', '.join(self.between())} between them could not be judged, so the change is "
-                "in one of " + (", ".join([*self.between(), str(self.first_bad)]))
+                f"; {', '.join(between)} between them could not be judged, so the change is in one "
+                f"of {', '.join([*between, str(self.first_bad)])}"
             )
         return text
 
 
 def next_probe(good: int, bad: int, set_aside: Set[int] = frozenset()) -> int | None:
-    """The release to probe between ``good`` and ``bad``: the one nearest the middle, not set
-    aside; None where none is left."""
+    """The release nearest the middle between ``good`` and ``bad``, not set aside; None: none."""
     candidates = [i for i in range(good + 1, bad) if i not in set_aside]
     middle = (good + bad) / 2
     return min(candidates, key=lambda i: (abs(i - middle), i)) if candidates else None
@@ -148,21 +135,18 @@ def bisect(
         return judged
 
     set_aside: set[int] = set()
-    first = probe(0, 0, len(releases) - 1)
-    if first.verdict != ReleaseVerdict.GOOD:
-        found.stopped = (
-            f"the {terms.old} endpoint {releases[0]} cannot be judged ({first.verdict}: "
-            f"{first.reason})"
-        )
-        return found
-    last = probe(len(releases) - 1, 0, len(releases) - 1)
-    if last.verdict != ReleaseVerdict.BAD:
-        found.stopped = (
-            f"the {terms.new} endpoint {releases[-1]} is not {terms.new} ({last.verdict}: "
-            f"{last.reason})"
-        )
-        return found
     good, bad = 0, len(releases) - 1
+    ends = (
+        (good, ReleaseVerdict.GOOD, terms.old, "cannot be judged"),
+        (bad, ReleaseVerdict.BAD, terms.new, f"is not {terms.new}"),
+    )
+    for at, wanted, word, said in ends:
+        end = probe(at, good, bad)
+        if end.verdict != wanted:
+            found.stopped = (
+                f"the {word} endpoint {releases[at]} {said} ({end.verdict}: {end.reason})"
+            )
+            return found
     while (index := next_probe(good, bad, set_aside)) is not None:
         verdict = probe(index, good, bad).verdict
         if verdict == ReleaseVerdict.GOOD:
@@ -176,7 +160,6 @@ def bisect(
 
 
 def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
-    """Which way a ratio points past the factor (worse is SLOWER), or None inside the band."""
     direction = comparison.past(thresholds)
     if direction is None or key.metric_name not in thresholds.higher_is_better:
         return direction
@@ -184,18 +167,16 @@ def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey)
 
 
 def _newly_missing(a: ProcessSamples, b: ProcessSamples) -> bool:
-    """A metric one side printed in every process that ran ok and the other in only some (as a new
-    ending in some, ``statuses.change_between``): a candidate to measure again, counts undecided."""
+    """A metric one side printed in every process that ran ok and the other in only some: a
+    candidate to measure again."""
     return a.missing != b.missing and min(len(a.processes), len(b.processes)) > 0
 
 
 @dataclass(frozen=True)
 class ReleaseStep:
-    """A significant change of one metric, the claim's outcome or how the processes ended between
+    """A significant change of one metric, the claim or how the processes ended between
     consecutive releases: its comparison, which a page words by its shape."""
 
-    # The metric that moved, the claim, or how the processes ended (``analysis.statuses``: every
-    # process ok on one side, every one dead on the other, or a new ending in some).
     criterion: Criterion
     before: str
     after: str
@@ -207,8 +188,7 @@ class ReleaseStep:
     ending: Ending | None = None
 
     @property
-    def verb(self) -> str:
-        """``crashes``, ``hangs``, ``fails``, ``is killed``: what a status step's dead side does."""
+    def verb(self) -> str:  # what a status step's dead side does: ``crashes``, ``hangs`` …
         return self.ending.verb if self.ending is not None else ""
 
     @property
@@ -220,7 +200,6 @@ class ReleaseStep:
 
     @property
     def key(self) -> MetricKey:
-        """The metric that moved; a step of the claim or of the processes' ends has none."""
         assert self.criterion.metric is not None, f"a {self.criterion.name} step has no metric"
         return self.criterion.metric
 
@@ -236,8 +215,7 @@ class SweepOutcome:
     steps: list[ReleaseStep] = field(default_factory=list)
 
     def ok(self) -> list[Probe]:
-        """The releases measured: some of whose processes finished ok (those that died are the
-        ending's evidence, ``status_steps``; the rest are each metric's)."""
+        """The releases some of whose processes finished ok: each metric's evidence."""
         return [m for m in self.measurements if measured(m.result)]
 
     def not_ok(self) -> list[Probe]:
@@ -248,22 +226,17 @@ class SweepOutcome:
         ]
 
     def stepped_more_than_once(self) -> list[str]:
-        """The criteria, by name, with more than one step: a bisect between the ends finds one."""
         names = [step.criterion.name for step in self.steps]
         return sorted({name for name in names if names.count(name) > 1})
 
     def unmeasured(self) -> bool:
-        """Fewer than two releases measured and no step (a status step needs none measured ok): no
-        step between neighbours could be judged, so finding none is no evidence of no change (every
-        release not installable, say)."""
+        """Fewer than two releases measured and no step: no evidence of no change."""
         return len(self.ok()) < 2 and not self.steps
 
 
 def status_steps(
     measurements: Sequence[Probe], thresholds: Thresholds, *, screen: bool = False
 ) -> list[ReleaseStep]:
-    """Each status step between consecutive releases whose processes ran, in every process or in
-    some (``statuses.change_between``)."""
     ran_ones = [m for m in measurements if ran(m.result)]
     steps = []
     for before, after in pairwise(ran_ones):
@@ -288,15 +261,9 @@ def sweep(
     name: str = "sweep",
     screen: bool = False,
 ) -> SweepOutcome:
-    """Measure every release; ``metrics`` None means every metric the results have.
-
-    A prober that can measure releases together (``measure_together``) measures them all in one
-    interleaved run first, with the planned processes (no looks: every step is listed, and a triage
-    decides its candidates afterwards), so neighbours are compared under the same load; the loop
-    then reads them.  ``screen`` (a triage's first round): a step is also a ratio past the factor
-    that results of separate runs (stored before) leave undecided, a candidate to measure again,
-    never a "no".
-    """
+    """Every release measured (``metrics`` None: every metric the results have), and its steps.
+    ``screen`` (a triage's first round): a step is also a ratio past the factor that results of
+    separate runs leave undecided, a candidate to measure again, never a "no"."""
     measurements = measured_together(releases, measure, progress, name)
     return judged(releases, measurements, metrics, with_claim, thresholds, screen=screen)
 
@@ -304,8 +271,8 @@ def sweep(
 def measured_together(
     releases: Sequence[str], measure: ProbeRelease, progress: Callable[[str], None], name: str
 ) -> list[Probe]:
-    """Each of ``releases`` measured, in one interleaved run where the prober can
-    (``measure_together``: the planned processes, no looks), then read release by release."""
+    """Each of ``releases`` measured, in one interleaved run where the prober can (no looks: a
+    triage decides its candidates afterwards), so neighbours are compared under the same load."""
     together = getattr(measure, "measure_together", None)
     if together is not None:
         together(releases, decide="off")
@@ -327,8 +294,6 @@ def judged(
     *,
     screen: bool = False,
 ) -> SweepOutcome:
-    """The steps between consecutive ``measurements`` (of ``releases``, in their order: every one,
-    or those a grid measured, ``harness.steps.grid``)."""
     found = SweepOutcome(list(releases), list(measurements), [], with_claim)
     ok = found.ok()
     series = [metric_samples(m.result) for m in ok if m.result is not None]

@@ -1,24 +1,15 @@
 """Below releases: does a change between releases U and V come with jaxlib or with jax's Python, and
 which commit.
 
-*Attribution first.*  A commit of the range that accepts two jaxlibs (U's and V's, else the
-nearest pair some commit accepts, yanked releases included) and imports with both is
-measured with each, interleaved with releases U and V, and judged against them as any
-release probe is.  If it is like U with the older jaxlib and like V with the newer one, the
-figure moves with jaxlib: the answer says so and nothing more is probed.  Like V with both,
-the change is in jax's Python at or before that commit; like U with both, after it; like V
-with the older jaxlib and U with the newer, neither, and the answer says that.
+*Attribution first.*  A commit that accepts two jaxlibs (U's and V's, else the nearest pair one
+accepts) is measured with each, interleaved with U and V, and judged as any release probe: like U
+with the older and V with the newer, the figure moves with jaxlib and nothing more is probed; like
+V with both, jax's Python changed at or before it; like U with both, after it; else neither.
 
-*Then the commits.*  The range U, its commits along V's first parents (as ``git bisect
---first-parent`` walks them), V is bisected by ``bisection.bisect`` with the release judge:
-the same prober, processes, rounds and statistics as a release bisect, each commit measured
-interleaved with U and V.  A commit runs with the jaxlib its run of commits shares (the
-range is cut where no one jaxlib fits on, ``commits.segments``); one that does not install
-or import with it tries the other jaxlibs it accepts, and one that works with none is set
-aside like ``git bisect skip``.  Where the first bad commit ran with another jaxlib than the
-last good one, the answer says the change is that commit's or that jaxlib's.
-
-The measuring and installing come in as callables, so the logic is tested with fake ones.
+*Then the commits.*  U, its commits along V's first parents, V are bisected by
+``bisection.bisect`` with the release judge, each commit with the jaxlib its run of commits shares
+(``commits.segments``), else another it accepts, else set aside like ``git bisect skip``. The
+measuring and installing come in as callables, tested with fake ones.
 """
 
 from __future__ import annotations
@@ -30,12 +21,10 @@ from dataclasses import dataclass, field
 
 from harness.install.commit_venvs import commit_label
 from harness.install.commits import Commit, attribution_choices, segments
-from harness.steps.bisection import BisectOutcome, bisect
+from harness.steps.bisection import BisectOutcome, JudgeRelease, bisect
 from harness.steps.judge import REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.units import version_key
 
-# a release or commit label → its judgement (``judge.Judge``)
-JudgeLabel = Callable[[str], Judgement]
 # install jax at the commit with that jaxlib: None, or why not
 Prepare = Callable[[Commit, str], str | None]
 Together = Callable[[Sequence[str]], None]  # measure these labels in one interleaved run
@@ -102,27 +91,20 @@ class CommitBisect:
 
     @property
     def jaxlib_change(self) -> str | None:
-        """The jaxlib the change comes with, in words, when the answer is jaxlib's."""
         attributed = self.attribution
         if attributed.cause == JAXLIB:
             return f"between jaxlib {attributed.older} and {attributed.newer}"
-        found = self.outcome
-        after_last_commit = found is not None and found.found and found.first_bad == self.last
-        if after_last_commit and found and self.commit(found.last_good):
-            return (
-                f"jaxlib {self.jaxlibs[self.last]}"
-                if self.jaxlib_of(found.last_good) != self.jaxlibs[self.last]
-                else None
-            )
+        found, last = self.outcome, self.jaxlibs.get(self.last)
+        if found and found.found and found.first_bad == self.last and self.commit(found.last_good):
+            return f"jaxlib {last}" if self.jaxlib_of(found.last_good) != last else None
         return None
 
     def label(self, name: str) -> str:
-        """The label a release or commit name's results are stored under."""
         return name if name in self.jaxlibs else commit_label(name, self.jaxlib_of(name))
 
     def step(self) -> tuple[str, str] | None:
-        """The change's two sides, older first, by label: a commit with its two jaxlibs where jaxlib
-        takes part, else the last good and first bad commit (or release); None: none found."""
+        """The change's two sides by label, older first: a commit with its two jaxlibs where jaxlib
+        takes part, else the last good and first bad; None: none found."""
         attributed = self.attribution
         if attributed.cause == JAXLIB and attributed.commit is not None:
             sha = attributed.commit.sha
@@ -189,7 +171,7 @@ class CommitSearch:
         self,
         found: CommitBisect,
         candidates: Sequence[str],  # every jaxlib worth trying, oldest first
-        judge: JudgeLabel,
+        judge: JudgeRelease,  # a release or commit label → its judgement
         prepare: Prepare,
         together: Together = lambda labels: None,
         progress: Callable[[str], None] = lambda line: None,
@@ -280,32 +262,22 @@ class CommitSearch:
             at = (
                 f"jax at {commit.short} is {said(a)} with jaxlib {older} and {said(b)} with {newer}"
             )
-            verdicts = (a, b)
-            if verdicts == (ReleaseVerdict.GOOD, ReleaseVerdict.BAD):
-                attributed.cause = JAXLIB
-                attributed.note = (
+            good, bad = ReleaseVerdict.GOOD, ReleaseVerdict.BAD
+            attributed.cause, attributed.note = {
+                (good, bad): (
+                    JAXLIB,
                     f"jaxlib takes part (XLA / C++, between {found.first} and {found.last}): {at}; "
                     "whether jax's Python takes part too is not measured here (its commits before "
-                    "and after that one would need the other jaxlib)"
-                )
-            elif verdicts == (ReleaseVerdict.BAD, ReleaseVerdict.BAD):
-                attributed.cause, attributed.note = (
-                    BEFORE,
-                    f"jax's Python, at or before {commit.short}: {at}",
-                )
-            elif verdicts == (ReleaseVerdict.GOOD, ReleaseVerdict.GOOD):
-                attributed.cause, attributed.note = (
-                    AFTER,
-                    f"jax's Python, after {commit.short}: {at}",
-                )
-            elif verdicts == (ReleaseVerdict.BAD, ReleaseVerdict.GOOD):
-                attributed.cause = NEITHER
-                attributed.note = (
+                    "and after that one would need the other jaxlib)",
+                ),
+                (bad, bad): (BEFORE, f"jax's Python, at or before {commit.short}: {at}"),
+                (good, good): (AFTER, f"jax's Python, after {commit.short}: {at}"),
+                (bad, good): (
+                    NEITHER,
                     f"neither jax's Python nor jaxlib alone: {at} ({new} with the older jaxlib, "
-                    f"{old} with the newer): not one change to bisect"
-                )
-            else:
-                attributed.note = f"not attributed: {at}"
+                    f"{old} with the newer): not one change to bisect",
+                ),
+            }.get((a, b), ("", f"not attributed: {at}"))
             if attributed.cause:
                 pick = self.plan.get(commit.sha)
                 self.points[commit.sha] = next(

@@ -1,23 +1,12 @@
 """The seam every kind of evidence about a step goes through: why the step between two sides moved.
 
-A *kind* (``harness.explain.kinds`` lists them, in the order they are asked) gathers for one
-``Step`` (two sides, older first: two releases, or a commit and its neighbour) with what
-``StepSides`` offers: each side made ready, one more process of a side with other flags or
-variables, several sides measured together until the step's metrics are decided.  It returns data, a
-``Found`` (its kind's name, its JSON, whether it settles the step so that the kinds after it are not
-asked); ``harness.render.why`` writes its sentences. Triage, bisect and ``bisect --commits`` all ask
-through ``gather``, so each gets the same why.
-
-The kinds are asked in order of what can settle the step, and a metric once answered is not asked
-again: a kind that answers some of the step's metrics (``Answers``: library or JAX, where the change
-came with the libraries and jax's own part did not move) leaves the kinds after it only the metrics
-still open, and none left settles the step.
-
-The why is bounded by a time budget: a kind not asked because the budget ran out is said
-(``Skipped``) with the command that asks it, as is a kind whose folder beside the page cannot be
-written (a link planted there): the answer and its page still are.  Each kind's answer is handed on
-as it comes (``gather``'s ``kept``), so a why stopped part way (Ctrl-C, a CI time-out) keeps what it
-had found.
+A *kind* (``harness.explain.kinds``, in the order asked) gathers for one ``Step`` (two sides, older
+first: releases, or a commit and its neighbour) with ``StepSides`` (a side made ready, one more
+process of it, sides measured together until decided) and returns data, a ``Found``;
+``harness.render.why`` words it. Triage, bisect and ``bisect --commits`` all ask through ``gather``.
+A kind that answers some metrics (``Answers``) leaves the kinds after it the rest. A kind left out
+(the time budget ran out, its folder cannot be written) is said (``Skipped``) with the command that
+asks it; each answer is handed on as it comes (``kept``), so a why stopped part way keeps it.
 """
 
 from __future__ import annotations
@@ -68,8 +57,7 @@ class Step:
     stem: str
     jax_repo: Path | None = None  # a jax clone at hand, for the commits that turned a default
     script: str = ""  # a plain script's file name ("": a case)
-    # A plain script's packages that moved, declared or not, and their versions on each side (name →
-    # (before's, after's)); jax's own distributions are the release itself.
+    # A plain script's packages that moved, declared or not: name → (before's, after's) version.
     libraries: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # which of ``libraries`` the script declares (the rest moved with them)
     declared: tuple[str, ...] = ()
@@ -77,61 +65,50 @@ class Step:
     # Below releases: the releases whose defaults are compared (a commit step's own two sides may
     # share jax's Python, or its jaxlib); None: the step's own sides.
     defaults_between: Pair | None = None
-    # Each metric's shape, as its two sides' stored results judge it (``StepSides.shaped``); one
-    # not known is a cost.
+    # Each metric's shape (``StepSides.shaped``); one not known is a cost.
     shapes: Mapping[MetricKey, Shape] = field(default_factory=dict)
-    # The costs constant in every process of both sides (a compiled buffer's bytes, an op count):
-    # exact as a value is, so a screen's few processes settle a trial of them; they keep their
-    # ratio.
+    # The costs constant in every process of both sides (a buffer's bytes): exact as a value is, so
+    # a screen's few processes settle a trial of them.
     constant: frozenset[MetricKey] = frozenset()
 
     @property
     def metrics(self) -> tuple[MetricKey, ...]:
-        """The metrics the step moved."""
         return tuple(c.figures for c in self.criteria if c.figures is not None)
 
     @property
     def shape(self) -> Shape:
-        """What the step is, which decides the order its kinds are asked in: an ending for a status
-        step; else the shape its metrics share, a cost where they are of several."""
+        """Orders its kinds: the shape its metrics share, a cost where they are of several."""
         if self.ending:
             return Shape.ENDING
         return common_shape(self.shapes.get(metric) for metric in self.metrics)
 
     def shape_of(self, metric: MetricKey) -> Shape:
-        """A metric's shape; one not known is a cost."""
         return common_shape([self.shapes.get(metric)])
 
     @property
     def costs(self) -> tuple[MetricKey, ...]:
-        """The step's metrics that are costs (a time, a size): not a value, nor a presence."""
         return tuple(m for m in self.metrics if self.shape_of(m).ratio)
 
     @property
     def exact(self) -> tuple[MetricKey, ...]:
-        """The step's metrics equality settles: values, presences and the constant costs."""
+        """What equality settles: values, presences and the constant costs."""
         return tuple(m for m in self.metrics if m not in self.costs or m in self.constant)
 
     @property
     def varying(self) -> tuple[MetricKey, ...]:
-        """The step's costs that vary between processes: a sequential test decides them."""
         return tuple(m for m in self.costs if m not in self.constant)
 
     def narrowed(self, metrics: Collection[MetricKey]) -> Step:
-        """The step asked of ``metrics`` alone among its metrics (its other criteria kept)."""
         kept = tuple(c for c in self.criteria if c.figures is None or c.figures in metrics)
         return dataclasses.replace(self, criteria=kept)
 
     @property
     def ending(self) -> bool:
-        """A step of how the processes end (``process.end``: a release whose processes die, in every
-        one or in some, beside one that runs): judged on its counts, never by a number (``metrics``
-        empty)."""
+        """A step of how the processes end (``process.end``): judged on its counts, not a number."""
         return any(c.ending for c in self.criteria)
 
     @property
     def changed(self) -> bool:
-        """Whether it has something to explain: a metric that moved, or how the processes end."""
         return any(c.explained for c in self.criteria)
 
     @property
@@ -139,12 +116,11 @@ class Step:
         return (self.before, self.after)
 
     def kept(self, suffix: str) -> str:
-        """The folder, beside the page and named relative to it, where a kind keeps its files."""
+        """The folder, relative to the page, where a kind keeps its files."""
         return f"{self.stem}-{suffix}"
 
     def folder(self, suffix: str, *parts: str) -> Path:
-        """``kept(suffix)/parts`` under the page's folder, made where missing; ``CannotKeep`` where
-        a level of it is a link or not a folder (planted there: a kind never writes through it)."""
+        """``kept(suffix)/parts``, made; ``CannotKeep`` where a level is a link or not a folder."""
         try:
             return output_folder(self.out, self.kept(suffix), *parts)
         except (UsageError, OSError) as exc:
@@ -152,8 +128,7 @@ class Step:
 
 
 class CannotKeep(UsageError):
-    """A kind's folder beside the page cannot be written: that kind is not asked, the answer and
-    page still are."""
+    """A kind's folder beside the page cannot be written: that kind is not asked."""
 
 
 class Found(Protocol):
@@ -163,9 +138,7 @@ class Found(Protocol):
     def kind(self) -> str: ...
 
     @property
-    def settles(self) -> bool:
-        """Whether it answers the step so the kinds after it are not asked (a library's change)."""
-        ...
+    def settles(self) -> bool: ...  # the kinds after it are not asked
 
     def data(self) -> dict[str, Any]: ...
 
@@ -182,20 +155,13 @@ class Evidence(Protocol):
 
     name: str
 
-    def wanted(self, step: Step, found: tuple[Found, ...]) -> bool:
-        """Whether to ask for ``step``, given what the kinds before it ``found``."""
-        ...
+    def wanted(self, step: Step, found: tuple[Found, ...]) -> bool: ...
 
-    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...]) -> Found:
-        """What this kind finds for ``step``, knowing what the kinds before it ``found``."""
-        ...
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...]) -> Found: ...
 
 
 @dataclass(frozen=True)
 class Skipped:
-    """A kind not asked for a step, and why (the why's time budget ran out, its folder beside the
-    page cannot be written)."""
-
     name: str
     reason: str
     settles: bool = False
@@ -210,8 +176,7 @@ class Skipped:
 
 
 class OverBudget(Exception):
-    """What a kind would measure first does not fit in what is left of the why's budget: the kind is
-    not asked, and the answer says so with the command that asks it."""
+    """What a kind would measure first does not fit in what is left of the why's budget."""
 
 
 @dataclass
@@ -221,11 +186,8 @@ class StepSides:
     prober: ReleaseProber
     # Facts a kind reads once per run and reuses on every step (an interpreter's XLA flag list).
     memo: dict[str, Any] = field(default_factory=dict)
-    # The why's budget (``WhyBudget``): a kind's measuring until decided stops when it runs out, as
-    # the prober's own time budget stops a probe's; None: no bound.
-    budget: WhyBudget | None = None
-    # The kind that settles the step's shape is being asked: its first round or screen is measured
-    # where the whole budget covers it, whatever is left of it (``afford``).
+    budget: WhyBudget | None = None  # a kind's measuring until decided stops when it runs out
+    # The kind that settles the step's shape is asked: measured where the whole budget covers it.
     settling: bool = False
 
     @property
@@ -233,19 +195,16 @@ class StepSides:
         return self.prober.progress
 
     @property
-    def processes(self) -> int:
-        """The processes a side of the prober's first round: a screen's."""
+    def processes(self) -> int:  # a side's in the prober's first round: a screen's
         return self.prober.processes
 
     def stored(self, release: str) -> StoredResult | None:
-        """The newest stored result of ``release``'s cell measured like the step's sides now: a
-        triage's confirmation too, which its first round's prober does not count."""
+        # the newest stored result of ``release``'s cell: a triage's confirmation counted too
         counted = dataclasses.replace(self.prober.reuse, accept=None, max_processes=None)
         return counted.stored(release)
 
     def shaped(self, step: Step) -> Step:
-        """``step`` with each metric's shape, as its two sides' stored results judge it (a metric
-        one side printed in no process is a presence)."""
+        """``step`` with each metric's shape, as its two sides' stored results judge it."""
         before, after = (self.stored(release) for release in step.pair)
         printed = [metric_samples(end) if end is not None else {} for end in (before, after)]
         shapes, constant = {}, set()
@@ -260,18 +219,15 @@ class StepSides:
         return dataclasses.replace(step, shapes=shapes, constant=frozenset(constant))
 
     def bounded(self, seconds: float | None) -> float | None:
-        """A measurement's time bound ``seconds`` (None: none), or less: the budget's rest."""
         left = self.budget.left() if self.budget is not None else None
         if left is None:
             return seconds
         return max(left, 0.0) if seconds is None else min(max(left, 0.0), seconds)
 
     def afford(self, step: Step, processes: int, what: str) -> None:
-        """``OverBudget`` where ``processes`` case processes, each as long as the step's own took
-        (the median of its two releases' stored processes), would not fit in what is left of the
-        why's budget (the whole budget, for the kind that settles the step: a cheap program's why is
-        never cut before it): a kind's first round or screen is measured whole, so it is not
-        started."""
+        """``OverBudget`` where ``processes`` processes, each the median of the step's stored ones,
+        would not fit in what is left (the whole budget, for the settling kind): a first round or
+        screen is measured whole, so it is not started."""
         left = self.budget.left() if self.budget is not None else None
         if self.settling and self.budget is not None:
             left = self.budget.seconds
@@ -300,13 +256,11 @@ class StepSides:
         return self.memo[key]
 
     def side(self, label: str) -> Side | str:
-        """The side of ``label``, its environment ready; or why there is none."""
         prepared = self.prober.readiness.side(label)
         return prepared.note if isinstance(prepared, Probe) else prepared
 
     def held_side(self, release: str, pins: Sequence[str]) -> Side | str:
-        """A side of ``release`` with ``pins`` held there, under a label of its own
-        (``0.4.33+numpy.2.0.1``), its environment ready; or why there is none."""
+        """A side of ``release`` with ``pins`` held (``0.4.33+numpy.2.0.1``); or why none."""
         label = f"{release}+" + ".".join(pin.replace("==", ".") for pin in pins)
         if len(label) > HELD_LABEL:  # a name it is stored under: the first pin, the count, a digest
             digest = hashlib.sha256("\n".join(pins).encode()).hexdigest()[:8]
@@ -325,16 +279,15 @@ class StepSides:
     def one_more_process(
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
     ) -> str:
-        """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result thrown
-        away; how it ended."""
+        """How one extra process of ``side`` (``extra_process``) ended."""
         stored = self.extra_process(side, flags, env)
         return str(stored.result.status) if stored is not None else "no result"
 
     def extra_process(
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
     ) -> StoredResult | None:
-        """``one_more_process``, its result as stored (in a folder since removed): what a kind reads
-        of how the process ran (a script that replaced ``XLA_FLAGS``, say); None if none stored."""
+        """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result as stored
+        in a folder since removed; None if none stored."""
         extra = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *flags) if part)
         changed = dataclasses.replace(
             side, env={**side.env, **(env or {}), "XLA_FLAGS": extra}, compare_next=False
@@ -353,10 +306,8 @@ class StepSides:
         decide: str = CHANGES,
         settled: SettledCell | None = None,
     ) -> dict[str, StoredResult | None]:
-        """``sides`` measured in one interleaved run, the prober's processes each, then until
-        ``metrics`` are decided (``decide``: until each change is shown, or with ``ALL`` until every
-        comparison is shown changed or unchanged) or, at a look, ``settled`` says what the kind asks
-        is settled; each side's stored result by label."""
+        """``sides`` measured in one interleaved run, then until ``metrics`` are decided (as
+        ``decide`` says) or ``settled`` says so at a look; each side's stored result by label."""
         measurement = self.prober.measurement
         # the first round is measured whole; deciding stops at the budget
         if self.budget is not None:
@@ -367,8 +318,7 @@ class StepSides:
         return {side.label: stored for side, stored in measured}
 
     def screened(self, sides: Sequence[Side], processes: int) -> dict[str, StoredResult | None]:
-        """``sides`` measured in one interleaved run, ``processes`` each, never more: a screen of
-        which sides are worth measuring until decided; each side's stored result by label."""
+        """``sides`` measured in one interleaved run, ``processes`` each, never more: a screen."""
         measurement = self.prober.measurement
         settings = measurement.settings_for(processes, "off", len(sides))
         return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}
@@ -376,15 +326,12 @@ class StepSides:
 
 @dataclass(frozen=True)
 class Spent:
-    """How long each kind asked for a step took, in order: what each adds to the why's cost."""
-
     before: str
     after: str
     seconds: Mapping[str, float]
     settles: bool = False
     kind: str = "spent"
-    # The kinds left unasked because the one before them answered every metric of the step, and
-    # the command that asks them.
+    # The kinds left unasked because the one before answered every metric, and the command to ask.
     unasked: tuple[str, ...] = ()
     command: str = ""
 
@@ -403,9 +350,8 @@ class Spent:
 
 @dataclass
 class WhyBudget:
-    """How long the why of a run may take (None: no bound, or ``at_most``), from its first question,
-    counting only its own work: never a wait for another run's lock, nor an install (``clock``);
-    ``again``: the command that asks the why with more (said beside each kind it left out)."""
+    """How long the why of a run may take (None: no bound), from its first question, its own work
+    only (never a wait for a lock, nor an install); ``again``: the command that asks with more."""
 
     seconds: float | None = None
     again: str = ""
@@ -415,26 +361,23 @@ class WhyBudget:
     # what counts as the why's time: its own, from its first question (``left``)
     aside: Aside = field(default_factory=lambda: ASIDE)
     started: tuple[float, float] | None = None  # ``Aside.mark`` at the first question
-    # What the kinds asked before the one that settles the step's shape leave for it (``gather``):
-    # so that a cost's library and reproducer never spend what its changed defaults need.
+    # What the kinds asked before the settling one leave for it: a cost's library and reproducer
+    # never spend what its changed defaults need.
     kept_for_settling: float = 0.0
     every_kind: bool = False  # every kind asked, also after one answered every metric of the step
     again_every: str = ""  # the command that asks them (said where an answered step left some)
 
     def at_most(self, seconds: float) -> None:
-        """With no budget set: a share of ``seconds`` (what the triage's or bisect's measuring
-        took), so that asking why adds at most about half again to the command's time (the kind
-        that settles the step's shape asked however little is left)."""
+        """With no budget set: a share of ``seconds``, what the command's own measuring took."""
         if self.seconds is None:
             self.seconds, self.by_default = max(seconds * DEFAULT_SHARE, 1.0), True
 
     def used(self) -> float:
-        """The why's own seconds so far (0 before its first question)."""
         return self.aside.own_since(self.started) if self.started is not None else 0.0
 
     def ran_out(self, asked: int, left_out: int) -> tuple[str, str]:
-        """Why a kind was not asked, the budget named as the budget, and the command that asks the
-        ``left_out`` kinds, with a budget that would cover them at the pace of the ``asked``."""
+        """Why a kind was not asked, and the command that asks the ``left_out`` kinds with a budget
+        that covers them at the pace of the ``asked``."""
         used = self.used()
         share = f"{round(100 * DEFAULT_SHARE)} %"
         default = f", by default {share} of the command's own measuring" if self.by_default else ""
@@ -467,11 +410,9 @@ def gather(
     settles: str = "",
 ) -> tuple[Found, ...]:
     """Every kind wanted for ``step``, asked in order with the metrics still open, until one settles
-    the step, none is left open or the budget runs out; last, how long each kind asked took
-    (``Spent``).  The kind named ``settles`` (what settles the step's shape) is asked however much
-    of the budget is left, its first measurement where the whole budget covers it.  What was found
-    so far is handed to ``kept`` after each kind, and when the why is stopped
-    (``KeyboardInterrupt``), before the stop goes on."""
+    the step, none is left open or the budget runs out; last, ``Spent``. The kind named ``settles``
+    is asked however little of the budget is left. What was found is handed to ``kept`` after each
+    kind, and when the why is stopped (``KeyboardInterrupt``)."""
     found: list[Found] = []
     seconds: dict[str, float] = {}
     asked = step
@@ -494,9 +435,7 @@ def gather(
             reason, command = budget.ran_out(len(seconds), left_out)
             found.append(Skipped(kind.name, reason, command=command))
             continue
-        # Every kind measures within what is left of the budget (the same memo, in a copy that knows
-        # the budget; tests hand in fakes of their own): a kind's first round, or its screen, is
-        # measured whole, its measuring until decided stops when the budget is spent.
+        # Every kind measures within what is left of the budget (tests hand in fakes of their own).
         bounded = (
             dataclasses.replace(sides, budget=budget, settling=settling)
             if isinstance(sides, StepSides)
@@ -535,5 +474,4 @@ def gather(
 
 
 def of_kind(found: Sequence[Found], kind: type[T]) -> T | None:
-    """The first of ``found`` that is a ``kind``."""
     return next((each for each in found if isinstance(each, kind)), None)

@@ -177,7 +177,7 @@ def kept_programs(monkeypatch, tmp_path, moves_again):
     )
     measured = []
 
-    def measure(step, sides, script, exported_on, listing, kept):
+    def measure(step, sides, script, exported_on, listing):
         measured.append([p["file"] for p in listing["programs"]])
         again = {M: (M, faster if moves_again else None)}
         return dataclasses.replace(moved, programs=tuple(listing["programs"]), measured=again), {}
@@ -325,12 +325,13 @@ def test_where_neither_release_reads_the_other_s_export_each_runs_its_own(monkey
         captured[label] = {"jax": label, "programs": [program], "note": ""}
     seen = []
 
-    def measure(step, sides, script, exported_on, listing, kept, proof=()):
+    def measure(step, sides, script, exported_on, listing, proof=()):
         seen.append((exported_on, proof, listing))
-        return reproducer.ReproducerAnswer("0.4.31", "0.4.33", kept, script.name, exported_on), {}
+        answer = reproducer.ReproducerAnswer("0.4.31", "0.4.33", "s-reproducer/", script.name)
+        return dataclasses.replace(answer, exported_on=exported_on), {}
 
     monkeypatch.setattr(reproducer, "measure_reproducer", measure)
-    found = reproducer.own_exports(step(), FakeProgress(), folder, captured, "s-reproducer")
+    found = reproducer.own_exports(step(), FakeProgress(), folder, captured)
     [(exported_on, proof, listing)] = seen
     assert proof == ("0.4.31", "0.4.33") and found.exported_on == exported_on
     assert exported_on == "0.4.31 and 0.4.33, each its own export"
@@ -340,9 +341,7 @@ def test_where_neither_release_reads_the_other_s_export_each_runs_its_own(monkey
     assert (folder / "program_51.jaxexport").read_bytes() == b"0.4.33"
     assert (folder / "program_01.jaxexport").read_bytes() == b"0.4.31"
     other = {**captured["0.4.33"], "programs": []}
-    unlike = reproducer.own_exports(
-        step(), FakeProgress(), folder, {**captured, "0.4.33": other}, "s"
-    )
+    unlike = reproducer.own_exports(step(), FakeProgress(), folder, {**captured, "0.4.33": other})
     assert unlike.problem.startswith("each release's own export holds other programs")
 
 
