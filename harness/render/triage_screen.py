@@ -124,6 +124,9 @@ def grid_caveat(found: TriageOutcome) -> str:
     )
 
 
+SMALL_ON_SCREEN = 3
+
+
 def small_changes(found: TriageOutcome, thresholds: Thresholds) -> list[tuple[Confirmation, str]]:
     """Each confirmed cost step whose ratio stays within what another run's first round would list
     nine times in ten (``grid.twice_safe_bounds``), said ``×1.3 (within ×1.57)``: --every-release
@@ -143,13 +146,17 @@ def small_changes(found: TriageOutcome, thresholds: Thresholds) -> list[tuple[Co
     return small
 
 
-def small_line(small: list[tuple[Confirmation, str]]) -> str:
-    """The small confirmed steps (``small_changes``) named apart, and why; "" where none is."""
+def small_line(small: list[tuple[Confirmation, str]], most: int | None = None) -> str:
+    """The small confirmed steps (``small_changes``) named apart, the first ``most`` of them (one
+    screen: a plain script's phases and memory can give dozens), and why; "" where none is."""
     if not small:
         return ""
     named = "; ".join(
-        f"{c.step.criterion.name} {c.step.before} → {c.step.after} {said}" for c, said in small
+        f"{c.step.criterion.name} {c.step.before} → {c.step.after} {said}"
+        for c, said in small[:most]
     )
+    if most is not None and len(small) > most:
+        named += f"; {len(small) - most} more in the report"
     return (
         f"Small, confirmed here but not twice-safe: {inline(named)}: another run's first round "
         "would list each less than nine times in ten (its processes scatter, and a release's level "
@@ -228,7 +235,7 @@ def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report
         *[line for line in [not_ok_line(found.first_round)] if line],
     ]
     blocks = triage_blocks(found, setting)
-    small = small_line(small_changes(found, setting.thresholds))
+    small = small_line(small_changes(found, setting.thresholds), most=SMALL_ON_SCREEN)
     tail = _undecided_lines(found) + (screen.wrap(small) if small else [])
     tail += screen.wrap(grid_caveat(found)) if grid_caveat(found) else []
     for release, fault in found.faults():

@@ -256,3 +256,16 @@ def test_a_head_line_of_wide_characters_wraps_at_100_columns():
     long = dataclasses.replace(setting, case="script-" + "ベンチマーク" * 8, sizes={"N": 600})
     text = triage_screen(found, long, 5, REPORT)
     assert fits(text) and "ベンチマーク" in text
+
+
+def test_dozens_of_small_steps_leave_the_screen_one_screen():
+    """A plain script's phases and memory gave 27 to 38 small steps over the whole table: the screen
+    names three and counts the rest; the report names each."""
+    from harness.render.triage_screen import SMALL_ON_SCREEN, small_line
+
+    found, _ = script_triage(dict(zip(RELEASES, [1, 1, 3, 3], strict=True)))
+    small = [(change, "×1.1 (within ×1.5)") for change in found.changes()]
+    line = small_line(small, most=SMALL_ON_SCREEN)
+    assert f"; {len(small) - SMALL_ON_SCREEN} more in the report:" in line
+    assert line.count("(within ×1.5)") == SMALL_ON_SCREEN
+    assert small_line(small).count("(within ×1.5)") == len(small)
