@@ -116,11 +116,18 @@ def grid_caveat(found: TriageOutcome) -> str:
         if facts
         else " and the claim (no compiled program's facts were recorded)"
     )
+    counts = [len(m.result.result.processes) for m in first.ok() if m.result is not None]
+    glanced = (
+        f" Nor would a cost's step that {min(counts)} processes a release could not tell from "
+        "their scatter (glanced at; past it, in full)."
+        if counts and min(counts) < max(counts)
+        else ""
+    )
     return (
         f"{left} releases were not measured: the ends and a grid first, then only between "
         "neighbours that differ. A change undone before the next measured release, where both are "
-        f"alike in every metric, ending{alike}, would not be seen; --every-release measures every "
-        "one."
+        f"alike in every metric, ending{alike}, would not be seen.{glanced} --every-release "
+        "measures every one."
     )
 
 

@@ -360,3 +360,28 @@ def test_the_every_release_and_the_adaptive_triage_name_the_same_steps_past_the_
 def test_a_step_past_the_bound_is_named_in_every_run_whatever_the_occasion():
     for occasion in ({"trace": 2.5}, {"trace": 2.5, "scatter": 0.02, "tight": ("r5",)}):
         assert TRACE_STEP in on_occasion(True, **occasion)[1], occasion
+
+
+def test_a_cost_step_between_grid_points_too_small_for_the_glance_is_not_seen_and_the_page_says_so():
+    """A phase ×1.25 between two grid points whose glances (2 processes, ±10 %) the range's spread
+    could show by chance: not measured, not named; the answer says such a step is not seen."""
+    from harness.render.triage_screen import grid_caveat
+
+    scales = {release: 1 if i < 10 else 3 for i, release in enumerate(TWELVE)}
+    found = triage(
+        TWELVE,
+        Occasion(scales, 10, trace=1.25),
+        FakeConfirmer(Occasion(scales, 10, trace=1.25)),
+        metrics=None,
+        with_claim=False,
+        thresholds=Thresholds(),
+        every_release=False,
+        glance=Occasion(scales, GLANCE, trace=1.25),
+    )
+    assert "r5" not in [m.release for m in found.first_round.measurements]
+    assert TRACE_STEP not in named_steps(found) and LOOP_STEP in named_steps(found)
+    caveat = grid_caveat(found)
+    assert f"Nor would a cost's step that {GLANCE} processes a release could not tell" in caveat
+    assert caveat.endswith("--every-release measures every one.")
+    every, _ = screened(dict.fromkeys(THIRTY, 1), every_release=True)
+    assert grid_caveat(every) == "", "every release measured: nothing to say"
