@@ -362,7 +362,7 @@ def test_a_step_past_the_bound_is_named_in_every_run_whatever_the_occasion():
         assert TRACE_STEP in on_occasion(True, **occasion)[1], occasion
 
 
-def test_a_cost_step_between_grid_points_too_small_for_the_glance_is_not_seen_and_the_page_says_so():
+def test_a_cost_step_between_grid_points_too_small_for_a_glance_is_not_seen_and_the_page_says_so():
     """A phase ×1.25 between two grid points whose glances (2 processes, ±10 %) the range's spread
     could show by chance: not measured, not named; the answer says such a step is not seen."""
     from harness.render.triage_screen import grid_caveat
