@@ -1,8 +1,9 @@
 """The whole range in minutes: a plain script's triage over a wide range, ``--no-why``, run twice,
 each from a results and reports folder of its own: the default screen (the ends and a grid, refined
 where neighbours differ) and ``--every-release``.  Prints each run's wall time, releases measured
-(of those in range), processes run and confirmed steps side by side, and whether the two confirm the
-same steps.
+(of those in range), processes run and confirmed steps side by side (the small ones, within what
+another run's first round lists nine times in ten, apart), and whether the two confirm the same
+steps past that.
 
     python benchmarks/whole_range.py benchmarks/regressions/reg_square_cpu.py --script-arg 256
 
@@ -79,6 +80,7 @@ class Run:
     in_range: int = 0
     processes: int = 0  # every process stored: the first round's and the confirmations'
     steps: list[str] = field(default_factory=list)  # confirmed, ``metric before → after``
+    small: list[str] = field(default_factory=list)  # confirmed, but not twice-safe
 
 
 def read_run(kind: str, root: Path, exit_code: int, seconds: float) -> Run:
@@ -90,11 +92,12 @@ def read_run(kind: str, root: Path, exit_code: int, seconds: float) -> Run:
         first = data.get("first_round", {})
         run.measured = len(first.get("releases", []))
         run.in_range = first.get("in_range", run.measured)
-        run.steps = sorted(
-            f"{c['metric']} {c['before']} → {c['after']}"
-            for c in data.get("confirmations", [])
-            if c.get("outcome") == "confirmed"
-        )
+        for c in data.get("confirmations", []):
+            if c.get("outcome") == "confirmed":
+                named = f"{c['metric']} {c['before']} → {c['after']}"
+                (run.steps if c.get("twice_safe", True) else run.small).append(named)
+        run.steps.sort()
+        run.small.sort()
     for path in (root / "results").rglob("*.json"):
         try:
             stored = json.loads(path.read_text())
@@ -114,10 +117,11 @@ def side_by_side(runs: list[Run]) -> str:
         ("releases measured", *(f"{run.measured} of {run.in_range}" for run in runs)),
         ("processes run", *(str(run.processes) for run in runs)),
     ]
-    most = max(len(run.steps) for run in runs)
-    for index in range(most):
-        label = "confirmed steps" if index == 0 else ""
-        rows.append((label, *(run.steps[index] if index < len(run.steps) else "" for run in runs)))
+    for label, named in (("confirmed steps", "steps"), ("small, not twice-safe", "small")):
+        lists = [getattr(run, named) for run in runs]
+        for index in range(max(len(steps) for steps in lists)):
+            cells = (steps[index] if index < len(steps) else "" for steps in lists)
+            rows.append((label if index == 0 else "", *cells))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))

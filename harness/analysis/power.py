@@ -25,7 +25,11 @@ from harness.store.schema import ProcessRun
 
 
 def detectable_ratio(
-    spread: float, processes: int, thresholds: Thresholds, power: float = DETECTION_POWER
+    spread: float,
+    processes: int,
+    thresholds: Thresholds,
+    power: float = DETECTION_POWER,
+    between: float = 0.0,
 ) -> float:
     """The smallest ratio flagged in ``power`` of comparisons of two sides of ``processes``
     processes each, whose log process medians scatter with standard deviation ``spread``: Welch's
@@ -34,15 +38,21 @@ def detectable_ratio(
     not the 2K - 2 of a pooled test: Welch's are estimated from the samples and fall below that, and
     with 2K - 2 a simulated change of this ratio was flagged in only 73 % of comparisons (5
     processes a side), with K in 93 % (5) and 92 % (10).  Too few processes for the rank guard
-    (``rank_test.smallest_p`` not below the level) see no change at all: inf."""
+    (``rank_test.smallest_p`` not below the level) see no change at all: inf. ``between``: the
+    log standard deviation of a release's level from one run to the next (shared by its processes,
+    so no test inside one run sees it): the ratio another run would flag ``power`` of the time,
+    its own ratio scattering by that too."""
     if thresholds.rank_guard and smallest_p(processes, processes) >= thresholds.alpha:
         # sides measured together pass the rank guard from 7 processes a side at 0.002
         return math.inf
     if processes < 2 or not spread > 0:
         return thresholds.factor
     standard_error = spread * math.sqrt(2 / processes)
-    needed = t_quantile(1 - thresholds.alpha / 2, processes) + t_quantile(power, processes)
-    return max(thresholds.factor, math.exp(needed * standard_error))
+    bar = t_quantile(1 - thresholds.alpha / 2, processes) * standard_error
+    if between > 0:  # another run's ratio scatters by it too, and must still pass the factor
+        bar = max(bar, math.log(thresholds.factor))
+    scatter = math.sqrt(standard_error**2 + 2 * between**2)
+    return max(thresholds.factor, math.exp(bar + t_quantile(power, processes) * scatter))
 
 
 def log_medians(samples: ProcessSamples) -> list[float]:

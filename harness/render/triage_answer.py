@@ -25,6 +25,8 @@ from harness.render.triage_screen import (
     measured_words,
     no_answer,
     processes_again,
+    small_changes,
+    small_line,
     triage_screen,
 )
 from harness.render.triage_words import answered, answers, dead_side, death_line, family_error
@@ -74,7 +76,10 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     said: set[tuple[str, str]] = set()  # steps whose own findings were said
     died_said: set[str] = set()  # where a step's processes died, said once
     lines = []
+    small = small_changes(found, setting.thresholds)
     for text, change in answered(found):
+        if any(change is c for c, _ in small):
+            continue
         pair = (change.step.before, change.step.after)
         why = [f.markdown() for f in step_findings(change, setting, with_step=pair not in said)]
         why += [f.markdown() for f in follow_ups(setting, change)]
@@ -84,6 +89,7 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
             lines.append(died)
             died_said.add(died)
         said.add(pair)
+    lines += [f"- {small_line(small)}"] if small else []
     undecided = [
         f"{c.step.criterion.name} {c.step.before} → {c.step.after}"
         + (_measured(c.comparison) if c.comparison else "")
@@ -229,6 +235,7 @@ def triage_markdown(
 
 
 def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
+    small = small_changes(found, setting.thresholds)
     confirmations = [
         {
             "metric": c.step.criterion.name,
@@ -242,6 +249,8 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
             else "undecided"
             if c.undecided
             else "not confirmed",
+            # confirmed past what another run's first round would list nine times in ten
+            "twice_safe": c.confirmed and not any(c is change for change, _ in small),
             "reason": c.reason,
             # What the issue draft reads of why, as a bisect answer's ``findings`` are.
             "findings": [f.data() for f in step_findings(c, setting)] if c.confirmed else [],

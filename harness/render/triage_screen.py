@@ -3,7 +3,10 @@ changes, the why of its first metric, the bisect below the releases), the undeci
 
 from __future__ import annotations
 
+import dataclasses
+
 from harness.analysis.metrics import hlo_facts
+from harness.analysis.significance import Thresholds
 from harness.findings import FollowUp, leading
 from harness.render import screen
 from harness.render.range_screen import (
@@ -16,11 +19,14 @@ from harness.render.range_screen import (
     not_ok_line,
     unmeasured_line,
 )
+from harness.render.text import inline
 from harness.render.triage_words import death_line
 from harness.render.why import libraries_line, next_steps, why_lines
 from harness.steps.answers import Setting
+from harness.steps.grid import small_within, twice_safe_bounds
 from harness.steps.judge import FIX, REGRESSION
-from harness.steps.triage import Confirmation, TriageOutcome
+from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
+from harness.units import format_ratio
 
 
 def follow_ups(setting: Setting, change: Confirmation) -> list[FollowUp]:
@@ -51,7 +57,10 @@ def _triage_row(change: Confirmation, *, fix: bool) -> Row:
 
 def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
     steps: dict[tuple[str, str], list[tuple[bool, Confirmation]]] = {}
+    small = {id(change) for change, _ in small_changes(found, setting.thresholds)}
     for change, fix in found.ordered():
+        if id(change) in small:  # named apart, below
+            continue
         steps.setdefault((change.step.before, change.step.after), []).append((fix, change))
     where = {release: i for i, release in enumerate(found.first_round.releases)}
     blocks = []
@@ -103,11 +112,59 @@ def grid_caveat(found: TriageOutcome) -> str:
         if facts
         else " and the claim (no compiled program's facts were recorded)"
     )
+    counts = [len(m.result.result.processes) for m in first.ok() if m.result is not None]
+    glanced = (
+        f" Nor would a cost's step that {min(counts)} processes a release could not tell from "
+        "their scatter (glanced at; past it, in full)."
+        if counts and min(counts) < max(counts)
+        else ""
+    )
     return (
         f"{left} releases were not measured: the ends and a grid first, then only between "
         "neighbours that differ. A change undone before the next measured release, where both are "
-        f"alike in every metric, ending{alike}, would not be seen; --every-release measures every "
-        "one."
+        f"alike in every metric, ending{alike}, would not be seen.{glanced} --every-release "
+        "measures every one."
+    )
+
+
+SMALL_ON_SCREEN = 3
+
+
+def small_changes(found: TriageOutcome, thresholds: Thresholds) -> list[tuple[Confirmation, str]]:
+    """Each confirmed cost step whose ratio stays within what another run's first round would list
+    nine times in ten (``grid.twice_safe_bounds``), said ``×1.3 (within ×1.57)``: --every-release
+    or not."""
+    screen = dataclasses.replace(
+        thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
+    )
+    bounds = twice_safe_bounds(found.first_round, screen)
+    small = []
+    for change in found.changes():
+        compared = change.comparison or change.step.comparison
+        bound = small_within(compared, bounds)
+        if bound is not None and compared.cost is not None:
+            small.append(
+                (change, f"{format_ratio(compared.cost.ratio)} (within {format_ratio(bound)})")
+            )
+    return small
+
+
+def small_line(small: list[tuple[Confirmation, str]], most: int | None = None) -> str:
+    """The small confirmed steps (``small_changes``) named apart, the first ``most`` of them (one
+    screen: a plain script's phases and memory can give dozens), and why; "" where none is."""
+    if not small:
+        return ""
+    named = "; ".join(
+        f"{c.step.criterion.name} {c.step.before} → {c.step.after} {said}"
+        for c, said in small[:most]
+    )
+    if most is not None and len(small) > most:
+        named += f"; {len(small) - most} more in the report"
+    return (
+        f"Small, confirmed here but not twice-safe: {inline(named)}: another run's first round "
+        "would list each less than nine times in ten (its processes scatter, and a release's level "
+        "moves from one run to the next: --invocation-spread), so a second run from a results "
+        "folder of its own may not name it. The answers above are past that."
     )
 
 
@@ -179,10 +236,12 @@ def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report
         *[line for line in [not_ok_line(found.first_round)] if line],
     ]
     blocks = triage_blocks(found, setting)
-    tail = _undecided_lines(found) + (screen.wrap(grid_caveat(found)) if grid_caveat(found) else [])
+    small = small_line(small_changes(found, setting.thresholds), most=SMALL_ON_SCREEN)
+    tail = _undecided_lines(found) + (screen.wrap(small) if small else [])
+    tail += screen.wrap(grid_caveat(found)) if grid_caveat(found) else []
     for release, fault in found.faults():
         tail += screen.wrap(f"jax {release}: {fault}.", lines=2)
-    if not blocks:
+    if not blocks and not small:
         said = no_answer(found, "the report has each comparison")
         tail = [*tail, *screen.wrap(said), *_dropped_lines(found)]
     return frame(head, blocks, tail, setting, [f"Report: {report}"])

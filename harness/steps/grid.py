@@ -14,19 +14,23 @@ release is measured at the full count, by the same rule; so is every release onc
 differ hold most of those not yet measured (``dense``: halving would cost more than measuring each).
 A step and its fix between neighbours alike in all of that is not seen: the answer says so
 (docs/releases.md has why √n).
+
+Whichever way the first round went, a confirmed cost step is *small* where its ratio stays within
+what another run's first round would list nine times in ten (``twice_safe_bounds``): two runs from
+results folders of their own name the same steps past it, and may differ within it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import pairwise
 
 from harness.analysis.metrics import MetricKey, hlo_facts, metric_samples
-from harness.analysis.power import pooled_spreads
+from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.shapes import MIN_ALIKE
-from harness.analysis.significance import Thresholds
+from harness.analysis.significance import Comparison, Thresholds
 from harness.analysis.statuses import ran
 from harness.analysis.t_test import t_quantile
 from harness.claim_rule import MIN_CLAIM_PROCESSES
@@ -182,3 +186,30 @@ def edges(measured: dict[int, Probe]) -> set[tuple[int, int]]:
     newer = [i for i in measured if i > ran_at[-1]]
     found = {(max(older), ran_at[0])} if older else set()
     return found | ({(ran_at[-1], min(newer))} if newer else set())
+
+
+def twice_safe_bounds(first: SweepOutcome, screen: Thresholds) -> dict[MetricKey, float]:
+    """Per metric of a first round, the ratio another run's first round (``screen``'s level, as many
+    processes a side as this one's releases ran at most) would list nine times in ten: at the
+    spread of log process medians within its releases, and a release's level moving by
+    ``invocation_spread`` from one run to the next, which no test inside one run sees (a script's
+    peak memory: within 0.3 % in each run, 5 % apart between runs)."""
+    ok = [probe.result for probe in first.ok() if probe.result is not None]
+    processes = max((len(result.result.processes) for result in ok), default=0)
+    spreads = pooled_spreads(metric_samples(result) for result in ok)
+    between = screen.invocation_spread
+    return {
+        key: detectable_ratio(spread, processes, screen, between=between)
+        for key, spread in spreads.items()
+    }
+
+
+def small_within(comparison: Comparison | None, bounds: Mapping[MetricKey, float]) -> float | None:
+    """The bound (``twice_safe_bounds``) a varying cost's ratio stays within, or None where it is
+    past it or the comparison is exact (a value, a presence, an ending, the claim)."""
+    if comparison is None or comparison.cost is None or comparison.metric is None:
+        return None
+    bound = bounds.get(comparison.metric)
+    if bound is None or not comparison.shape.ratio or comparison.constant:
+        return None
+    return bound if 1 / bound < comparison.cost.ratio < bound else None

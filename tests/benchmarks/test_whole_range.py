@@ -51,11 +51,22 @@ def test_a_missing_script_is_refused(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
-def _folder(root: Path, measured: int, steps: list[tuple[str, str]], processes: list[int]) -> None:
+def _folder(
+    root: Path,
+    measured: int,
+    steps: list[tuple[str, str]],
+    processes: list[int],
+    small: tuple[tuple[str, str], ...] = (),
+) -> None:
     (root / "results" / "x").mkdir(parents=True)
     confirmations = [
         {"metric": "process.wall_ns", "before": a, "after": b, "outcome": "confirmed"}
         for a, b in steps
+    ]
+    confirmations += [
+        {"metric": "process.peak_rss_bytes", "before": a, "after": b, "outcome": "confirmed"}
+        | {"twice_safe": False}
+        for a, b in small
     ]
     first = {"releases": [{}] * measured, "in_range": 30}
     (root / "triage.json").write_text(
@@ -79,3 +90,16 @@ def test_two_runs_are_read_and_set_side_by_side_with_whether_they_agree(tmp_path
     assert table.splitlines()[-1] == "the same confirmed steps"
     runs[1].steps = []
     assert whole_range.side_by_side(runs).splitlines()[-1] == "the confirmed steps DIFFER"
+
+
+def test_small_steps_are_listed_apart_and_do_not_decide_whether_the_runs_agree(tmp_path):
+    """Two runs of one script, 2026-12-06: peak memory steps ×0.9–×1.2 confirmed in one run and not
+    the other, each judged within what another run's first round lists nine times in ten."""
+    _folder(tmp_path / "a", 9, [("r16", "r17")], [5] * 9, small=(("r3", "r4"),))
+    _folder(tmp_path / "b", 9, [("r16", "r17")], [5] * 9, small=(("r7", "r8"), ("r8", "r9")))
+    runs = [whole_range.read_run("adaptive", tmp_path / name, 0, 100.0) for name in ("a", "b")]
+    assert runs[0].small == ["process.peak_rss_bytes r3 → r4"]
+    table = whole_range.side_by_side(runs)
+    [row] = [line for line in table.splitlines() if line.startswith("small, not twice-safe")]
+    assert "r3 → r4" in row and "r7 → r8" in row
+    assert table.splitlines()[-1] == "the same confirmed steps"

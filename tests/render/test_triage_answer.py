@@ -263,3 +263,32 @@ def test_a_glanced_grid_s_answer_says_in_how_many_processes_it_measured():
         text
     )
     assert "costs differed, measured together)" in " ".join(text.split())
+
+
+def test_a_small_confirmed_step_is_named_apart_on_the_page_and_in_the_json():
+    from tests.steps.test_grid import TWELVE, Occasion
+
+    scales = {release: 1 if i < 10 else 3 for i, release in enumerate(TWELVE)}
+    occasion = {"trace": 1.25, "tight": ("r5", "r6")}
+    found = triage(
+        TWELVE,
+        Occasion(scales, 10, **occasion),
+        FakeConfirmer(Occasion(scales, 10, **occasion)),
+        metrics=None,
+        with_claim=False,
+        thresholds=Thresholds(),
+    )
+    _, setting = outcome({"a": 1}, metric=WALL)
+    text = " ".join(triage_markdown(found, setting, 6, NO_PLOT).split())
+    small = "- Small, confirmed here but not twice-safe: process.trace_ns r5 → r6 ×1.25 (within ×1."
+    assert small in text and "- process.trace_ns: slower ×3 since r10" in text
+    assert "r6" not in text[: text.index(small)], "not among the answers above it"
+    screen = " ".join(triage_screen(found, setting, 6, "report.md").split())
+    assert "Small, confirmed here but not twice-safe: process.trace_ns r5 → r6 ×1.25" in screen
+    assert "r5 → r6" not in screen[: screen.index("Small, confirmed")], "no block of its own"
+    data = {
+        (c["metric"], c["after"]): (c["outcome"], c["twice_safe"])
+        for c in triage_json(found, setting)["confirmations"]
+    }
+    assert data["process.trace_ns", "r6"] == ("confirmed", False)
+    assert data["process.wall_ns", "r10"] == ("confirmed", True)
