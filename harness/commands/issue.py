@@ -1,14 +1,10 @@
-"""``issue``: draft an upstream issue: find the change, write both scripts, run them for real,
-render.
+"""``issue``: draft an upstream issue: find the change, write both scripts, run them, render.
 
-Through ``nox -s issue`` a release plan lists every release on the package index (what each
-installs, and its cached venv, as bisect and sweep use them): the full instrumented script and
-``jax.print_environment_info`` run in the venv of ``--jax`` (default: the change's first bad
-release), and the short script runs on the change's last good and first bad release, each in a venv
-that holds only jax and jaxlib (``plain_env``, built once and kept, ``.nox/plain-jax-VERSION``).
-Without a plan (``python -m harness issue`` run directly) both scripts run on the JAX installed
-here.  Every script run holds the machine-wide measurement lock, as every case process does.  The
-harness process itself never imports JAX.
+Through ``nox -s issue`` (a release plan: every release on the index, its cached venv) the full
+instrumented script and ``jax.print_environment_info`` run in the venv of ``--jax`` (default: the
+change's first bad release), the short script on the change's two releases, each in a venv holding
+only jax and jaxlib (``plain_env``, kept); without a plan, both on the JAX installed here.  Every
+script run holds the measurement lock; the harness process never imports JAX.
 """
 
 from __future__ import annotations
@@ -141,8 +137,7 @@ def installed_packages(python: str) -> list[str]:
 def programs_to_time(
     change: Change | None, full_output: str, results: Sequence[StoredResult] = ()
 ) -> list[str]:
-    """The program the change is about, else every program the full script timed (or, if it failed,
-    one stored)."""
+    """The program the change is about, else every one the full script timed (or, failed, stored)."""
     metric = change.metric if change is not None else None
     if metric is not None and metric.kind in ("wall", "dispatch"):
         return [metric.name]
@@ -156,16 +151,13 @@ def programs_to_time(
 
 
 def write_issue(request: IssueRequest) -> Written:
-    """The draft of the step found, of any shape: measured through nox, its scripts written (and a
-    metric's run on both releases), rendered under ``issues/``."""
+    """The draft of the step found, of any shape, measured through nox, under ``issues/``."""
     if not request.status and drafts_an_ending(request):
         request = dataclasses.replace(request, status=True)  # the step is how the processes end
     mine, problems = _loaded(request)
     change = stored_change(request, mine, request.good, request.bad, request.metric)
     if change is None and (request.plan is not None or request.status):  # nothing to show
-        what = "bisect --status or triage answer with a status step" if request.status else ""
-        words = ["--status"] if request.status else []
-        raise nothing_to_draft(request, what or "bisect or triage answer", words)
+        raise nothing_to_draft(request)
     where = f"[{request.profile}] {request.case.name} at {sizes_text(request.sizes)}"
     _progress(f"{where}: drafting an issue …")
     measured = MeasuredHere()
@@ -283,8 +275,7 @@ def stored_change(
     bad: str | None = None,
     metric: MetricKey | None = None,
 ) -> Change | None:
-    """The step the stored answers and ``mine`` give at the request's case, sizes and profile: of
-    how the processes end where the request's is (``status``), else of a metric."""
+    """The step the stored answers and ``mine`` give at the request's case, sizes and profile."""
     return change_from(
         read_steps(request.out_dir, request.case.name),
         mine,
@@ -299,7 +290,7 @@ def stored_change(
 
 
 def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Change) -> Change:
-    """The change read again once its releases were measured here: stored figures now give it."""
+    """The change read again once its releases were measured here."""
     metric = request.metric or before.metric
     return stored_change(request, mine, before.last_good, before.first_bad, metric) or before
 
@@ -561,21 +552,20 @@ def execute(opts: IssueOptions) -> int:
     return 0
 
 
-def nothing_to_draft(request: IssueRequest, stored: str, words: list[str]) -> UsageError:
-    """The refusal of a draft with no step to show: none ``stored``, none given; the commands that
-    find one (``words``: what a bisect is asked by) and then draft it."""
-    target, sizes = target_words(request.case), request.sizes
+def nothing_to_draft(request: IssueRequest) -> UsageError:
+    """The refusal of a draft with no step stored nor given; the commands that find one, draft it."""
+    target, sizes, words = target_words(request.case), request.sizes, ["--status"] * request.status
+    stored = "bisect --status or triage answer with a status step" if request.status else ""
     triage = nox_command("triage", target, [], sizes, "")
     bisect = nox_command("bisect", target, [*words, "--good", "V", "--bad", "W"], sizes, "")
     return UsageError(
-        f"nothing to draft about: no {stored} for {request.case.name} at {sizes_text(sizes)} "
+        f"nothing to draft about: no {stored or 'bisect or triage answer'} for {request.case.name} at {sizes_text(sizes)} "
         f"under {request.out_dir} and no --good/--bad; find the step first (`{triage}` or "
         f"`{bisect}`), then draft it with `{nox_command('issue', target, [], sizes, '')}`"
     )
 
 
 def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem]]:
-    """The case's stored results, and the result files that could not be read."""
     if not request.results_dir.is_dir():
         return [], []
     results, problems = load_results(request.results_dir)

@@ -123,7 +123,6 @@ class Reproduced:
     note: str = ""  # the capture's own: a cap reached, equinox's checks left out
 
 
-REPRODUCER_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-reproducer/$")
 REPRODUCER_SCRIPT = re.compile(r"^repro_[0-9a-f]{10}\.py$")
 
 
@@ -279,7 +278,9 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
         source = f"a triage of jax releases, its step measured again ({source})"
     elif ending:
         source = f"a bisect of jax releases by how the script's processes end ({source})"
-    found = _reproducing(data.get("reproducer")) if ending else data.get("reproducer")
+    found = data.get("reproducer")
+    if ending:  # only a reproducer whose run on both releases died where the script did
+        found = [e for e in _of_step(found, ends) if _get(e, "status", "reproduces") is True]
     return Change(
         metric or bisected,
         before,
@@ -325,14 +326,11 @@ def _thresholds(stored: Any) -> Thresholds:
 def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
     """The reproducer of the change's two releases the answer names, where its folder and script are
     plain names of the shape the harness writes (never a path elsewhere) and it was measured."""
-    for entry in found if isinstance(found, list) else []:
-        if not isinstance(entry, dict) or (entry.get("before"), entry.get("after")) != ends:
-            continue
+    for entry in _of_step(found, ends):
         folder, script = entry.get("folder"), entry.get("script")
-        if not (isinstance(folder, str) and REPRODUCER_FOLDER.match(folder) and ".." not in folder):
+        if not (_plain(folder, "reproducer") and REPRODUCER_SCRIPT.match(str(script))):
             continue
-        if not (isinstance(script, str) and REPRODUCER_SCRIPT.match(script)):
-            continue
+        assert isinstance(folder, str) and isinstance(script, str)
         measured, counterparts = {}, {}
         for metric, said in (entry.get("measured") or {}).items():
             try:  # a name no metric has is no figure of the change's
@@ -349,22 +347,26 @@ def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
     return None
 
 
-# What a bisect answer may name as its dumps' folder: one plain name beside it, never a path.
-DUMPS_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-compiled/$")
+def _of_step(entries: Any, ends: tuple[str, str] | None) -> list[dict[str, Any]]:
+    """An answer's entries (``compiled``, ``reproducer``, ``crash``) about the step ``ends``."""
+    listed = entries if isinstance(entries, list) else []
+    return [e for e in listed if isinstance(e, dict) and (e.get("before"), e.get("after")) == ends]
+
+
+def _plain(folder: Any, suffix: str) -> bool:
+    """A folder an answer names beside it: one plain name of the harness's shape, never a path."""
+    named = isinstance(folder, str) and re.fullmatch(rf"[A-Za-z0-9][\w.+=-]*-{suffix}/", folder)
+    return bool(named) and ".." not in folder
+
+
+def _get(entry: dict[str, Any], key: str, inner: str) -> Any:
+    return entry[key].get(inner) if isinstance(entry.get(key), dict) else None
 
 
 def _dumps_folder(compiled: Any, ends: tuple[str, str]) -> str:
     """The folder of XLA's dumps of the change's two releases the answer names, if a plain name."""
-    for entry in compiled if isinstance(compiled, list) else []:
-        if (
-            isinstance(entry, dict)
-            and (entry.get("before"), entry.get("after")) == ends
-            and not entry.get("problem")
-        ):
-            folder = entry.get("folder")
-            if isinstance(folder, str) and DUMPS_FOLDER.match(folder) and ".." not in folder:
-                return folder
-    return ""
+    found = [e.get("folder") for e in _of_step(compiled, ends) if not e.get("problem")]
+    return next((str(folder) for folder in found if _plain(folder, "compiled")), "")
 
 
 def _number(value: Any) -> float | None:
@@ -566,32 +568,15 @@ def ending_between(
     )
 
 
-def _reproducing(found: Any) -> list[Any]:
-    """The reproducer entries whose run on both releases died where the script did
-    (``status.reproduces``)."""
-    return [
-        entry
-        for entry in (found if isinstance(found, list) else [])
-        if isinstance(entry, dict)
-        and isinstance(entry.get("status"), dict)
-        and entry["status"].get("reproduces") is True
-    ]
-
-
 def workaround_of(data: Any, ends: tuple[str, str] | None = None) -> str:
     """The workaround a stored why found (a setting that makes the crashing release run), in a line;
     "" if it found none or the answer does not say.  ``ends``: the step whose ``crash`` is read."""
     if not isinstance(data, dict):
         return ""
-    steps = data.get("crash")
-    for entry in steps if isinstance(steps, list) else []:
-        if not isinstance(entry, dict) or (entry.get("before"), entry.get("after")) != ends:
-            continue
-        found = entry.get("workaround")
-        if isinstance(found, dict) and found.get("runs") is not False:
-            setting = found.get("setting")
-            if isinstance(setting, str) and setting.strip():
-                return _bounded(setting)
+    for entry in _of_step(data.get("crash"), ends):
+        runs, setting = (_get(entry, "workaround", key) for key in ("runs", "setting"))
+        if runs is not False and isinstance(setting, str) and setting.strip():
+            return _bounded(setting)
     offered = list(data.get("next") or []) if isinstance(data.get("next"), list) else []
     for finding in data.get("findings") or [] if isinstance(data.get("findings"), list) else []:
         if isinstance(finding, dict) and isinstance(finding.get("follow_ups"), list):
