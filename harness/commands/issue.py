@@ -137,7 +137,7 @@ def installed_packages(python: str) -> list[str]:
 def programs_to_time(
     change: Change | None, full_output: str, results: Sequence[StoredResult] = ()
 ) -> list[str]:
-    """The program the change is about, else every one the full script timed (or, failed, stored)."""
+    """The change's program, else every one the full script timed (or, failed, stored)."""
     metric = change.metric if change is not None else None
     if metric is not None and metric.kind in ("wall", "dispatch"):
         return [metric.name]
@@ -553,13 +553,14 @@ def execute(opts: IssueOptions) -> int:
 
 
 def nothing_to_draft(request: IssueRequest) -> UsageError:
-    """The refusal of a draft with no step stored nor given; the commands that find one, draft it."""
+    """The refusal of a draft with no step stored nor given; the commands that find one."""
     target, sizes, words = target_words(request.case), request.sizes, ["--status"] * request.status
-    stored = "bisect --status or triage answer with a status step" if request.status else ""
+    stored = "bisect or triage answer"
+    stored = "bisect --status or triage answer with a status step" if request.status else stored
     triage = nox_command("triage", target, [], sizes, "")
     bisect = nox_command("bisect", target, [*words, "--good", "V", "--bad", "W"], sizes, "")
     return UsageError(
-        f"nothing to draft about: no {stored or 'bisect or triage answer'} for {request.case.name} at {sizes_text(sizes)} "
+        f"nothing to draft about: no {stored} for {request.case.name} at {sizes_text(sizes)} "
         f"under {request.out_dir} and no --good/--bad; find the step first (`{triage}` or "
         f"`{bisect}`), then draft it with `{nox_command('issue', target, [], sizes, '')}`"
     )
