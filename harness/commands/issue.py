@@ -33,7 +33,7 @@ from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
 from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, scrub, shown_path
-from harness.install.environments import Environments, Prepared
+from harness.install.environments import Prepared
 from harness.install.venvs import plain_env, plan_entry, read_plan, run_whole
 from harness.measure.figures import parse_output
 from harness.measure.locks import timing_lock
@@ -41,7 +41,7 @@ from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
 from harness.metric_names import ENDING, Criterion, MetricKey
 from harness.names import name_problem
-from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME, hardware
+from harness.pins import DEFAULT_RELEASE, hardware
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, draft_title, render
 from harness.render.issue_screen import issue_screen, run_status
 from harness.render.why import reproduced_lines, reproducer_lines
@@ -167,12 +167,13 @@ def write_issue(request: IssueRequest) -> Written:
             mine, problems = _loaded(request)
             change = measured.applied(change_again(request, mine, change))
     folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
+    base = DraftInputs(request.case, request.sizes, request.platform, "", "", "", mine)
+    base = dataclasses.replace(base, newest=measured.newest, not_measured=measured.not_measured)
     if request.status:
         assert change is not None
-        inputs = ending_inputs(request, change, mine, folder)
+        inputs = ending_inputs(request, change, base, folder)
     else:
-        inputs = metric_inputs(request, change, mine, folder)
-    inputs = dataclasses.replace(inputs, newest=measured.newest, not_measured=measured.not_measured)
+        inputs = metric_inputs(request, change, base, folder)
     path = folder / f"{request.case.name}{'-crash' if request.status else ''}.md"
     replace_file(path, render(inputs))
     said = tuple(filter(None, (measured.newest, measured.follow_up, *measured.not_measured)))
@@ -185,7 +186,7 @@ def write_issue(request: IssueRequest) -> Written:
 
 
 def metric_inputs(
-    request: IssueRequest, change: Change | None, mine: list[StoredResult], folder: Path
+    request: IssueRequest, change: Change | None, base: DraftInputs, folder: Path
 ) -> DraftInputs:
     """A metric's draft: the full instrumented script run on ``--jax`` (default the first bad
     release), the short script on both releases, the dumps and reproducer copied beside it."""
@@ -209,27 +210,24 @@ def metric_inputs(
     short_path = folder / f"{case.name}.py"
     short = plain
     if short is None:
-        programs = programs_to_time(change, out, mine)
+        programs = programs_to_time(change, out, base.results)
         short = minimal_script(
             case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup
         )
     replace_file(short_path, content if content is not None else short)
-    short_runs = _short_runs(request, change, short_path, variables, mine)
+    short_runs = _short_runs(request, change, short_path, variables, base.results)
     if change is not None:
         change = with_script_figures(
             change, {r.run.release: parse_output(r.run.stdout).medians for r in short_runs}
         )
-    return DraftInputs(
-        case=case,
-        sizes=sizes,
-        platform=request.platform,
+    return dataclasses.replace(
+        base,
         short_name=short_path.name,
         short_script=short,
         short_runs=short_runs,
         full_name=full_path.name,
         full_run=full_run,
         environment_info=environment_info(python),
-        results=mine,
         change=change,
         dumps=copy_dumps(change, request.out_dir, folder, case.name),
         reproducer=copy_reproducer(change, request.out_dir, folder, case.name),
@@ -237,25 +235,22 @@ def metric_inputs(
 
 
 def ending_inputs(
-    request: IssueRequest, change: Change, mine: list[StoredResult], folder: Path
+    request: IssueRequest, change: Change, base: DraftInputs, folder: Path
 ) -> DraftInputs:
     """An ending's draft: its reproducer (beside the draft where the harness made it), the CPU
     model and ``jax.print_environment_info()`` of the dead side, each release as nox pins it."""
     dead = change.dead
     if dead is None:
-        raise no_ending(request, change, mine)
+        raise no_ending(request, change, base.results)
     info, cpu = dead.environment_info, dead.cpu_model or cpu_model()
     if not info.strip() and request.plan is not None:
         info = environment_info(where_to_run(request, dead.crashes, alone=False).python)
     text, name, what, missing = _crash_script(request, change, folder)
-    return DraftInputs(
-        case=request.case,
-        sizes=request.sizes,
-        platform=request.platform,
+    return dataclasses.replace(
+        base,
         short_name=name,
         short_script=text,
         environment_info=scrub(info),
-        results=mine,
         change=dataclasses.replace(change, dead=dataclasses.replace(dead, cpu_model=scrub(cpu))),
         script_words=what,
         missing_script=missing,
@@ -297,8 +292,7 @@ def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Ch
 
 @dataclass(frozen=True)
 class MeasuredHere:
-    """What ``issue`` measured itself: the newest release's line, the reproducer and its why lines,
-    and what it could not measure, each with the one command that adds it."""
+    """What ``issue`` measured itself, and what it could not, each with the command that adds it."""
 
     measured: bool = False
     newest: str = ""
@@ -471,9 +465,7 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     assert request.plan is not None
     env = plan_entry(request.plan, version)
     env = plain_env(env) if alone else env  # a script's own venv is made beside it either way
-    profile = PROFILE_BY_NAME.get(request.profile)
-    environments = Environments(request.case, profile, request.policy, progress=_progress)
-    prepared = environments.prepare(version, env)
+    prepared = request.environments(_progress).prepare(version, env)
     if not isinstance(prepared, Prepared):
         raise HarnessError(f"jax {version}: {prepared.line}")
     libraries, python = prepared.libraries, str(prepared.interpreter.absolute())
@@ -497,23 +489,16 @@ def request_for(opts: IssueOptions) -> IssueRequest:
     plan = read_plan(opts.releases) if opts.releases is not None else None
     if plan is None:
         check_installed_release(opts.jax, "issue")
+    same = ("profile", "jax", "good", "bad", "metric", "policy", "processes", "max_processes")
     return IssueRequest(
-        case=opts.script.case,
-        sizes=opts.script.sizes,
-        settings=opts.script.settings,
-        profile=opts.profile,
+        opts.script.case,
+        opts.script.sizes,
+        opts.script.settings,
         platform=hardware(opts.profile),
         results_dir=opts.results,
         out_dir=opts.out,
-        jax=opts.jax,
-        good=opts.good,
-        bad=opts.bad,
-        metric=opts.metric,
         plan=plan,
-        policy=opts.policy,
-        processes=opts.processes,
-        max_processes=opts.max_processes,
-        status=opts.status,
+        **{name: getattr(opts, name) for name in (*same, "status")},
     )
 
 

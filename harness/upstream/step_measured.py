@@ -61,6 +61,11 @@ class IssueRequest:
     max_processes: int = LOOKS * PROCESSES["quick"]  # and up to how many while a comparison is open
     status: bool = False  # the step is in how the processes end: a crash report
 
+    def environments(self, progress: Callable[[str], None]) -> Environments:
+        """Where each release runs, as every side's is made."""
+        profile = PROFILE_BY_NAME.get(self.profile)
+        return Environments(self.case, profile, self.policy, progress=progress)
+
 
 @dataclass(frozen=True)
 class StepRequest:
@@ -102,12 +107,7 @@ def confirm(request: StepRequest, criterion: Criterion) -> ReleaseProber:
         request.progress,
         max_processes=max(request.asked.max_processes, processes),
         decide_on=() if criterion.by is Judged.EVERY else (criterion,),
-        environments=Environments(
-            request.asked.case,
-            PROFILE_BY_NAME.get(request.asked.profile),
-            request.asked.policy,
-            progress=request.progress,
-        ),
+        environments=request.asked.environments(request.progress),
     )
     request.progress(
         f"[issue {request.asked.case.name}] jax {', '.join(releases)} measured together: the step "
