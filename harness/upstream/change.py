@@ -1,10 +1,9 @@
 """The step an issue draft is about, one model for every shape (``Change``; an ending's dead side
-as ``Dead``), so that the page formats what was judged here and judges nothing.  Pure.
+``Dead``), so that the page formats what was judged here and judges nothing.  Pure.
 
 The step comes from a stored bisect or triage answer (``read_steps``), from ``--good``/``--bad``
-and the stored results of those releases, or, last, from the short script's own output.  Every
-metric of the two releases' stored results is compared once, by its own shape's rule.  An answer is
-input from disk: read bounded and defensively, its names kept only where plain (never a path).
+and their stored results (every metric compared once, by its shape's rule), or, last, from the
+short script's output.  An answer is input: read bounded, its names kept only where plain.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
 @dataclass(frozen=True)
 class BisectAnswer:
-    """One stored bisect answer: its file name and JSON (None when it could not be read)."""
+    """One stored answer: its file name and JSON (None when it could not be read)."""
 
     name: str
     data: Any
@@ -47,15 +46,13 @@ def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
 
 def read_steps(reports_dir: Path, case: str) -> list[BisectAnswer]:
-    """Every stored step of ``case`` a draft can be about: each bisect answer, and each confirmed
-    step of each triage answer read as the bisect answer of that step would say it."""
+    """Every stored step of ``case`` a draft can be about: bisect answers, and triages' steps."""
     triaged = _read_answers(reports_dir, "triage", case)  # ``triage-CASE-*.json``
     return [*read_bisect_answers(reports_dir, case), *(s for t in triaged for s in triage_steps(t))]
 
 
 def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
-    """A triage answer's confirmed steps, each as the bisect answer of that step would say it, so
-    that a draft reads one kind of answer; the lead first."""
+    """A triage answer's confirmed steps, each as its bisect answer would say it, the lead first."""
     data = answer.data
     first = data.get("first_round") if isinstance(data, dict) else None
     if not isinstance(first, dict):
@@ -111,8 +108,7 @@ class ProbeRow:
 
 @dataclass(frozen=True)
 class Reproduced:
-    """A reproducer with jax alone as a bisect answer names it: its folder and script beside the
-    answer, the release that exported its programs, per script metric its counterpart's verdict."""
+    """A reproducer with jax alone as a bisect answer names it."""
 
     folder: str  # ``<stem>-reproducer/``
     script: str  # ``repro_<digest>.py``
@@ -147,8 +143,7 @@ class Change:
     reproducer: Reproduced | None = None  # the reproducer with jax alone the bisect's why measured
     # What the figures are judged by: the run's thresholds (a bisect answer's own), else defaults.
     thresholds: Thresholds = field(default_factory=Thresholds)
-    # every metric of the two releases' stored results, compared by its own shape's rule; empty:
-    # not compared
+    # each metric of both releases' stored results, by its shape's rule; empty: not compared
     comparisons: Mapping[MetricKey, Comparison] = field(default_factory=dict)
     dead: Dead | None = None  # an ending's step: its dead side's facts, its counts judged
     workaround: str = ""  # an ending's: a setting that makes the dead side run, as a why found it
@@ -186,7 +181,7 @@ class Change:
 
     @property
     def moved(self) -> str:
-        """``×1.33 slower`` (a duration), ``×2 lower`` (any other figure); "" without a ratio."""
+        """``×1.33 slower`` (a duration), ``×2 lower``; "" without a ratio."""
         ratio, metric = self.ratio, self.metric
         if ratio is None or metric is None:
             return ""
@@ -206,8 +201,8 @@ def change_from(
     metric: MetricKey | None = None,
     ending: bool = False,
 ) -> Change | None:
-    """The step to quote, of a metric or (``ending``) of how the processes end: ``good``/``bad``
-    when given, else the newest usable stored step; None if neither."""
+    """The step to quote (of a metric, or ``ending``): ``good``/``bad`` when given, else the newest
+    stored step; None if neither."""
     usable = _about(answers, case, sizes, profile, status=ending)
     asked = [a for a in usable if metric is not None and a.data.get("metric") == metric.metric_name]
     usable = asked or usable  # a metric asked: the step of that metric where one is stored
@@ -229,8 +224,7 @@ def change_from(
 
 
 def answer_ends(data: Any) -> tuple[str, str] | None:
-    """The last release before the change and the first after it: a regression bisect's last good
-    and first bad, a fix bisect's (``--broken``/``--fixed``) last broken and first fixed release."""
+    """The releases before and after the change (a fix bisect's: last broken and first fixed)."""
     if not isinstance(data, dict):
         return None
     for before, after in (("last_good", "first_bad"), ("last_broken", "first_fixed")):
@@ -242,8 +236,7 @@ def answer_ends(data: Any) -> tuple[str, str] | None:
 def _about(
     answers: Sequence[BisectAnswer], case: str, sizes: dict[str, int], profile: str, *, status: bool
 ) -> list[BisectAnswer]:
-    """The stored steps about this case, at these sizes, on this profile, that name both ends: an
-    ending's (``status``) or a metric's."""
+    """The stored steps of this cell that name both ends: an ending's (``status``) or a metric's."""
     return [
         a
         for a in answers
@@ -307,8 +300,7 @@ def _findings(data: dict[str, Any]) -> tuple[Finding, ...]:
 
 
 def _thresholds(stored: Any) -> Thresholds:
-    """The thresholds the answer's run judged by (as ``render.json_out.thresholds_json`` wrote
-    them), each a default where it stored none or what it stored is not numbers."""
+    """The thresholds the answer's run judged by (``json_out.thresholds_json``), else defaults."""
     if not isinstance(stored, dict):
         return Thresholds()
     numbers: dict[str, Any] = {
@@ -324,8 +316,7 @@ def _thresholds(stored: Any) -> Thresholds:
 
 
 def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
-    """The reproducer of the change's two releases the answer names, where its folder and script are
-    plain names of the shape the harness writes (never a path elsewhere) and it was measured."""
+    """The reproducer of the change's two releases the answer names, where its names are plain."""
     for entry in _of_step(found, ends):
         folder, script = entry.get("folder"), entry.get("script")
         if not (_plain(folder, "reproducer") and REPRODUCER_SCRIPT.match(str(script))):
@@ -388,8 +379,7 @@ def newest_result(
     *,
     any_end: bool = False,
 ) -> StoredResult | None:
-    """The newest stored result of ``release`` at these sizes and profile that ran ok, or with
-    ``any_end`` whose processes ran, however they ended (a crash's is not ok)."""
+    """The newest stored result of the cell that ran ok (``any_end``: however it ended)."""
     found = [
         r
         for r in results
@@ -450,8 +440,7 @@ def _with_stored_figures(
 
 
 def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str], float]]) -> Change:
-    """Fill what stored results did not give from the short script's output on each release (release
-    → figures)."""
+    """What stored results did not give, from the short script's output (release → figures)."""
     before, after = medians.get(change.last_good, {}), medians.get(change.first_bad, {})
     metric = change.metric
     if metric is None:
@@ -507,9 +496,8 @@ MAX_WORKAROUND_CHARS = 300
 
 @dataclass(frozen=True)
 class Dead:
-    """An ending's step, its dead side's facts: ``runs`` the release whose processes died fewer
-    (in none where every one ran ok), ``crashes`` the other; their counts, judged; how its
-    processes ended and its first death (last lines, stack); the machine it ran on."""
+    """An ending's step, its dead side's facts: ``runs`` the release whose processes died fewer,
+    ``crashes`` the other; their counts, judged; its first death; the machine it ran on."""
 
     runs: str
     crashes: str
@@ -530,8 +518,7 @@ class Dead:
 
     @property
     def shares(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
-        """None where every process of each side ended alike; else the counts that make the step,
-        (died, processes) on ``crashes`` then on ``runs``."""
+        """(died, processes) on ``crashes`` then on ``runs``; None where each side ended alike."""
         counts = self.compared.counts
         if self.compared.sides is not None or counts is None:
             return None
@@ -542,8 +529,7 @@ def ending_between(
     before: StoredResult | None, after: StoredResult | None, rule: Thresholds
 ) -> Dead | None:
     """The ending's step between two releases' stored results (``before`` the older), or None where
-    their counts of processes that died make none (``statuses.compare_endings``, at ``rule``'s
-    level: every process of one ok and every one of the other dead, or a difference in some)."""
+    their counts of processes that died make none at ``rule``'s level."""
     if before is None or after is None or not (ran(before) and ran(after)):
         return None
     was, now = summarise(before), summarise(after)
@@ -569,8 +555,7 @@ def ending_between(
 
 
 def workaround_of(data: Any, ends: tuple[str, str] | None = None) -> str:
-    """The workaround a stored why found (a setting that makes the crashing release run), in a line;
-    "" if it found none or the answer does not say.  ``ends``: the step whose ``crash`` is read."""
+    """The workaround a stored why found for the step ``ends``, in a line; "" if none."""
     if not isinstance(data, dict):
         return ""
     for entry in _of_step(data.get("crash"), ends):
@@ -598,12 +583,11 @@ def _bounded(text: str) -> str:
 
 
 def shape_words(change: Change) -> str:
-    """A value's or a presence's step in a title's words: "changed from 0.25 to -0.49 in every
-    process", "no longer printed (in 0 of 5 processes, was 5 of 5)"."""
+    """A value's or a presence's step in a title's words: "no longer printed (in 0 of 5 …)"."""
     compared = change.compared
     assert compared is not None
-    if compared.counts is None:  # a value: as ``Comparison.said`` says it (became NaN, no longer
-        return compared.said  # one value, fallen to zero...)
+    if compared.counts is None:  # a value: as ``Comparison.said`` says it
+        return compared.said
     (k_a, n_a), (k_b, n_b) = compared.counts
     how = "no longer printed" if compared.worse else "printed again"
     return f"{how} (in {k_b} of {n_b} processes, was {k_a} of {n_a})"
