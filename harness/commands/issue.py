@@ -196,10 +196,8 @@ def metric_inputs(
     # Its bytes are copied as they are (a coding cookie's Latin-1 stays); the draft quotes its text.
     content = case.subject.own_text(case.path)
     plain = None if content is None else source_text(case.path, content)
-    replace_file(
-        full_path,
-        content if content is not None else export_script(case, sizes, settings.for_child()),
-    )
+    exported = export_script(case, sizes, settings.for_child()) if content is None else content
+    replace_file(full_path, exported)
     python, release = None, release_label()
     if request.plan is not None:
         release = request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)
@@ -559,27 +557,22 @@ def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem
 
 
 def no_ending(request: IssueRequest, change: Change, mine: list[StoredResult]) -> HarnessError:
-    """Why two releases make no ending's step to draft: their stored results' counts of processes
-    that died do not differ; where a stored answer found one, what to measure again."""
-    ends = [
-        newest_result(mine, v, request.sizes, request.profile, any_end=True) for v in change.ends
-    ]
+    """Why two releases' counts of processes that died make no ending's step to draft; where a
+    stored answer found one, what to measure again."""
+    sizes, profile, (good, bad) = request.sizes, request.profile, change.ends
+    stored = [newest_result(mine, v, sizes, profile, any_end=True) for v in change.ends]
     sides = "; ".join(
         f"jax {r.result.release} {summarise(r).words()}" if r and ran(r) else "one not measured"
-        for r in ends
+        for r in stored
     )
-    good, bad = change.ends
     if change.source:  # a stored answer's step that the stored results deny
         target = target_words(request.case)
-        runs = [
-            f"`{nox_command('run', target, ['--jax', v], request.sizes, request.profile)}`"
-            for v in change.ends
-        ]
+        runs = [nox_command("run", target, ["--jax", v], sizes, profile) for v in (good, bad)]
         return HarnessError(
             f"the stored answer and the stored results disagree: {change.source} found a status "
             f"step jax {good} → {bad}, but the newest results under "
             f"{shown_path(request.results_dir)} say {sides} (merged from another machine, or "
-            f"measured again since); measure both again, {' and '.join(runs)}, then ask again"
+            f"measured again since); measure both again, `{'` and `'.join(runs)}`, then ask again"
         )
     return HarnessError(
         f"no crash to draft between jax {good} and jax {bad}: {sides}; a crash report needs "
@@ -604,12 +597,8 @@ def _crash_script(request: IssueRequest, change: Change, folder: Path) -> tuple[
     if found is not None and found.script in copy_beside(
         request.out_dir / found.folder, REPRODUCER_FILE, folder, named
     ):
-        return (
-            (folder / named / found.script).read_text(errors="replace"),
-            found.script,
-            f"the reproducer with jax alone (`{named}/`)",
-            "",
-        )
+        text = (folder / named / found.script).read_text(errors="replace")
+        return text, found.script, f"the reproducer with jax alone (`{named}/`)", ""
     words = ["--status", "--good", change.last_good, "--bad", change.first_bad]
     command = nox_command("bisect", target_words(case), words, request.sizes, "")
     missing = (

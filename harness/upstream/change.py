@@ -400,22 +400,10 @@ def _with_stored_figures(
     compared = {key: compare_metric(a.of(key), b.of(key), rule, key) for key in a.keys() | b.keys()}
     metric = change.metric
     if metric is None:
-        # An issue reports what got worse, when anything did; a value changed or a number gone is
-        # exact, ahead of any ratio.
-        changed = [
-            (
-                c.worse,
-                abs(math.log(c.cost.ratio)) if c.cost and c.cost.ratio > 0 else math.inf,
-                key.name,
-                key.kind,
-                key,
-            )
-            for key, c in compared.items()
-            if c.verdict in MOVED
-        ]
+        changed = [key for key, c in compared.items() if c.verdict in MOVED]
         if not changed:
             return replace(change, comparisons=compared)
-        metric = max(changed)[-1]
+        metric = max(changed, key=lambda key: _how_much(compared[key], key))
     step = compared.get(metric)
     judged = replace(
         change,
@@ -437,6 +425,14 @@ def _with_stored_figures(
         for p in change.probes
     ]
     return replace(judged, before_ns=a[metric].figure, after_ns=b[metric].figure, probes=probes)
+
+
+def _how_much(compared: Comparison, key: MetricKey) -> tuple[bool, float, str, str]:
+    """An issue reports what got worse, when anything did; a value changed or a number gone is
+    exact, ahead of any ratio."""
+    cost = compared.cost
+    size = abs(math.log(cost.ratio)) if cost and cost.ratio > 0 else math.inf
+    return compared.worse, size, key.name, key.kind
 
 
 def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str], float]]) -> Change:
