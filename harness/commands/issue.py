@@ -312,15 +312,14 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     good, bad = change.ends
     if request.plan is None:
         # A script's programs are what a reproducer exports; a case's short script is one already.
-        own = bool(request.case.subject.script_file) and change.reproducer is None
+        own = request.case.subject.script_file and change.reproducer is None and not request.status
         missing = [
             "the step confirmed" if not change.probes else "",
-            "the reproducer with jax alone" if own and not request.status else "",
+            "the reproducer with jax alone" if own else "",
             "whether the newest release on the index still shows it",
         ]
         criterion = Criterion.of(request.metric or change.metric).words()  # none without a metric
-        words = ["--good", good, "--bad", bad, *criterion]
-        words = ["--status", *words] if request.status else words
+        words = ["--status"] * request.status + ["--good", good, "--bad", bad, *criterion]
         command = nox_command("issue", target_words(request.case), words, request.sizes, "")
         said = f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}"
         return MeasuredHere(not_measured=(f"{said}; `{command}`",))

@@ -425,7 +425,6 @@ def script_figures_table(d: DraftInputs, profile: str) -> str:
     keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in programs]
     if not keys:
         return ""
-    # The change's metric, and what moved between its two releases, as judged.
     moved = {k for k, c in change.comparisons.items() if c.verdict in MOVED} if change else set()
     shown = [k for k in keys if change is None or k == change.metric or k in moved]
     rest = [k for k in keys if k not in shown]
@@ -481,7 +480,6 @@ def system_info(d: DraftInputs) -> str:
     return "\n".join([*lines, folded(summary, info)])
 
 
-# An ending's sections: what happened.
 SHOWN_LINES = 40  # of the stack and of the last lines: the end, where the fault is
 SCRIPT_LINES = 300  # a longer script is named, not pasted
 HARNESS_FRAME = re.compile(r'File "[^"]*harness/measure/script_hook\.py"')
