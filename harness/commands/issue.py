@@ -188,8 +188,7 @@ def write_issue(request: IssueRequest) -> Written:
 def metric_inputs(
     request: IssueRequest, change: Change | None, base: DraftInputs, folder: Path
 ) -> DraftInputs:
-    """A metric's draft: the full instrumented script run on ``--jax`` (default the first bad
-    release), the short script on both releases, the dumps and reproducer copied beside it."""
+    """A metric's draft: the full script run on ``--jax``, the short one on both releases."""
     case, sizes, settings = request.case, request.sizes, request.settings
     full_path = folder / f"{case.name}-full.py"
     # A plain script (--script) has no programs() to cut down: it is the full and the short script.
@@ -235,8 +234,7 @@ def metric_inputs(
 def ending_inputs(
     request: IssueRequest, change: Change, base: DraftInputs, folder: Path
 ) -> DraftInputs:
-    """An ending's draft: its reproducer (beside the draft where the harness made it), the CPU
-    model and ``jax.print_environment_info()`` of the dead side, each release as nox pins it."""
+    """An ending's draft: its reproducer, the dead side's machine, each release as nox pins it."""
     dead = change.dead
     if dead is None:
         raise no_ending(request, change, base.results)
@@ -360,8 +358,7 @@ def _progress(line: str) -> None:
 
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
-    """XLA's dumps of the change's two releases its bisect kept, HLO text only, copied beside the
-    draft (``<case>-compiled/<release>/``); the folder's name, or "" with nothing to copy."""
+    """The bisect's XLA dumps (HLO text) copied beside the draft: the folder's name, or ""."""
     if change is None or not change.dumps:
         return ""
     dumps = reports / change.dumps
@@ -404,8 +401,7 @@ REPRODUCER_FILE = re.compile(
 
 
 def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: str) -> str:
-    """The reproducer with jax alone the change's bisect measured, copied beside the draft
-    (``<case>-reproducer/``); the folder's name, or "" where none reproduced the change."""
+    """The reproducer that showed the change copied beside the draft: the folder's name, or ""."""
     if change is None or change.reproducer is None or not change.reproduced():
         return ""
     source = reports / change.reproducer.folder
@@ -556,8 +552,7 @@ def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem
 
 
 def no_ending(request: IssueRequest, change: Change, mine: list[StoredResult]) -> HarnessError:
-    """Why two releases' counts of processes that died make no ending's step to draft; where a
-    stored answer found one, what to measure again."""
+    """Why two releases make no ending's step; where a stored answer found one, what to do."""
     sizes, profile, (good, bad) = request.sizes, request.profile, change.ends
     stored = [newest_result(mine, v, sizes, profile, any_end=True) for v in change.ends]
     sides = "; ".join(

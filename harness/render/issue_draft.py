@@ -74,8 +74,7 @@ class ReleaseRun:
 
 @dataclass(frozen=True)
 class DraftInputs:
-    """What a draft says, of a step of any shape: an ending's has no script runs of its own (its
-    step's processes are its runs), its script's words and the install line per release instead."""
+    """What a draft says, of a step of any shape (an ending's: no script runs, its processes')."""
 
     case: CaseInfo
     sizes: dict[str, int]

@@ -201,8 +201,7 @@ def change_from(
     metric: MetricKey | None = None,
     ending: bool = False,
 ) -> Change | None:
-    """The step to quote (of a metric, or ``ending``): ``good``/``bad`` when given, else the newest
-    stored step; None if neither."""
+    """The step to quote (``ending``'s or a metric's): ``good``/``bad``, else the newest stored."""
     usable = _about(answers, case, sizes, profile, status=ending)
     asked = [a for a in usable if metric is not None and a.data.get("metric") == metric.metric_name]
     usable = asked or usable  # a metric asked: the step of that metric where one is stored
@@ -524,8 +523,7 @@ class Dead:
 def ending_between(
     before: StoredResult | None, after: StoredResult | None, rule: Thresholds
 ) -> Dead | None:
-    """The ending's step between two releases' stored results (``before`` the older), or None where
-    their counts of processes that died make none at ``rule``'s level."""
+    """The ending's step between two releases' stored results (``before`` the older), if any."""
     if before is None or after is None or not (ran(before) and ran(after)):
         return None
     was, now = summarise(before), summarise(after)
