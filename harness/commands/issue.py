@@ -53,7 +53,6 @@ from harness.upstream.change import (
     Change,
     Reproduced,
     change_from,
-    ending_between,
     newest_result,
     read_steps,
     with_script_figures,
@@ -152,8 +151,7 @@ def programs_to_time(
 
 def write_issue(request: IssueRequest) -> Written:
     """The draft of the step found, of any shape, measured through nox, under ``issues/``."""
-    if not request.status and drafts_an_ending(request):
-        request = dataclasses.replace(request, status=True)  # the step is how the processes end
+    request = dataclasses.replace(request, status=drafts_an_ending(request))
     mine, problems = _loaded(request)
     change = stored_change(request, mine, request.good, request.bad, request.metric)
     if change is None and (request.plan is not None or request.status):  # nothing to show
@@ -201,13 +199,12 @@ def metric_inputs(
     if request.plan is not None:
         release = request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)
         python = where_to_run(request, release, alone=False).python
-    code, out, err = run_script(full_path, settings.timeout_s, python, case.subject.args)
     variables = allowed_variables()
-    full_run = ScriptRun(release, request.profile, variables, code, out, err, settings.timeout_s)
+    full_run = _run(request, full_path, release, python, variables)
     short_path = folder / f"{case.name}.py"
     short = plain
     if short is None:
-        programs = programs_to_time(change, out, base.results)
+        programs = programs_to_time(change, full_run.stdout, base.results)
         short = minimal_script(
             case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup
         )
@@ -419,11 +416,8 @@ def _short_runs(
 ) -> list[ReleaseRun]:
     """The short script on the change's two releases in plain venvs, or here without plan or change;
     a plain script's install lines pin each package whose version differs between the two sides."""
-    timeout = request.settings.timeout_s
-    args = request.case.subject.args
     if request.plan is None or change is None:
-        code, out, err = run_script(script, timeout, None, args)
-        run = ScriptRun(release_label(), request.profile, variables, code, out, err, timeout)
+        run = _run(request, script, release_label(), None, variables)
         here = "in the environment that ran the harness (not a fresh venv)"
         return [ReleaseRun("installed here", run, [], here)]
     runs = []
@@ -436,10 +430,17 @@ def _short_runs(
     roles = ("last good", "first bad")
     for number, (role, version, place) in enumerate(zip(roles, change.ends, places, strict=True)):
         install = exact_install(place.install, installed[number], installed[1 - number])
-        code, out, err = run_script(script, timeout, place.python, args)
-        run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
+        run = _run(request, script, version, place.python, variables)
         runs.append(ReleaseRun(role, run, install, place.where, installed_packages(place.python)))
     return runs
+
+
+def _run(
+    request: IssueRequest, path: Path, release: str, python: str | None, variables: dict[str, str]
+) -> ScriptRun:
+    timeout = request.settings.timeout_s
+    code, out, err = run_script(path, timeout, python, request.case.subject.args)
+    return ScriptRun(release, request.profile, variables, code, out, err, timeout)
 
 
 @dataclass(frozen=True)
@@ -500,14 +501,10 @@ def drafts_an_ending(request: IssueRequest) -> bool:
     asked, the step ``--good``/``--bad`` make in the stored results, else the only step stored."""
     if request.status or request.metric is not None:
         return request.status
-    if request.good is not None and request.bad is not None:
-        mine, sizes, profile = _loaded(request)[0], request.sizes, request.profile
-        a, b = (
-            newest_result(mine, v, sizes, profile, any_end=True)
-            for v in (request.good, request.bad)
-        )
-        return ending_between(a, b, Thresholds()) is not None
     ending = dataclasses.replace(request, status=True)
+    if request.good is not None and request.bad is not None:
+        found = stored_change(ending, _loaded(request)[0], request.good, request.bad)
+        return found is not None and found.dead is not None
     return stored_change(request, []) is None and stored_change(ending, []) is not None
 
 
