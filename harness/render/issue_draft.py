@@ -420,7 +420,6 @@ def script_figures_table(d: DraftInputs, profile: str) -> str:
     ordered = sorted({r.result.release for r in mine}, key=release_key)
     found = {release: newest_result(mine, release, {}, profile) for release in ordered}
     samples = {release: metric_samples(s) for release, s in found.items() if s is not None}
-    releases = list(samples)
     keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in programs]
     if not keys:
         return ""
@@ -431,7 +430,7 @@ def script_figures_table(d: DraftInputs, profile: str) -> str:
     def figures(columns: list[MetricKey]) -> str:
         rows = [
             [r, *(samples[r][k].shown(k) if k in samples[r] else "–" for k in columns)]
-            for r in releases
+            for r in samples
         ]
         return table(rows, ["jax", *(k.metric_name for k in columns)])
 

@@ -257,11 +257,8 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
             vs_good, vs_bad = (_comparison_text(probe.get(k)) for k in ("vs_good", "vs_bad"))
             probes.append(ProbeRow(probe["release"], median, verdict, vs_good, vs_bad))
     probes.sort(key=lambda p: version_key(p.release))
-    figures = (
-        {p.release: p.median_ns for p in probes}
-        if bisected is not None and metric in (None, bisected)
-        else {}
-    )
+    of_metric = bisected is not None and metric in (None, bisected)
+    figures = {p.release: p.median_ns for p in probes} if of_metric else {}
     ends = answer_ends(data)
     assert ends is not None  # only answers ``_about`` keeps are read
     before, after = ends
