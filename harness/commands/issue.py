@@ -26,7 +26,7 @@ from harness.analysis.metrics import program_names
 from harness.analysis.significance import MOVED, Thresholds
 from harness.analysis.statuses import error_line, ran, summarise
 from harness.catalogue.scripts import source_text
-from harness.cli.issue import IssueOptions
+from harness.cli.issue import IssueRequest
 from harness.cli.ranges import target_words
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
@@ -34,14 +34,14 @@ from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
 from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, scrub, shown_path
 from harness.install.environments import Prepared
-from harness.install.venvs import plain_env, plan_entry, read_plan, run_whole
+from harness.install.venvs import plain_env, plan_entry, run_whole
 from harness.measure.figures import parse_output
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
 from harness.metric_names import ENDING, Criterion, MetricKey
 from harness.names import name_problem
-from harness.pins import DEFAULT_RELEASE, hardware
+from harness.pins import DEFAULT_RELEASE
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, draft_title, render
 from harness.render.issue_screen import issue_screen, run_status
 from harness.render.why import reproduced_lines, reproducer_lines
@@ -61,7 +61,6 @@ from harness.upstream.export import export_script
 from harness.upstream.installs import exact_install, imported_besides_jax
 from harness.upstream.minimal import minimal_script
 from harness.upstream.step_measured import (
-    IssueRequest,
     StepRequest,
     as_reproduced,
     compared,
@@ -479,23 +478,6 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     return Place(python, install, where, libraries.installed)
 
 
-def request_for(opts: IssueOptions) -> IssueRequest:
-    plan = read_plan(opts.releases) if opts.releases is not None else None
-    if plan is None:
-        check_installed_release(opts.jax, "issue")
-    same = ("profile", "jax", "good", "bad", "metric", "policy", "processes", "max_processes")
-    return IssueRequest(
-        opts.script.case,
-        opts.script.sizes,
-        opts.script.settings,
-        platform=hardware(opts.profile),
-        results_dir=opts.results,
-        out_dir=opts.out,
-        plan=plan,
-        **{name: getattr(opts, name) for name in (*same, "status")},
-    )
-
-
 def drafts_an_ending(request: IssueRequest) -> bool:
     """Whether the step to draft is how the processes end: asked (``--status``), or, no metric
     asked, the step ``--good``/``--bad`` make in the stored results, else the only step stored."""
@@ -508,9 +490,11 @@ def drafts_an_ending(request: IssueRequest) -> bool:
     return stored_change(request, []) is None and stored_change(ending, []) is not None
 
 
-def execute(opts: IssueOptions) -> int:
-    check_results_folder(opts.results, opts.script.case)
-    written = write_issue(request_for(opts))
+def execute(request: IssueRequest) -> int:
+    check_results_folder(request.results_dir, request.case)
+    if request.plan is None:
+        check_installed_release(request.jax, "issue")
+    written = write_issue(request)
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
     # One screen: each run in a line with its last lines; all they printed is in the draft.
