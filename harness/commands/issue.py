@@ -191,7 +191,7 @@ def metric_inputs(
     # A plain script (--script) has no programs() to cut down: it is the full and the short script.
     # Its bytes are copied as they are (a coding cookie's Latin-1 stays); the draft quotes its text.
     content = case.subject.own_text(case.path)
-    plain = None if content is None else source_text(case.path, content)
+    short = None if content is None else source_text(case.path, content)
     exported = export_script(case, sizes, settings.for_child()) if content is None else content
     replace_file(full_path, exported)
     python, release = None, release_label()
@@ -201,7 +201,6 @@ def metric_inputs(
     variables = allowed_variables()
     full_run = _run(request, full_path, release, python, variables)
     short_path = folder / f"{case.name}.py"
-    short = plain
     if short is None:
         programs = programs_to_time(change, full_run.stdout, base.results)
         short = minimal_script(
