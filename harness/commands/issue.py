@@ -377,9 +377,7 @@ def copy_beside(source: Path, wanted: re.Pattern[str], folder: Path, *parts: str
         print(f"harness: {'/'.join(parts)} not written beside the draft: {exc}", file=sys.stderr)
         return set()
     copied = set()
-    for path in sorted(source.iterdir()):
-        if not wanted.match(path.name):
-            continue
+    for path in sorted(path for path in source.iterdir() if wanted.match(path.name)):
         try:
             data = read_bounded(path, limit=MAX_DUMP_BYTES, follow_links=False)
             replace_file(target / path.name, data)

@@ -185,8 +185,7 @@ def how_sure(change: Change) -> str:
         return ""
     old, new = compared.baseline, compared.candidate
     count = f"{old.n}" if old.n == new.n else f"{old.n} and {new.n}"
-    metric = change.metric
-    duration = metric is None or metric.is_duration
+    duration = change.metric is None or change.metric.is_duration
     higher, lower = ("slower", "faster") if duration else ("higher", "lower")
     ahead = higher if new.minimum > old.maximum else lower if new.maximum < old.minimum else ""
     if ahead:

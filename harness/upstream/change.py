@@ -88,10 +88,9 @@ def _read_answers(reports_dir: Path, command: str, case: str) -> list[BisectAnsw
             # Bounded as results are: a FIFO, a link, a huge or deep file is named, never read.
             data = parse_document(read_bounded(path, limit=MAX_ANSWER_BYTES, follow_links=False))
             found.append(BisectAnswer(path.name, data))
-        except DocumentProblem as exc:
-            found.append(BisectAnswer(path.name, None, str(exc)))
-        except OSError as exc:
-            found.append(BisectAnswer(path.name, None, exc.strerror or str(exc)))
+        except (DocumentProblem, OSError) as exc:
+            said = exc.strerror if isinstance(exc, OSError) else None
+            found.append(BisectAnswer(path.name, None, said or str(exc)))
     return found
 
 
@@ -461,7 +460,8 @@ def title(change: Change | None, case_headline: str, platform_kind: str, name: s
         again = "" if dead.regression else f", runs again since {dead.runs}"
         return f"{name} {dead.verb} {since} on {where}{again}: {dead.how}"
     metric = change.metric if change is not None else None
-    if change is None or metric is None:
+    shaped = change is not None and not change.shape.ratio and change.significant
+    if change is None or metric is None or (change.ratio is None and not shaped):
         return f"{case_headline} (jax, {where})"
     # A script's number or phase by full name (`json.reg_ms`); a case's program and kind.
     named = (
@@ -469,10 +469,8 @@ def title(change: Change | None, case_headline: str, platform_kind: str, name: s
         if metric.name in (JSON, PROCESS)
         else f"`{metric.name}` {metric.kind}"
     )
-    if not change.shape.ratio and change.significant:
+    if shaped:
         return f"{named} {shape_words(change)} since jax {change.first_bad} on {where}"
-    if change.ratio is None:
-        return f"{case_headline} (jax, {where})"
     assert change.before_ns is not None and change.after_ns is not None
     figures = f"{metric.format(change.before_ns)} → {metric.format(change.after_ns)}"
     if change.significant is False:  # the stored runs of both releases do not tell it from noise
