@@ -387,10 +387,8 @@ def releases_table(d: DraftInputs, profile: str) -> str:
         latest = newest or max(
             (r for r in mine if r.result.release == release), key=lambda r: r.result.created_at
         )
-        figure, text = None, None
-        if newest is not None and metric is not None and metric in metric_samples(newest):
-            samples = metric_samples(newest)[metric]
-            figure, text = samples.figure, samples.shown(metric)
+        samples = metric_samples(newest).get(metric) if newest and metric else None
+        figure, text = (samples.figure, samples.shown(metric)) if samples and metric else (None, "")
         step = f"×{figure / previous:.3g}" if cost and figure and previous else "–"
         if not cost and change is not None and change.compared and release == change.first_bad:
             step = f"{change.compared.said} (jax {change.last_good} → {release})"
