@@ -164,11 +164,8 @@ class Change:
         if found is None or self.metric is None or self.ratio is None:
             return False
         verdict, ratio = found.measured.get(self.metric, ("", None))
-        return (
-            verdict in (Verdict.SLOWER, Verdict.FASTER)
-            and ratio is not None
-            and (ratio > 1) == (self.ratio > 1)
-        )
+        moved = verdict in (Verdict.SLOWER, Verdict.FASTER)
+        return moved and ratio is not None and (ratio > 1) == (self.ratio > 1)
 
     @property
     def ratio(self) -> float | None:
