@@ -220,9 +220,8 @@ def phase_reading(change: Change) -> str:
             still.append(measured.words)
     if not moved or ([kind for kind, _ in moved] == [metric.kind] and not still):
         return ""  # nothing moved, or only the metric the headline already names
-    said = f"{listed([text for _, text in moved])} moved" + (
-        f"; {listed(still)} did not" if still else ""
-    )
+    said = f"{listed([text for _, text in moved])} moved"
+    said += f"; {listed(still)} did not" if still else ""
     return said[0].upper() + said[1:] + "."
 
 
@@ -312,9 +311,8 @@ def _printed(run: ScriptRun) -> str:
     if run.returncode is None:
         text += f"\n(stopped after {run.timeout_s:g} s)"
     elif not run.ok:
-        text += f"\n(exit code {run.returncode})" + (
-            f"\n{scrub(tail(run.stderr))}" if run.stderr.strip() else ""
-        )
+        text += f"\n(exit code {run.returncode})"
+        text += f"\n{scrub(tail(run.stderr))}" if run.stderr.strip() else ""
     return text
 
 
@@ -554,7 +552,5 @@ def script_frames(stack: str) -> str:
 
 def _end_of(text: str) -> str:
     lines = text.strip().splitlines()
-    kept = lines[-SHOWN_LINES:]
-    return "\n".join(
-        ([f"… ({len(lines) - len(kept)} lines before)"] if len(lines) > len(kept) else []) + kept
-    )
+    before = [f"… ({len(lines) - SHOWN_LINES} lines before)"] if len(lines) > SHOWN_LINES else []
+    return "\n".join(before + lines[-SHOWN_LINES:])
