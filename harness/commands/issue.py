@@ -162,7 +162,10 @@ def write_issue(request: IssueRequest) -> Written:
         measured = measure_here(request, change)
         if measured.measured:  # the step's figures now stored: read again
             mine, problems = _loaded(request)
-            change = measured.applied(change_again(request, mine, change))
+            change = change_again(request, mine, change)
+        if change.reproducer is None and (measured.reproducer or measured.why):  # measured here
+            why = (*measured.why, *change.why)
+            change = dataclasses.replace(change, reproducer=measured.reproducer, why=why)
     folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
     base = DraftInputs(request.case, request.sizes, request.platform, "", "", "", mine)
     base = dataclasses.replace(base, newest=measured.newest, not_measured=measured.not_measured)
@@ -291,12 +294,6 @@ class MeasuredHere:
     why: tuple[Finding, ...] = ()
     not_measured: tuple[str, ...] = ()
     follow_up: str = ""  # the one command that goes on from the newest release's line (the screen)
-
-    def applied(self, change: Change) -> Change:
-        """``change`` with the reproducer measured here and its lines, where no bisect gave one."""
-        if change.reproducer is not None or not (self.reproducer or self.why):
-            return change
-        return dataclasses.replace(change, reproducer=self.reproducer, why=(*self.why, *change.why))
 
 
 def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:

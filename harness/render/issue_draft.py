@@ -118,7 +118,8 @@ def render(d: DraftInputs) -> str:
     """The draft: an ending's says what happened, any other's the script's outputs and evidence."""
     dead = d.change.dead if d.change is not None else None
     said = [f"**Title:** {scrub(draft_title(d)) if dead is None else inline(draft_title(d))}"]
-    said += ["### Description", description(d), newest_release(d)]
+    described = description(d) if dead is None else ending_description(d, dead)
+    said += ["### Description", described, newest_release(d)]
     code = reproduction(d) if dead is None else ending_reproducer(d, dead)
     after = [outputs(d), evidence(d), full_script(d)] if dead is None else [what_happened(dead)]
     sections = [
@@ -148,8 +149,6 @@ def headline(claim: str) -> str:
 def description(d: DraftInputs) -> str:
     """A few short sentences: what changed by how much, how sure, in which phase, from where."""
     change = d.change
-    if change is not None and change.dead is not None:
-        return ending_description(d, change.dead)
     context = d.case.subject.provenance(d.case.claim, d.case.source)  # a user's, or a discussion
     shaped = change is not None and not change.shape.ratio and change.significant
     if change is not None and change.metric is not None and shaped:
