@@ -506,11 +506,9 @@ def ending_reproducer(d: DraftInputs, dead: Dead) -> str:
     if not d.short_script.strip():
         return "#### Reproducer\n\n" + (d.missing_script or "No reproducer with jax alone to show.")
     lines = d.short_script.rstrip().splitlines()
-    shown = (
-        fenced("\n".join(lines), "python")
-        if len(lines) <= SCRIPT_LINES
-        else f"({len(lines)} lines: attach {code_span(d.short_name)})"
-    )
+    shown = fenced("\n".join(lines), "python")
+    if len(lines) > SCRIPT_LINES:
+        shown = f"({len(lines)} lines: attach {code_span(d.short_name)})"
     run = " ".join(["python", d.short_name, *d.case.subject.args])
     installs = [
         shlex.join(["pip", "install", *(d.installs.get(v) or (f"jax=={v}", f"jaxlib=={v}"))])
@@ -534,8 +532,7 @@ def what_happened(dead: Dead) -> str:
         lines += ["", f"Python's stack at {when} (faulthandler), the first process that died:", ""]
         lines.append(fenced(_end_of(script_frames(end.stack)), "text"))
     if end is not None and end.last_lines.strip():
-        lines += ["", "The last lines it wrote:", ""]
-        lines.append(fenced(_end_of(end.last_lines), "text"))
+        lines += ["", "The last lines it wrote:", "", fenced(_end_of(end.last_lines), "text")]
     return "\n".join(lines)
 
 

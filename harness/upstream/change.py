@@ -123,8 +123,7 @@ REPRODUCER_SCRIPT = re.compile(r"^repro_[0-9a-f]{10}\.py$")
 
 @dataclass(frozen=True)
 class Change:
-    # None until a figure shows which one (a bisect by the claim, nothing stored)
-    metric: MetricKey | None
+    metric: MetricKey | None  # None until a figure shows which (a bisect by the claim)
     last_good: str
     first_bad: str
     before_ns: float | None = None  # the metric's figure on the last good release
@@ -132,16 +131,12 @@ class Change:
     source: str = ""  # where the releases come from, in words
     answer: str = ""  # the bisect's own one-line answer
     probes: list[ProbeRow] = field(default_factory=list)
-    # whether the two releases' stored results differ on the metric by its rule; None: not compared
-    significant: bool | None = None
-    # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
-    below: str = ""
-    # the bisect's findings on why, each leading or not (an older answer's sentences lead none)
-    why: tuple[Finding, ...] = ()
+    significant: bool | None = None  # the metric moved, by its rule; None: not compared
+    below: str = ""  # a bisect over jax's commits: its answer, the commit or the jaxlib
+    why: tuple[Finding, ...] = ()  # the bisect's findings (an older answer's sentences lead none)
     dumps: str = ""  # the folder, beside the bisect answer, holding XLA's dumps of both releases
     reproducer: Reproduced | None = None  # the reproducer with jax alone the bisect's why measured
-    # What the figures are judged by: the run's thresholds (a bisect answer's own), else defaults.
-    thresholds: Thresholds = field(default_factory=Thresholds)
+    thresholds: Thresholds = field(default_factory=Thresholds)  # the answer's, else defaults
     # each metric of both releases' stored results, by its shape's rule; empty: not compared
     comparisons: Mapping[MetricKey, Comparison] = field(default_factory=dict)
     dead: Dead | None = None  # an ending's step: its dead side's facts, its counts judged
