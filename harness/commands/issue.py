@@ -201,8 +201,7 @@ def metric_inputs(
     if request.plan is not None:
         release = request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)
         python = where_to_run(request, release, alone=False).python
-    variables = allowed_variables()
-    full_run = _run(request, full_path, release, python, variables)
+    full_run = _run(request, full_path, release, python)
     short_path = folder / f"{case.name}.py"
     if short is None:
         programs = programs_to_time(change, full_run.stdout, base.results)
@@ -210,7 +209,7 @@ def metric_inputs(
             case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup
         )
     replace_file(short_path, content if content is not None else short)
-    short_runs = _short_runs(request, change, short_path, variables, base.results)
+    short_runs = _short_runs(request, change, short_path, base.results)
     if change is not None:
         change = with_script_figures(
             change, {r.run.release: parse_output(r.run.stdout).medians for r in short_runs}
@@ -401,16 +400,12 @@ def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: st
 
 
 def _short_runs(
-    request: IssueRequest,
-    change: Change | None,
-    script: Path,
-    variables: dict[str, str],
-    stored: Sequence[StoredResult] = (),
+    request: IssueRequest, change: Change | None, script: Path, stored: Sequence[StoredResult]
 ) -> list[ReleaseRun]:
     """The short script on the change's two releases in plain venvs, or here without plan or change;
     a plain script's install lines pin each package whose version differs between the two sides."""
     if request.plan is None or change is None:
-        run = _run(request, script, release_label(), None, variables)
+        run = _run(request, script, release_label(), None)
         here = "in the environment that ran the harness (not a fresh venv)"
         return [ReleaseRun("installed here", run, [], here)]
     runs = []
@@ -423,17 +418,15 @@ def _short_runs(
     roles = ("last good", "first bad")
     for number, (role, version, place) in enumerate(zip(roles, change.ends, places, strict=True)):
         install = exact_install(place.install, installed[number], installed[1 - number])
-        run = _run(request, script, version, place.python, variables)
+        run = _run(request, script, version, place.python)
         runs.append(ReleaseRun(role, run, install, place.where, installed_packages(place.python)))
     return runs
 
 
-def _run(
-    request: IssueRequest, path: Path, release: str, python: str | None, variables: dict[str, str]
-) -> ScriptRun:
+def _run(request: IssueRequest, path: Path, release: str, python: str | None) -> ScriptRun:
     timeout = request.settings.timeout_s
     code, out, err = run_script(path, timeout, python, request.case.subject.args)
-    return ScriptRun(release, request.profile, variables, code, out, err, timeout)
+    return ScriptRun(release, request.profile, allowed_variables(), code, out, err, timeout)
 
 
 @dataclass(frozen=True)
