@@ -1,38 +1,55 @@
-"""``issue``'s command line: the case or script, the releases compared, the metric titled."""
+"""``issue``'s command line: the case or script, the releases compared, the metric titled; what
+it was asked is ``IssueRequest``, one request for every shape of step it drafts."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.analysis.significance import Thresholds
+from harness.catalogue.discovery import CaseInfo
 from harness.cli import options
 from harness.cli.argparsing import Command
-from harness.cli.export import ScriptOptions, add_script_arguments, script_options
+from harness.cli.export import add_script_arguments, script_options
+from harness.cli.options import LOOKS, PROCESSES
 from harness.errors import UsageError
-from harness.install.venvs import read_plan
+from harness.install.environments import Environments
+from harness.install.script_envs import AS_OF
+from harness.install.venvs import ReleaseEnv, read_plan
 from harness.metric_names import ENDING, MetricKey, parse_metric_name
+from harness.pins import PROFILE_BY_NAME, hardware
+from harness.store.schema import Settings
 from harness.units import version_key
 
 
 @dataclass(frozen=True)
-class IssueOptions:
-    script: ScriptOptions
-    profile: str  # its label
-    results: Path
-    out: Path
-    jax: str | None
-    good: str | None
-    bad: str | None
-    metric: MetricKey | None
-    releases: Path | None  # the release plan nox writes
-    # A crash report: the step is in how the processes end (``--status``, as ``bisect --status``).
-    status: bool
-    policy: str  # how a plain script's own libraries are resolved on each release (--deps)
-    # processes a side in what ``issue`` measures itself (the step, the newest release); the most
-    processes: int
-    max_processes: int
+class IssueRequest:
+    """What ``issue`` was asked: the case or script at its sizes, the two releases or the stored
+    answer's, the metric or the ending, where releases install (nox's plan), what goes where."""
+
+    case: CaseInfo
+    sizes: dict[str, int]
+    settings: Settings
+    profile: str
+    platform: str  # "cpu", "gpu" or "tpu": the profile's kind, for the title
+    results_dir: Path
+    out_dir: Path
+    jax: str | None = None  # the release the full script runs on
+    good: str | None = None
+    bad: str | None = None
+    metric: MetricKey | None = None
+    plan: list[ReleaseEnv] | None = None  # every release on the index; None: the JAX installed here
+    policy: str = AS_OF  # how a plain script's own libraries are resolved on each release
+    processes: int = PROCESSES["quick"]  # what issue measures itself: processes a side
+    max_processes: int = LOOKS * PROCESSES["quick"]  # and up to how many while a comparison is open
+    status: bool = False  # the step is in how the processes end: a crash report
+
+    def environments(self, progress: Callable[[str], None]) -> Environments:
+        """Where each release runs, as every side's is made."""
+        profile = PROFILE_BY_NAME.get(self.profile)
+        return Environments(self.case, profile, self.policy, progress=progress)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,7 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check(args: argparse.Namespace) -> IssueOptions:
+def check(args: argparse.Namespace) -> IssueRequest:
     """Every check of ``issue`` needing neither JAX nor the index (the noxfile runs them too)."""
     results = options.folder_to_write(args.results)
     script = script_options(args)
@@ -92,27 +109,30 @@ def check(args: argparse.Namespace) -> IssueOptions:
         raise UsageError("--good and --bad name the two releases compared: give both or neither")
     if args.good is not None and version_key(args.good) >= version_key(args.bad):
         raise UsageError(f"--good must be older than --bad, not {args.good} and {args.bad}")
-    if args.releases is not None:
-        read_plan(args.releases)
+    plan = read_plan(args.releases) if args.releases is not None else None
     # a triage's first look, whatever --effort sets for the draft's scripts; judged as a bisect's
     processes = args.processes or options.PROCESSES["quick"]
     options.verdict_processes(processes, Thresholds().min_processes)
     most = options.max_processes_from(args, processes, options.LOOKS * processes)
     metric = parse_metric_name(args.metric) if args.metric else None
-    return IssueOptions(
-        script=script,
-        profile=options.profile_label(args),
-        results=results,
-        out=options.folder_to_write(args.out, "output"),
+    profile = options.profile_label(args)
+    return IssueRequest(
+        script.case,
+        script.sizes,
+        script.settings,
+        profile,
+        hardware(profile),
+        results,
+        options.folder_to_write(args.out, "output"),
         jax=args.jax,
         good=args.good,
         bad=args.bad,
         metric=None if metric == ENDING else metric,
-        releases=args.releases,
-        status=args.status or metric == ENDING,  # ``--metric process.end`` is ``--status``
+        plan=plan,
         policy=options.deps_policy(args),
         processes=processes,
         max_processes=most,
+        status=args.status or metric == ENDING,  # ``--metric process.end`` is ``--status``
     )
 
 

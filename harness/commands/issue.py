@@ -1,14 +1,10 @@
-"""``issue``: draft an upstream issue: find the change, write both scripts, run them for real,
-render.
+"""``issue``: draft an upstream issue: find the change, write both scripts, run them, render.
 
-Through ``nox -s issue`` a release plan lists every release on the package index (what each
-installs, and its cached venv, as bisect and sweep use them): the full instrumented script and
-``jax.print_environment_info`` run in the venv of ``--jax`` (default: the change's first bad
-release), and the short script runs on the change's last good and first bad release, each in a venv
-that holds only jax and jaxlib (``plain_env``, built once and kept, ``.nox/plain-jax-VERSION``).
-Without a plan (``python -m harness issue`` run directly) both scripts run on the JAX installed
-here.  Every script run holds the machine-wide measurement lock, as every case process does.  The
-harness process itself never imports JAX.
+Through ``nox -s issue`` (a release plan: every release on the index, its cached venv) the full
+instrumented script and ``jax.print_environment_info`` run in the venv of ``--jax`` (default: the
+change's first bad release), the short script on the change's two releases, each in a venv holding
+only jax and jaxlib (``plain_env``, kept); without a plan, both on the JAX installed here.  Every
+script run holds the measurement lock; the harness process never imports JAX.
 """
 
 from __future__ import annotations
@@ -30,22 +26,22 @@ from harness.analysis.metrics import program_names
 from harness.analysis.significance import MOVED, Thresholds
 from harness.analysis.statuses import error_line, ran, summarise
 from harness.catalogue.scripts import source_text
-from harness.cli.issue import IssueOptions
+from harness.cli.issue import IssueRequest
 from harness.cli.ranges import target_words
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
 from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, scrub, shown_path
-from harness.install.environments import Environments, Prepared
-from harness.install.venvs import plain_env, plan_entry, read_plan, run_whole
+from harness.install.environments import Prepared
+from harness.install.venvs import plain_env, plan_entry, run_whole
 from harness.measure.figures import parse_output
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
 from harness.metric_names import ENDING, Criterion, MetricKey
 from harness.names import name_problem
-from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME, hardware
+from harness.pins import DEFAULT_RELEASE
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, draft_title, render
 from harness.render.issue_screen import issue_screen, run_status
 from harness.render.why import reproduced_lines, reproducer_lines
@@ -57,7 +53,6 @@ from harness.upstream.change import (
     Change,
     Reproduced,
     change_from,
-    ending_between,
     newest_result,
     read_steps,
     with_script_figures,
@@ -66,7 +61,6 @@ from harness.upstream.export import export_script
 from harness.upstream.installs import exact_install, imported_besides_jax
 from harness.upstream.minimal import minimal_script
 from harness.upstream.step_measured import (
-    IssueRequest,
     StepRequest,
     as_reproduced,
     compared,
@@ -141,8 +135,7 @@ def installed_packages(python: str) -> list[str]:
 def programs_to_time(
     change: Change | None, full_output: str, results: Sequence[StoredResult] = ()
 ) -> list[str]:
-    """The program the change is about, else every program the full script timed (or, if it failed,
-    one stored)."""
+    """The change's program, else every one the full script timed (or, failed, stored)."""
     metric = change.metric if change is not None else None
     if metric is not None and metric.kind in ("wall", "dispatch"):
         return [metric.name]
@@ -156,16 +149,12 @@ def programs_to_time(
 
 
 def write_issue(request: IssueRequest) -> Written:
-    """The draft of the step found, of any shape: measured through nox, its scripts written (and a
-    metric's run on both releases), rendered under ``issues/``."""
-    if not request.status and drafts_an_ending(request):
-        request = dataclasses.replace(request, status=True)  # the step is how the processes end
+    """The draft of the step found, of any shape, measured through nox, under ``issues/``."""
+    request = dataclasses.replace(request, status=drafts_an_ending(request))
     mine, problems = _loaded(request)
     change = stored_change(request, mine, request.good, request.bad, request.metric)
     if change is None and (request.plan is not None or request.status):  # nothing to show
-        what = "bisect --status or triage answer with a status step" if request.status else ""
-        words = ["--status"] if request.status else []
-        raise nothing_to_draft(request, what or "bisect or triage answer", words)
+        raise nothing_to_draft(request)
     where = f"[{request.profile}] {request.case.name} at {sizes_text(request.sizes)}"
     _progress(f"{where}: drafting an issue …")
     measured = MeasuredHere()
@@ -173,14 +162,18 @@ def write_issue(request: IssueRequest) -> Written:
         measured = measure_here(request, change)
         if measured.measured:  # the step's figures now stored: read again
             mine, problems = _loaded(request)
-            change = measured.applied(change_again(request, mine, change))
+            change = change_again(request, mine, change)
+        if change.reproducer is None and (measured.reproducer or measured.why):  # measured here
+            why = (*measured.why, *change.why)
+            change = dataclasses.replace(change, reproducer=measured.reproducer, why=why)
     folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
+    base = DraftInputs(request.case, request.sizes, request.platform, "", "", "", mine)
+    base = dataclasses.replace(base, newest=measured.newest, not_measured=measured.not_measured)
     if request.status:
         assert change is not None
-        inputs = ending_inputs(request, change, mine, folder)
+        inputs = ending_inputs(request, change, base, folder)
     else:
-        inputs = metric_inputs(request, change, mine, folder)
-    inputs = dataclasses.replace(inputs, newest=measured.newest, not_measured=measured.not_measured)
+        inputs = metric_inputs(request, change, base, folder)
     path = folder / f"{request.case.name}{'-crash' if request.status else ''}.md"
     replace_file(path, render(inputs))
     said = tuple(filter(None, (measured.newest, measured.follow_up, *measured.not_measured)))
@@ -193,51 +186,42 @@ def write_issue(request: IssueRequest) -> Written:
 
 
 def metric_inputs(
-    request: IssueRequest, change: Change | None, mine: list[StoredResult], folder: Path
+    request: IssueRequest, change: Change | None, base: DraftInputs, folder: Path
 ) -> DraftInputs:
-    """A metric's draft: the full instrumented script run on ``--jax`` (default the first bad
-    release), the short script on both releases, the dumps and reproducer copied beside it."""
+    """A metric's draft: the full script run on ``--jax``, the short one on both releases."""
     case, sizes, settings = request.case, request.sizes, request.settings
     full_path = folder / f"{case.name}-full.py"
     # A plain script (--script) has no programs() to cut down: it is the full and the short script.
     # Its bytes are copied as they are (a coding cookie's Latin-1 stays); the draft quotes its text.
     content = case.subject.own_text(case.path)
-    plain = None if content is None else source_text(case.path, content)
-    replace_file(
-        full_path,
-        content if content is not None else export_script(case, sizes, settings.for_child()),
-    )
+    short = None if content is None else source_text(case.path, content)
+    exported = export_script(case, sizes, settings.for_child()) if content is None else content
+    replace_file(full_path, exported)
     python, release = None, release_label()
     if request.plan is not None:
         release = request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)
         python = where_to_run(request, release, alone=False).python
-    code, out, err = run_script(full_path, settings.timeout_s, python, case.subject.args)
-    variables = allowed_variables()
-    full_run = ScriptRun(release, request.profile, variables, code, out, err, settings.timeout_s)
+    full_run = _run(request, full_path, release, python)
     short_path = folder / f"{case.name}.py"
-    short = plain
     if short is None:
-        programs = programs_to_time(change, out, mine)
+        programs = programs_to_time(change, full_run.stdout, base.results)
         short = minimal_script(
             case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup
         )
     replace_file(short_path, content if content is not None else short)
-    short_runs = _short_runs(request, change, short_path, variables, mine)
+    short_runs = _short_runs(request, change, short_path, base.results)
     if change is not None:
         change = with_script_figures(
             change, {r.run.release: parse_output(r.run.stdout).medians for r in short_runs}
         )
-    return DraftInputs(
-        case=case,
-        sizes=sizes,
-        platform=request.platform,
+    return dataclasses.replace(
+        base,
         short_name=short_path.name,
         short_script=short,
         short_runs=short_runs,
         full_name=full_path.name,
         full_run=full_run,
         environment_info=environment_info(python),
-        results=mine,
         change=change,
         dumps=copy_dumps(change, request.out_dir, folder, case.name),
         reproducer=copy_reproducer(change, request.out_dir, folder, case.name),
@@ -245,25 +229,21 @@ def metric_inputs(
 
 
 def ending_inputs(
-    request: IssueRequest, change: Change, mine: list[StoredResult], folder: Path
+    request: IssueRequest, change: Change, base: DraftInputs, folder: Path
 ) -> DraftInputs:
-    """An ending's draft: its reproducer (beside the draft where the harness made it), the CPU
-    model and ``jax.print_environment_info()`` of the dead side, each release as nox pins it."""
+    """An ending's draft: its reproducer, the dead side's machine, each release as nox pins it."""
     dead = change.dead
     if dead is None:
-        raise no_ending(request, change, mine)
+        raise no_ending(request, change, base.results)
     info, cpu = dead.environment_info, dead.cpu_model or cpu_model()
     if not info.strip() and request.plan is not None:
         info = environment_info(where_to_run(request, dead.crashes, alone=False).python)
     text, name, what, missing = _crash_script(request, change, folder)
-    return DraftInputs(
-        case=request.case,
-        sizes=request.sizes,
-        platform=request.platform,
+    return dataclasses.replace(
+        base,
         short_name=name,
         short_script=text,
         environment_info=scrub(info),
-        results=mine,
         change=dataclasses.replace(change, dead=dataclasses.replace(dead, cpu_model=scrub(cpu))),
         script_words=what,
         missing_script=missing,
@@ -283,8 +263,7 @@ def stored_change(
     bad: str | None = None,
     metric: MetricKey | None = None,
 ) -> Change | None:
-    """The step the stored answers and ``mine`` give at the request's case, sizes and profile: of
-    how the processes end where the request's is (``status``), else of a metric."""
+    """The step the stored answers and ``mine`` give at the request's case, sizes and profile."""
     return change_from(
         read_steps(request.out_dir, request.case.name),
         mine,
@@ -299,15 +278,14 @@ def stored_change(
 
 
 def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Change) -> Change:
-    """The change read again once its releases were measured here: stored figures now give it."""
+    """The change read again once its releases were measured here."""
     metric = request.metric or before.metric
     return stored_change(request, mine, before.last_good, before.first_bad, metric) or before
 
 
 @dataclass(frozen=True)
 class MeasuredHere:
-    """What ``issue`` measured itself: the newest release's line, the reproducer and its why lines,
-    and what it could not measure, each with the one command that adds it."""
+    """What ``issue`` measured itself, and what it could not, each with the command that adds it."""
 
     measured: bool = False
     newest: str = ""
@@ -316,12 +294,6 @@ class MeasuredHere:
     not_measured: tuple[str, ...] = ()
     follow_up: str = ""  # the one command that goes on from the newest release's line (the screen)
 
-    def applied(self, change: Change) -> Change:
-        """``change`` with the reproducer measured here and its lines, where no bisect gave one."""
-        if change.reproducer is not None or not (self.reproducer or self.why):
-            return change
-        return dataclasses.replace(change, reproducer=self.reproducer, why=(*self.why, *change.why))
-
 
 def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     """With nox's plan, the step's two releases and the newest on the index measured together, and
@@ -329,15 +301,14 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     good, bad = change.ends
     if request.plan is None:
         # A script's programs are what a reproducer exports; a case's short script is one already.
-        own = bool(request.case.subject.script_file) and change.reproducer is None
+        own = request.case.subject.script_file and change.reproducer is None and not request.status
         missing = [
             "the step confirmed" if not change.probes else "",
-            "the reproducer with jax alone" if own and not request.status else "",
+            "the reproducer with jax alone" if own else "",
             "whether the newest release on the index still shows it",
         ]
         criterion = Criterion.of(request.metric or change.metric).words()  # none without a metric
-        words = ["--good", good, "--bad", bad, *criterion]
-        words = ["--status", *words] if request.status else words
+        words = ["--status"] * request.status + ["--good", good, "--bad", bad, *criterion]
         command = nox_command("issue", target_words(request.case), words, request.sizes, "")
         said = f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}"
         return MeasuredHere(not_measured=(f"{said}; `{command}`",))
@@ -378,8 +349,7 @@ def _progress(line: str) -> None:
 
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
-    """XLA's dumps of the change's two releases its bisect kept, HLO text only, copied beside the
-    draft (``<case>-compiled/<release>/``); the folder's name, or "" with nothing to copy."""
+    """The bisect's XLA dumps (HLO text) copied beside the draft: the folder's name, or ""."""
     if change is None or not change.dumps:
         return ""
     dumps = reports / change.dumps
@@ -403,9 +373,7 @@ def copy_beside(source: Path, wanted: re.Pattern[str], folder: Path, *parts: str
         print(f"harness: {'/'.join(parts)} not written beside the draft: {exc}", file=sys.stderr)
         return set()
     copied = set()
-    for path in sorted(source.iterdir()):
-        if not wanted.match(path.name):
-            continue
+    for path in sorted(path for path in source.iterdir() if wanted.match(path.name)):
         try:
             data = read_bounded(path, limit=MAX_DUMP_BYTES, follow_links=False)
             replace_file(target / path.name, data)
@@ -422,8 +390,7 @@ REPRODUCER_FILE = re.compile(
 
 
 def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: str) -> str:
-    """The reproducer with jax alone the change's bisect measured, copied beside the draft
-    (``<case>-reproducer/``); the folder's name, or "" where none reproduced the change."""
+    """The reproducer that showed the change copied beside the draft: the folder's name, or ""."""
     if change is None or change.reproducer is None or not change.reproduced():
         return ""
     source = reports / change.reproducer.folder
@@ -433,19 +400,12 @@ def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: st
 
 
 def _short_runs(
-    request: IssueRequest,
-    change: Change | None,
-    script: Path,
-    variables: dict[str, str],
-    stored: Sequence[StoredResult] = (),
+    request: IssueRequest, change: Change | None, script: Path, stored: Sequence[StoredResult]
 ) -> list[ReleaseRun]:
     """The short script on the change's two releases in plain venvs, or here without plan or change;
     a plain script's install lines pin each package whose version differs between the two sides."""
-    timeout = request.settings.timeout_s
-    args = request.case.subject.args
     if request.plan is None or change is None:
-        code, out, err = run_script(script, timeout, None, args)
-        run = ScriptRun(release_label(), request.profile, variables, code, out, err, timeout)
+        run = _run(request, script, release_label(), None)
         here = "in the environment that ran the harness (not a fresh venv)"
         return [ReleaseRun("installed here", run, [], here)]
     runs = []
@@ -458,10 +418,15 @@ def _short_runs(
     roles = ("last good", "first bad")
     for number, (role, version, place) in enumerate(zip(roles, change.ends, places, strict=True)):
         install = exact_install(place.install, installed[number], installed[1 - number])
-        code, out, err = run_script(script, timeout, place.python, args)
-        run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
+        run = _run(request, script, version, place.python)
         runs.append(ReleaseRun(role, run, install, place.where, installed_packages(place.python)))
     return runs
+
+
+def _run(request: IssueRequest, path: Path, release: str, python: str | None) -> ScriptRun:
+    timeout = request.settings.timeout_s
+    code, out, err = run_script(path, timeout, python, request.case.subject.args)
+    return ScriptRun(release, request.profile, allowed_variables(), code, out, err, timeout)
 
 
 @dataclass(frozen=True)
@@ -480,9 +445,7 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     assert request.plan is not None
     env = plan_entry(request.plan, version)
     env = plain_env(env) if alone else env  # a script's own venv is made beside it either way
-    profile = PROFILE_BY_NAME.get(request.profile)
-    environments = Environments(request.case, profile, request.policy, progress=_progress)
-    prepared = environments.prepare(version, env)
+    prepared = request.environments(_progress).prepare(version, env)
     if not isinstance(prepared, Prepared):
         raise HarnessError(f"jax {version}: {prepared.line}")
     libraries, python = prepared.libraries, str(prepared.interpreter.absolute())
@@ -502,49 +465,23 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     return Place(python, install, where, libraries.installed)
 
 
-def request_for(opts: IssueOptions) -> IssueRequest:
-    plan = read_plan(opts.releases) if opts.releases is not None else None
-    if plan is None:
-        check_installed_release(opts.jax, "issue")
-    return IssueRequest(
-        case=opts.script.case,
-        sizes=opts.script.sizes,
-        settings=opts.script.settings,
-        profile=opts.profile,
-        platform=hardware(opts.profile),
-        results_dir=opts.results,
-        out_dir=opts.out,
-        jax=opts.jax,
-        good=opts.good,
-        bad=opts.bad,
-        metric=opts.metric,
-        plan=plan,
-        policy=opts.policy,
-        processes=opts.processes,
-        max_processes=opts.max_processes,
-        status=opts.status,
-    )
-
-
 def drafts_an_ending(request: IssueRequest) -> bool:
     """Whether the step to draft is how the processes end: asked (``--status``), or, no metric
     asked, the step ``--good``/``--bad`` make in the stored results, else the only step stored."""
     if request.status or request.metric is not None:
         return request.status
-    if request.good is not None and request.bad is not None:
-        mine, sizes, profile = _loaded(request)[0], request.sizes, request.profile
-        a, b = (
-            newest_result(mine, v, sizes, profile, any_end=True)
-            for v in (request.good, request.bad)
-        )
-        return ending_between(a, b, Thresholds()) is not None
     ending = dataclasses.replace(request, status=True)
+    if request.good is not None and request.bad is not None:
+        found = stored_change(ending, _loaded(request)[0], request.good, request.bad)
+        return found is not None and found.dead is not None
     return stored_change(request, []) is None and stored_change(ending, []) is not None
 
 
-def execute(opts: IssueOptions) -> int:
-    check_results_folder(opts.results, opts.script.case)
-    written = write_issue(request_for(opts))
+def execute(request: IssueRequest) -> int:
+    check_results_folder(request.results_dir, request.case)
+    if request.plan is None:
+        check_installed_release(request.jax, "issue")
+    written = write_issue(request)
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
     # One screen: each run in a line with its last lines; all they printed is in the draft.
@@ -561,10 +498,11 @@ def execute(opts: IssueOptions) -> int:
     return 0
 
 
-def nothing_to_draft(request: IssueRequest, stored: str, words: list[str]) -> UsageError:
-    """The refusal of a draft with no step to show: none ``stored``, none given; the commands that
-    find one (``words``: what a bisect is asked by) and then draft it."""
-    target, sizes = target_words(request.case), request.sizes
+def nothing_to_draft(request: IssueRequest) -> UsageError:
+    """The refusal of a draft with no step stored nor given; the commands that find one."""
+    target, sizes, words = target_words(request.case), request.sizes, ["--status"] * request.status
+    stored = "bisect or triage answer"
+    stored = "bisect --status or triage answer with a status step" if request.status else stored
     triage = nox_command("triage", target, [], sizes, "")
     bisect = nox_command("bisect", target, [*words, "--good", "V", "--bad", "W"], sizes, "")
     return UsageError(
@@ -575,7 +513,6 @@ def nothing_to_draft(request: IssueRequest, stored: str, words: list[str]) -> Us
 
 
 def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem]]:
-    """The case's stored results, and the result files that could not be read."""
     if not request.results_dir.is_dir():
         return [], []
     results, problems = load_results(request.results_dir)
@@ -583,27 +520,21 @@ def _loaded(request: IssueRequest) -> tuple[list[StoredResult], list[LoadProblem
 
 
 def no_ending(request: IssueRequest, change: Change, mine: list[StoredResult]) -> HarnessError:
-    """Why two releases make no ending's step to draft: their stored results' counts of processes
-    that died do not differ; where a stored answer found one, what to measure again."""
-    ends = [
-        newest_result(mine, v, request.sizes, request.profile, any_end=True) for v in change.ends
-    ]
+    """Why two releases make no ending's step; where a stored answer found one, what to do."""
+    sizes, profile, (good, bad) = request.sizes, request.profile, change.ends
+    stored = [newest_result(mine, v, sizes, profile, any_end=True) for v in change.ends]
     sides = "; ".join(
         f"jax {r.result.release} {summarise(r).words()}" if r and ran(r) else "one not measured"
-        for r in ends
+        for r in stored
     )
-    good, bad = change.ends
     if change.source:  # a stored answer's step that the stored results deny
         target = target_words(request.case)
-        runs = [
-            f"`{nox_command('run', target, ['--jax', v], request.sizes, request.profile)}`"
-            for v in change.ends
-        ]
+        runs = [nox_command("run", target, ["--jax", v], sizes, profile) for v in (good, bad)]
         return HarnessError(
             f"the stored answer and the stored results disagree: {change.source} found a status "
             f"step jax {good} → {bad}, but the newest results under "
             f"{shown_path(request.results_dir)} say {sides} (merged from another machine, or "
-            f"measured again since); measure both again, {' and '.join(runs)}, then ask again"
+            f"measured again since); measure both again, `{'` and `'.join(runs)}`, then ask again"
         )
     return HarnessError(
         f"no crash to draft between jax {good} and jax {bad}: {sides}; a crash report needs "
@@ -628,12 +559,8 @@ def _crash_script(request: IssueRequest, change: Change, folder: Path) -> tuple[
     if found is not None and found.script in copy_beside(
         request.out_dir / found.folder, REPRODUCER_FILE, folder, named
     ):
-        return (
-            (folder / named / found.script).read_text(errors="replace"),
-            found.script,
-            f"the reproducer with jax alone (`{named}/`)",
-            "",
-        )
+        text = (folder / named / found.script).read_text(errors="replace")
+        return text, found.script, f"the reproducer with jax alone (`{named}/`)", ""
     words = ["--status", "--good", change.last_good, "--bad", change.first_bad]
     command = nox_command("bisect", target_words(case), words, request.sizes, "")
     missing = (

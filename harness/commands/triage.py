@@ -26,7 +26,7 @@ from harness.steps.triage import TriageOutcome, triage
 
 def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], list[Criterion]]:
     """Each confirmed step of a timing metric or of status, with its criteria: where to ask why, if
-    asked (a status step's why is judged by status: ``harness.explain.crash``)."""
+    asked (a status step's why is judged by status: ``harness.explain.tried.CrashWorkaround``)."""
     if not run.asks_why:
         return {}
     steps: dict[tuple[str, str], list[Criterion]] = {}

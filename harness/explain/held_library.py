@@ -20,7 +20,7 @@ from harness.analysis.metrics import compare_metric, compare_results, process_sa
 from harness.analysis.significance import MOVED, Comparison, Thresholds, Verdict
 from harness.analysis.spending import ALL
 from harness.analysis.statuses import StatusSummary, like_ends, summarise
-from harness.explain.crash import crashing_side
+from harness.explain.tried import crashing_side
 from harness.install.commit_venvs import is_commit_label
 from harness.measure.sides import Side
 from harness.measure.stopping import SettledCell

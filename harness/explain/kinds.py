@@ -10,14 +10,13 @@ kind here to one)."""
 from __future__ import annotations
 
 from harness.analysis.significance import EXACT_FIRST
-from harness.explain.crash import CrashFlags, CrashWorkaround
 from harness.explain.dumps import CompiledPrograms
 from harness.explain.held_library import HeldLibrary
 from harness.explain.host_profile import HostProfile
-from harness.explain.matching_flags import FlagsNamedLikeTheProgram
+from harness.explain.matching_flags import CrashFlags, FlagsNamedLikeTheProgram
 from harness.explain.profiles import OpProfile
 from harness.explain.reproducer import Reproducer
-from harness.explain.tried import ChangedDefaults
+from harness.explain.tried import ChangedDefaults, CrashWorkaround
 from harness.steps.evidence import Evidence, Step
 
 # Each kind once, in the order a cost asks them, then an ending's own.

@@ -8,6 +8,11 @@ flags whose names carry a word of that name (``xnn`` → ``xla_cpu_use_xnnpack``
 with the step's two sides, and judged as a changed default set back is.  A metric whose old number a
 changed default already brought back is not searched again: a workaround found ends the search for
 one.
+
+An ending's why asks them too (``CrashFlags``), after the compiled programs and only where no
+changed default made the release that dies run: each set on that release (a boolean one flipped, a
+string one emptied) and tried alone until a process dies, judged on its counts as the changed
+defaults were (``harness.explain.tried.CrashWorkaround``).
 """
 
 from __future__ import annotations
@@ -16,9 +21,18 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from harness.explain.defaults import XLA, Change, Option, relevant
+from harness.explain.defaults import XLA, Change, Option, changes, relevant
 from harness.explain.dumps import CompiledAnswer, Module
-from harness.explain.tried import DefaultsAnswer, Trial, screen_and_measure, xla_flags
+from harness.explain.tried import (
+    NAMED,
+    CrashAnswer,
+    CrashWorkaround,
+    DefaultsAnswer,
+    Trial,
+    planned_trials,
+    screen_and_measure,
+    xla_flags,
+)
 from harness.measure.sides import Side
 from harness.metric_names import MetricKey
 from harness.steps.evidence import Found, Step, StepSides, of_kind
@@ -69,13 +83,23 @@ def words_of(names: list[str]) -> set[str]:
 
 
 def candidates(
-    listing: dict[str, Option], words: set[str], platform: str, skip: set[str]
+    listing: dict[str, Option],
+    words: set[str],
+    platform: str,
+    skip: set[str],
+    *,
+    emptied: bool = False,
 ) -> list[Change]:
-    """The boolean flags whose names carry one of ``words``, on ``platform``, not already tried."""
+    """The boolean flags whose names carry one of ``words``, on ``platform``, not already tried; or
+    (``emptied``) the string ones, to be set empty: such a flag lists what it turns on
+    (``xla_cpu_experimental_ynn_fusion_type``: the YNN fusions), and empty turns none on, whatever
+    the release does when it is unset (jax#39257's workaround)."""
     found = [
         Change(name, XLA, option.default, option.default)
         for name, option in sorted(listing.items())
-        if option.default in FLIPPED and name not in skip and any(word in name for word in words)
+        if (option.type == "string" if emptied else option.default in FLIPPED)
+        and name not in skip
+        and any(word in name for word in words)
     ]
     return relevant(found, platform)[:MAX_MATCHED]
 
@@ -88,7 +112,7 @@ class FlagsNamedLikeTheProgram:
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         compiled = of_kind(found, CompiledAnswer)
         return (
-            bool(step.metrics)  # a crash's are tried by ``explain.crash``, judged by status
+            bool(step.metrics)  # an ending's are ``CrashFlags``', judged on its counts
             and bool(without_workaround(step, found))
             and compiled is not None
             and bool(one_sided_names(compiled))
@@ -133,3 +157,42 @@ def without_workaround(step: Step, found: tuple[Found, ...]) -> tuple[MetricKey,
     if defaults is None:
         return step.metrics
     return tuple(metric for metric in step.metrics if not defaults.brings_back(metric))
+
+
+class CrashFlags(CrashWorkaround):
+    """An ending's flags named like what XLA compiled on one release only, each set on the crashing
+    release in turn: asked after the compiled programs, where no changed default made it run."""
+
+    name = "crash flags"
+    named_only = True
+
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
+        compiled, crash = of_kind(found, CompiledAnswer), of_kind(found, CrashAnswer)
+        return (
+            step.ending
+            and compiled is not None
+            and bool(one_sided_names(compiled))
+            and (crash is None or crash.workaround is None)
+        )
+
+    def planned(
+        self,
+        step: Step,
+        found: tuple[Found, ...],
+        crashing: str,
+        options: tuple[dict[str, Option], dict[str, Option]],
+    ) -> tuple[list[tuple[Trial, str]], tuple[str, ...]]:
+        """The crashing release's flags named so, the changed defaults (tried before) left out."""
+        compiled = of_kind(found, CompiledAnswer)
+        names = tuple(one_sided_names(compiled)) if compiled is not None else ()
+        words = words_of(list(names))
+        tried = planned_trials(changes(*options), crashing, step.before, step.platform)
+        skip = {trial.change.name for trial, _ in tried}
+        flags = options[1] if crashing == step.after else options[0]
+        xla = {name: option for name, option in flags.items() if option.kind == XLA}
+        flipped = candidates(xla, words, step.platform, skip)
+        emptied = candidates(xla, words, step.platform, skip, emptied=True)
+        planned: list[tuple[Trial, str]] = [
+            (Candidate(c, crashing, FLIPPED[str(c.after)]), NAMED) for c in flipped
+        ]
+        return planned + [(Candidate(c, crashing, ""), NAMED) for c in emptied], names

@@ -25,9 +25,8 @@ from harness.analysis.spending import CHANGES
 from harness.analysis.statuses import Ending, change_between, summarise
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
-from harness.explain.crash import crashing_side
 from harness.explain.export_listing import MAX_FILE, read_export, removed
-from harness.explain.tried import error_of
+from harness.explain.tried import crashing_side, error_of
 from harness.install.commit_venvs import is_commit_label
 from harness.install.environments import Environments
 from harness.install.venvs import export_tools

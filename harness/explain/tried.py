@@ -22,6 +22,17 @@ The answer names the setting that brings the old number back (V with it is diffe
 not different from U): a workaround, and a strong hint at the cause; or says that none did.  Which
 options are tried: those that can matter on the profile's platform, changed defaults first, options
 named for the platform before others, at most ``MAX_TRIED`` (said when reached).
+
+An ending (``process.end``: a release whose processes die, in every one or in some, beside one that
+runs ok, told by the counts at the step's thresholds) has no number to bring back; what a user wants
+is a workaround (``CrashWorkaround``, asked first).  Each changed default is set on the release that
+dies to the other release's value and run alone in doubling rounds until a process dies (dropped
+there, at about one process per death rate; how it died is said, a new way to die is a hint too) or
+until as many as the release measured ran ok (``EVERY_DEAD_SCREEN`` where it died in every one),
+judged against the release's counts by the ending's comparison (``judge_counts``); the first told
+apart ends the search.  The flags named like what XLA compiled anew are tried so after the compiled
+programs (``harness.explain.matching_flags``).  Kinds that judge only a number (where the time goes)
+are not asked for an ending, said once (``NOT_ASKED``).
 """
 
 from __future__ import annotations
@@ -32,15 +43,15 @@ import json
 import math
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
-from harness.analysis.shapes import MIN_ALIKE
-from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict
-from harness.analysis.statuses import error_line
+from harness.analysis.shapes import MIN_ALIKE, Counts, compare_counts
+from harness.analysis.significance import OPPOSITE, Comparison, Shape, Thresholds, Verdict
+from harness.analysis.statuses import Ending, change_between, error_line, summarise
 from harness.errors import UsageError
 from harness.explain.defaults import (
     JAX,
@@ -94,6 +105,10 @@ class Trial:
         """The profile label its results are stored under: the profile and the setting, a name."""
         value = re.sub(r"[^A-Za-z0-9._-]", "_", self.value)[:24]
         return f"{profile}+{self.change.name}.{value}"[:128]
+
+    def data(self) -> dict[str, str]:
+        words, name = self.words(), self.change.name
+        return {"release": self.release, "setting": words, "option": name, "value": self.value}
 
     def environment(self, base: Mapping[str, str]) -> dict[str, str]:
         """The side's environment variables: the profile's, with this setting added."""
@@ -270,10 +285,7 @@ class DefaultsAnswer:
             "changed": [dataclasses.asdict(change) for change in self.listed],
             "tried": [
                 {
-                    "release": t.trial.release,
-                    "setting": t.trial.words(),
-                    "option": t.trial.change.name,
-                    "value": t.trial.value,
+                    **t.trial.data(),
                     "back": t.trial.back,
                     "vs_before": None if t.vs_before is None else t.vs_before.verdict,
                     "ratio_to_before": t.vs_before.cost.ratio
@@ -358,6 +370,23 @@ def xla_flags(sides: StepSides, side: Side) -> dict[str, Option] | str:
     return found
 
 
+def ready_options(
+    step: Step, sides: StepSides
+) -> tuple[dict[str, Side], dict[str, Option], dict[str, Option], str] | str:
+    """The step's sides made ready (and those its defaults are read between), the older's options
+    and the newer's, and why XLA's are missing; or why a side could not be made."""
+    listing = step.defaults_between or step.pair
+    ready = {label: sides.side(label) for label in dict.fromkeys((*step.pair, *listing))}
+    made = {label: side for label, side in ready.items() if isinstance(side, Side)}
+    if len(made) < len(ready):
+        return "the two sides could not both be made ready"
+    (old, problem), (new, later) = (
+        options_of(Path(side.interpreter), xla_flags(sides, side))
+        for side in (made[label] for label in listing)
+    )
+    return made, old, new, problem or later
+
+
 class ChangedDefaults:
     """The defaults that changed from a step's older side to its newer, each tried on the other in
     one measurement with both (until decided), with the jax commit that turned each."""
@@ -365,25 +394,19 @@ class ChangedDefaults:
     name = "defaults"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        # A status step has no metrics: a crash's are tried by ``explain.crash``, judged by status.
-        return bool(step.metrics)
+        return bool(step.metrics)  # an ending's are ``CrashWorkaround``'s, judged on its counts
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> DefaultsAnswer:
         before, after = step.pair
         sides.progress(f"  defaults that changed from {before} to {after}: listing and trying them")
-        listing = step.defaults_between or step.pair
-        ready = {label: sides.side(label) for label in dict.fromkeys((*step.pair, *listing))}
-        made = {label: side for label, side in ready.items() if isinstance(side, Side)}
-        if len(made) < len(ready):
-            problem = "the two sides could not both be made ready"
-            return DefaultsAnswer(before, after, [], problem=problem, thresholds=step.thresholds)
-        old_side, new_side = made[listing[0]], made[listing[1]]
-        old, problem = options_of(Path(old_side.interpreter), xla_flags(sides, old_side))
-        new, later = options_of(Path(new_side.interpreter), xla_flags(sides, new_side))
+        ready = ready_options(step, sides)
+        if isinstance(ready, str):
+            return DefaultsAnswer(before, after, [], problem=ready, thresholds=step.thresholds)
+        made, old, new, problem = ready
         listed = relevant(changes(old, new), step.platform)
         planned, left = trials(listed, before, after, step.platform)
         commits, unread = _commits(step, listed, sides)
-        problems = "; ".join(part for part in (problem or later, unread) if part)
+        problems = "; ".join(part for part in (problem, unread) if part)
         answer = DefaultsAnswer(
             before, after, listed, [], {}, left, problems, step.metrics, commits, step.thresholds
         )
@@ -549,3 +572,225 @@ def _commits(
         unread = f"the jax commits of the changed defaults not read from {step.jax_repo}: {exc}"
         sides.progress(f"  {unread}")
         return {}, unread
+
+
+# Processes a trial runs ok at most where the release died in every one: exact at two a side
+# (``shapes.MIN_ALIKE``), one more for the draw of the machine; a flaky crash runs as many as it.
+EVERY_DEAD_SCREEN = 3
+MAX_STATUS_TRIED = 8  # trials in all, changed defaults first: each costs a screen
+CHANGED, NAMED = "changed default", "named like what XLA compiled anew"
+NOT_ASKED = "where the time goes (the op profiles and the host profile)"
+
+
+@dataclass(frozen=True)
+class StatusTried:
+    """One setting tried on the crashing release, and how its processes ended."""
+
+    trial: Trial
+    source: str  # CHANGED or NAMED
+    ended: str = ""  # ``ok in 3 of 3 processes``, ``SIGSEGV (exit 139) in 3 of 3 processes``
+    runs: bool = False  # ok in every process: a workaround
+    void: bool = False  # the script replaced XLA_FLAGS: the flag never reached XLA
+
+    def data(self) -> dict[str, Any]:
+        return {
+            **self.trial.data(),
+            "source": self.source,
+            "status": self.ended,
+            "runs": self.runs,
+            "void": self.void,
+        }
+
+
+@dataclass(frozen=True)
+class CrashAnswer:
+    """The settings tried on an ending's crashing release, in turn, to the first that runs."""
+
+    before: str
+    after: str
+    crashing: str = ""  # the release whose processes die
+    dead: str = ""  # how they die: ``SIGSEGV (exit 139)``
+    tried: tuple[StatusTried, ...] = ()
+    untried: int = 0  # planned, not tried: a workaround was found first, or over the cap
+    names: tuple[str, ...] = ()  # what XLA compiled on one release only, the flags were named by
+    problem: str = ""
+    kind: str = "crash"
+    settles: bool = False
+    # Only the flags named like what XLA compiled anew, asked after the compiled programs (the
+    # changed defaults were the crash kind's own answer, before them).
+    named_only: bool = False
+
+    @property
+    def workaround(self) -> StatusTried | None:
+        return next((each for each in self.tried if each.runs), None)
+
+    def data(self) -> dict[str, Any]:
+        found = self.workaround
+        return {
+            "kind": self.kind,
+            "before": self.before,
+            "after": self.after,
+            "crashing": self.crashing,
+            "dead": self.dead,
+            "workaround": None if found is None else found.data(),
+            "tried": [each.data() for each in self.tried],
+            "untried": self.untried,
+            "named_only": self.named_only,
+            "names": list(self.names),
+            "not_asked": NOT_ASKED,
+            "problem": self.problem,
+        }
+
+
+def crashing_side(
+    step: Step, stored: Callable[[str], StoredResult | None]
+) -> tuple[str, Ending, Counts] | str:
+    """The step's release that dies, how (``ok → SIGSEGV (exit 139)``) and its counts of processes
+    that died, as the step's own comparison tells it (the counts, at its thresholds: in every
+    process or in some), from the two releases' ``stored`` results; or why it cannot be told."""
+    results = [stored(label) for label in step.pair]
+    if results[0] is None or results[1] is None:
+        return "the two releases' results could not both be read"
+    was, now = summarise(results[0]), summarise(results[1])
+    change = change_between(was, now, step.thresholds)
+    if change is None:
+        return "the two releases' stored results show no change in how their processes end"
+    crashing = step.after if change.stops_running else step.before
+    return crashing, change, (now if crashing == step.after else was).dead_counts
+
+
+def judge_counts(
+    trial: Trial, source: str, ran: int, against: Counts, thresholds: Thresholds
+) -> StatusTried:
+    """A trial on a release that dies in some processes (``against``: its counts), ok in all of its
+    ``ran``: a workaround where Fisher's exact test tells the two apart."""
+    compared = compare_counts(Shape.ENDING, against, (0, ran), thresholds)
+    told = compared.verdict is Verdict.CHANGED
+    dead, of = against
+    how = "told apart" if told else "not told apart"
+    ended = f"ok in {ran} of {ran} processes ({how} from {dead} of {of} dead on the release)"
+    return StatusTried(trial, source, ended, runs=told)
+
+
+def planned_trials(
+    listed: Sequence[Change], crashing: str, before: str, platform: str
+) -> list[tuple[Trial, str]]:
+    """Each changed default set on the crashing release to the other's value, those named for the
+    platform first."""
+    ordered = sorted(
+        relevant(list(listed), platform),
+        key=lambda c: (
+            c.before is None or c.after is None,
+            platform not in c.name.split("_"),
+            c.name,
+        ),
+    )
+    planned = []
+    for change in ordered:
+        value = change.before if crashing != before else change.after
+        mine = change.after if crashing != before else change.before
+        if mine is not None and settable(change, value):
+            planned.append((Trial(change, crashing, str(value)), CHANGED))
+    return planned
+
+
+def stopped(trial: Trial, source: str, stored: StoredResult | None) -> StatusTried | None:
+    """A trial's round that ends it, never a workaround: none stored, the flag lost (the script
+    replaced XLA_FLAGS: void), or a process that died (said with how they ended); None where every
+    process ran ok with the setting."""
+    if stored is None:
+        return StatusTried(trial, source, "no result stored")
+    if trial.change.kind == XLA and f"--{trial.change.name}" in lost_in(stored.result.processes):
+        return StatusTried(trial, source, void=True)
+    summary = summarise(stored)
+    return StatusTried(trial, source, summary.words()) if summary.ok < summary.processes else None
+
+
+def run_until_one_dies(
+    trial: Trial, source: str, run: Callable[[Trial, int], StoredResult | None], most: int
+) -> tuple[StatusTried | None, int]:
+    """``trial`` run in doubling rounds until a round stops it (``stopped``: a process died) or
+    ``most`` ran ok (None, and how many ran)."""
+    ran, size = 0, 1
+    while ran < most:
+        stored = run(trial, size)
+        if (ended := stopped(trial, source, stored)) is not None:
+            return ended, ran
+        assert stored is not None
+        ran += len(stored.result.processes)
+        size = min(2 * size, most - ran)
+    return None, ran
+
+
+def try_in_turn(
+    planned: Sequence[tuple[Trial, str]],
+    run: Callable[[Trial, int], StoredResult | None],
+    against: tuple[Counts, Thresholds],
+    progress: Callable[[str], None] = lambda line: None,
+) -> tuple[tuple[StatusTried, ...], int]:
+    """Each trial run in turn (``run``: its side with that many processes) until a process dies or
+    as many ran ok (``run_until_one_dies``), judged against the crashing release's counts at the
+    step's thresholds (``against``, ``judge_counts``), up to the first that runs (a workaround ends
+    the search), at most ``MAX_STATUS_TRIED``; what each did, and how many were left untried."""
+    done: list[StatusTried] = []
+    counts, thresholds = against
+    most = min(counts[1], EVERY_DEAD_SCREEN) if counts[0] == counts[1] else counts[1]
+    for trial, source in planned[:MAX_STATUS_TRIED]:
+        died, ran = run_until_one_dies(trial, source, run, most)
+        judged = died or judge_counts(trial, source, ran, counts, thresholds)
+        progress(f"  {trial.words()} on {trial.release}: {judged.ended or 'void'}")
+        done.append(judged)
+        if judged.runs:
+            break
+    return tuple(done), len(planned) - len(done)
+
+
+class CrashWorkaround:
+    """An ending's why: its changed defaults (``planned``), each set on the crashing release and
+    tried alone, until one makes it run."""
+
+    name = "crash"
+    named_only = False  # only the flags named like what XLA compiled anew: ``CrashFlags``
+
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
+        return step.ending
+
+    def planned(
+        self,
+        step: Step,
+        found: tuple[Found, ...],
+        crashing: str,
+        options: tuple[dict[str, Option], dict[str, Option]],
+    ) -> tuple[list[tuple[Trial, str]], tuple[str, ...]]:
+        """The trials, and the compiled names they were matched by (none here)."""
+        return planned_trials(changes(*options), crashing, step.before, step.platform), ()
+
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> CrashAnswer:
+        answer = CrashAnswer(step.before, step.after, named_only=self.named_only)
+        stored = {label: sides.prober.reuse.stored(label) for label in step.pair}.get
+        told = crashing_side(step, stored)
+        if isinstance(told, str):
+            return dataclasses.replace(answer, problem=told)
+        crashing, arrow, counts = told
+        answer = dataclasses.replace(answer, crashing=crashing, dead=arrow.dead)
+        ready = ready_options(step, sides)
+        if isinstance(ready, str):
+            return dataclasses.replace(answer, problem=ready)
+        made, old, new, problem = ready
+        planned, names = self.planned(step, found, crashing, (old, new))
+        answer = dataclasses.replace(answer, names=names, problem=problem)
+        if not planned:
+            return answer
+        sides.progress(
+            f"  trying {min(len(planned), MAX_STATUS_TRIED)} setting(s) on {crashing}, each until "
+            "a process dies or its counts are told from the release's; the first that runs ends "
+            "the search"
+        )
+        base = made[crashing]
+
+        def run(trial: Trial, processes: int) -> StoredResult | None:
+            side = side_of(trial, base)
+            return sides.screened([side], processes).get(side.label)
+
+        tried, untried = try_in_turn(planned, run, (counts, step.thresholds), sides.progress)
+        return dataclasses.replace(answer, tried=tried, untried=untried)

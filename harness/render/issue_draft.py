@@ -1,13 +1,10 @@
-"""An upstream issue draft, in the shape of JAX's bug-report form, for a step of any shape.
-``render`` is pure, a model in, markdown out, and the step's shape chooses its sections.
+"""An upstream issue draft, in the shape of JAX's bug-report form, for a step of any shape: pure,
+a model in, markdown out, the step's shape choosing its sections.
 
 A maintainer reads the title first (what changed, by how much, since which release), then a script
-to paste and its real output on both releases, each in a fresh venv; the evidence comes after, in
-short tables, and what is long (the full instrumented script's output, the environment) is folded.
-
-Every text from outside the harness was scrubbed where captured and is redacted again here (a stored
-result merged from another machine, or edited, is input too), the script's own text as code (its
-``key=k`` kept); only allow-listed variables are shown.
+to paste and its real output on both releases; the evidence comes after, in short tables, and what
+is long is folded.  Every text from outside the harness is redacted again here (a stored result
+merged or edited is input too), the script's own text as code (its ``key=k`` kept).
 """
 
 from __future__ import annotations
@@ -72,14 +69,12 @@ class ReleaseRun:
     run: ScriptRun
     install: list[str]  # what ``pip install`` takes for this release, exactly
     environment: str  # where it ran, in words
-    # ``name==version`` of everything that environment held
-    packages: list[str] = field(default_factory=list)
+    packages: list[str] = field(default_factory=list)  # ``name==version``: all it held
 
 
 @dataclass(frozen=True)
 class DraftInputs:
-    """What a draft says, of a step of any shape: an ending's has no script runs of its own (its
-    step's processes are its runs), its script's words and the install line per release instead."""
+    """What a draft says, of a step of any shape (an ending's: no script runs, its processes')."""
 
     case: CaseInfo
     sizes: dict[str, int]
@@ -94,25 +89,19 @@ class DraftInputs:
     change: Change | None = None
     script_words: str = ""  # an ending's reproducer, what it is: "the script itself (plain JAX)"
     missing_script: str = ""  # where no reproducer is shown: why, and the command that adds one
-    # release → what ``pip install`` takes (its jaxlib may differ); absent: jax and jaxlib at it
+    # an ending's: release → what ``pip install`` takes; absent: jax and jaxlib at it
     installs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     dumps: str = ""  # the folder beside the draft holding XLA's dumps of both releases
     reproducer: str = ""  # the folder beside the draft holding the reproducer with jax alone
-    # whether the newest release on the index still shows it, measured ("still on …")
-    newest: str = ""
+    newest: str = ""  # whether the newest release on the index still shows it ("still on …")
     not_measured: tuple[str, ...] = ()  # what the draft could not measure, each with its command
 
 
 def slowed(change: Change | None) -> bool:
     """A slowdown: the one case where "last good" and "first bad" are the right words."""
-    return (
-        change is not None
-        and change.metric is not None
-        and change.metric.is_duration
-        and change.ratio is not None
-        and change.ratio > 1
-        and change.significant is not False
-    )
+    metric, ratio = (change.metric, change.ratio) if change is not None else (None, None)
+    known = change is not None and change.significant is not False
+    return known and metric is not None and metric.is_duration and ratio is not None and ratio > 1
 
 
 def role_text(role: str, change: Change | None) -> str:
@@ -126,11 +115,11 @@ def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
 
 
 def render(d: DraftInputs) -> str:
-    """The draft, its sections chosen by the step's shape: an ending's says what happened, any
-    other's the script's output on both releases and the evidence."""
+    """The draft: an ending's says what happened, any other's the script's outputs and evidence."""
     dead = d.change.dead if d.change is not None else None
     said = [f"**Title:** {scrub(draft_title(d)) if dead is None else inline(draft_title(d))}"]
-    said += ["### Description", description(d), newest_release(d)]
+    described = description(d) if dead is None else ending_description(d, dead)
+    said += ["### Description", described, newest_release(d)]
     code = reproduction(d) if dead is None else ending_reproducer(d, dead)
     after = [outputs(d), evidence(d), full_script(d)] if dead is None else [what_happened(dead)]
     sections = [
@@ -160,8 +149,6 @@ def headline(claim: str) -> str:
 def description(d: DraftInputs) -> str:
     """A few short sentences: what changed by how much, how sure, in which phase, from where."""
     change = d.change
-    if change is not None and change.dead is not None:
-        return ending_description(d, change.dead)
     context = d.case.subject.provenance(d.case.claim, d.case.source)  # a user's, or a discussion
     shaped = change is not None and not change.shape.ratio and change.significant
     if change is not None and change.metric is not None and shaped:
@@ -191,15 +178,13 @@ def description(d: DraftInputs) -> str:
 
 
 def how_sure(change: Change) -> str:
-    """How sure a cost's change is, in a sentence a JAX user reads at once, from its comparison's
-    process medians; "" where not compared (another shape's words say every process)."""
+    """How sure a cost's change is, from its comparison's process medians, in a sentence."""
     compared = change.compared
     if compared is None or compared.cost is None:
         return ""
     old, new = compared.baseline, compared.candidate
     count = f"{old.n}" if old.n == new.n else f"{old.n} and {new.n}"
-    metric = change.metric
-    duration = metric is None or metric.is_duration
+    duration = change.metric is None or change.metric.is_duration
     higher, lower = ("slower", "faster") if duration else ("higher", "lower")
     ahead = higher if new.minimum > old.maximum else lower if new.maximum < old.minimum else ""
     if ahead:
@@ -215,8 +200,7 @@ def how_sure(change: Change) -> str:
 
 
 def phase_reading(change: Change) -> str:
-    """Which phases of the changed program (a script: of the process) moved and which did not, in a
-    line, from the change's comparisons."""
+    """Which phases of the changed program (a script: of the process) moved and which did not."""
     metric = change.metric
     if metric is None or not change.comparisons:
         return ""
@@ -235,15 +219,13 @@ def phase_reading(change: Change) -> str:
             still.append(measured.words)
     if not moved or ([kind for kind, _ in moved] == [metric.kind] and not still):
         return ""  # nothing moved, or only the metric the headline already names
-    said = f"{listed([text for _, text in moved])} moved" + (
-        f"; {listed(still)} did not" if still else ""
-    )
+    said = f"{listed([text for _, text in moved])} moved"
+    said += f"; {listed(still)} did not" if still else ""
     return said[0].upper() + said[1:] + "."
 
 
 def newest_release(d: DraftInputs) -> str:
-    """The maintainers' second question, measured: whether the newest release on the index still
-    shows it; then what could not be measured for the draft, with the command that measures it."""
+    """Whether the newest release still shows it; what could not be measured, and how."""
     said = [f"Newest release on the index: {scrub(d.newest)}." if d.newest else ""]
     said += [f"{scrub(line).rstrip('.')}." for line in d.not_measured]
     return "\n\n".join(line for line in said if line)
@@ -257,8 +239,7 @@ def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> 
 
 
 def with_jax_alone(d: DraftInputs) -> str:
-    """The reproducer with jax alone, first where it showed the change: its files beside the draft,
-    an install line per release (jax, jaxlib), and what was measured of it on both."""
+    """The reproducer with jax alone, first where it showed the change, and what it measured."""
     change = d.change
     if not d.reproducer or change is None or change.reproducer is None or change.metric is None:
         return ""
@@ -329,9 +310,8 @@ def _printed(run: ScriptRun) -> str:
     if run.returncode is None:
         text += f"\n(stopped after {run.timeout_s:g} s)"
     elif not run.ok:
-        text += f"\n(exit code {run.returncode})" + (
-            f"\n{scrub(tail(run.stderr))}" if run.stderr.strip() else ""
-        )
+        text += f"\n(exit code {run.returncode})"
+        text += f"\n{scrub(tail(run.stderr))}" if run.stderr.strip() else ""
     return text
 
 
@@ -361,13 +341,7 @@ def evidence(d: DraftInputs) -> str:
         ]
     parts += why(d)
     assert d.full_run is not None, "a metric's draft ran its full script"
-    profile = d.full_run.profile
-    tables = [
-        releases_table(d.results, d.case.name, d.sizes, profile, change),
-        script_figures_table(
-            d.results, d.case.name, profile, change, d.case.subject.figure_programs
-        ),
-    ]
+    tables = [releases_table(d, d.full_run.profile), script_figures_table(d, d.full_run.profile)]
     if any(tables):
         parts += ["", "\n\n".join(filter(None, tables))]
     if not parts:
@@ -376,8 +350,7 @@ def evidence(d: DraftInputs) -> str:
 
 
 def why(d: DraftInputs) -> list[str]:
-    """What was measured of why: the defaults that changed between the two releases, each tried on
-    the other, and what XLA compiled on each (its dumps beside the draft)."""
+    """What was measured of why, the findings that lead first, the rest folded."""
     change = d.change
     if change is None or not change.why:
         return []
@@ -397,29 +370,22 @@ def why(d: DraftInputs) -> list[str]:
     return said
 
 
-def releases_table(
-    results: Sequence[StoredResult],
-    case: str,
-    sizes: dict[str, int],
-    profile: str,
-    change: Change | None,
-) -> str:
-    """A row per release stored at the script's sizes and profile: the metric, a cost's ratio to the
-    release above (another shape's: the step's own comparison, never judged here), the claim."""
+def releases_table(d: DraftInputs, profile: str) -> str:
+    """A row per release stored: the metric, a cost's ratio to the release above (another shape's:
+    the step's own comparison, never judged here), the claim."""
+    change, sizes = d.change, d.sizes
     metric = change.metric if change is not None else None
     cost = change is None or change.shape.ratio
-    where = (case, sizes, profile)
-    mine = [r for r in results if (r.result.case, r.result.sizes, r.result.profile) == where]
+    where = (d.case.name, sizes, profile)
+    mine = [r for r in d.results if (r.result.case, r.result.sizes, r.result.profile) == where]
     rows, previous = [], None
     for release in sorted({r.result.release for r in mine}, key=release_key):
         newest = newest_result(mine, release, sizes, profile)
         latest = newest or max(
             (r for r in mine if r.result.release == release), key=lambda r: r.result.created_at
         )
-        figure, text = None, None
-        if newest is not None and metric is not None and metric in metric_samples(newest):
-            samples = metric_samples(newest)[metric]
-            figure, text = samples.figure, samples.shown(metric)
+        samples = metric_samples(newest).get(metric) if newest and metric else None
+        figure, text = (samples.figure, samples.shown(metric)) if samples and metric else (None, "")
         step = f"×{figure / previous:.3g}" if cost and figure and previous else "–"
         if not cost and change is not None and change.compared and release == change.first_bad:
             step = f"{change.compared.said} (jax {change.last_good} → {release})"
@@ -441,24 +407,16 @@ def releases_table(
     return caption + "\n\n" + table(rows, ["jax", label, "vs previous", "claim"])
 
 
-def script_figures_table(
-    results: Sequence[StoredResult],
-    case: str,
-    profile: str,
-    change: Change | None,
-    programs: Sequence[str],
-) -> str:
-    """A plain script's phases and own numbers (its ``programs``) per release, from its stored runs:
-    the metric asked about and those that moved across the change shown, the rest folded away."""
-    mine = [r for r in results if r.result.case == case and r.result.profile == profile]
+def script_figures_table(d: DraftInputs, profile: str) -> str:
+    """A script's phases and own numbers per release: those that moved shown, the rest folded."""
+    change, programs = d.change, d.case.subject.figure_programs
+    mine = [r for r in d.results if r.result.case == d.case.name and r.result.profile == profile]
     ordered = sorted({r.result.release for r in mine}, key=release_key)
     found = {release: newest_result(mine, release, {}, profile) for release in ordered}
     samples = {release: metric_samples(s) for release, s in found.items() if s is not None}
-    releases = list(samples)
     keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in programs]
     if not keys:
         return ""
-    # The change's metric, and what moved between its two releases, as judged.
     moved = {k for k, c in change.comparisons.items() if c.verdict in MOVED} if change else set()
     shown = [k for k in keys if change is None or k == change.metric or k in moved]
     rest = [k for k in keys if k not in shown]
@@ -466,7 +424,7 @@ def script_figures_table(
     def figures(columns: list[MetricKey]) -> str:
         rows = [
             [r, *(samples[r][k].shown(k) if k in samples[r] else "–" for k in columns)]
-            for r in releases
+            for r in samples
         ]
         return table(rows, ["jax", *(k.metric_name for k in columns)])
 
@@ -486,9 +444,8 @@ def full_script(d: DraftInputs) -> str:
     if run is None:
         return ""
     figures = parse_output(run.stdout)
-    verdict = (
-        "" if figures.holds is None else f" (claim {'holds' if figures.holds else 'does not hold'})"
-    )
+    held = {True: " (claim holds)", False: " (claim does not hold)"}
+    verdict = held.get(figures.holds, "") if figures.holds is not None else ""
     return folded(
         f"The full instrumented script, {d.full_name} (every figure, and whether the claim held), "
         f"on jax {run.release}{verdict}",
@@ -497,8 +454,7 @@ def full_script(d: DraftInputs) -> str:
 
 
 def system_info(d: DraftInputs) -> str:
-    """The variables set and what each fresh venv held (a metric's script runs); the CPU model (an
-    ending's: crashes in XLA:CPU often depend on it); ``jax.print_environment_info()``."""
+    """The variables set, what each fresh venv held, an ending's CPU, the environment's info."""
     dead, lines = d.change.dead if d.change is not None else None, [SYSTEM_INFO, ""]
     if d.full_run is not None:
         variables = shareable_variables(d.full_run.variables)
@@ -516,15 +472,13 @@ def system_info(d: DraftInputs) -> str:
     return "\n".join([*lines, folded(summary, info)])
 
 
-# An ending's sections: what happened.
 SHOWN_LINES = 40  # of the stack and of the last lines: the end, where the fault is
 SCRIPT_LINES = 300  # a longer script is named, not pasted
 HARNESS_FRAME = re.compile(r'File "[^"]*harness/measure/script_hook\.py"')
 
 
 def ending_description(d: DraftInputs, dead: Dead) -> str:
-    """How each release's processes ended, the counts' test where only some died, where the two
-    releases come from and the workaround a why found."""
+    """How each release's processes ended (with the counts' test), where from, the workaround."""
     said = (
         f"This script runs ok on jax {dead.runs} ({dead.ok_words}) and {dead.verb} on jax "
         f"{dead.crashes} ({dead.dead_words}): the same in every process of each release"
@@ -552,31 +506,21 @@ def ending_reproducer(d: DraftInputs, dead: Dead) -> str:
     if not d.short_script.strip():
         return "#### Reproducer\n\n" + (d.missing_script or "No reproducer with jax alone to show.")
     lines = d.short_script.rstrip().splitlines()
-    shown = (
-        fenced("\n".join(lines), "python")
-        if len(lines) <= SCRIPT_LINES
-        else f"({len(lines)} lines: attach {code_span(d.short_name)})"
-    )
+    shown = fenced("\n".join(lines), "python")
+    if len(lines) > SCRIPT_LINES:
+        shown = f"({len(lines)} lines: attach {code_span(d.short_name)})"
     run = " ".join(["python", d.short_name, *d.case.subject.args])
     installs = [
         shlex.join(["pip", "install", *(d.installs.get(v) or (f"jax=={v}", f"jaxlib=={v}"))])
         for v in (dead.runs, dead.crashes)
     ]
-    return "\n".join(
-        [
-            f"#### Reproducer: {code_span(d.short_name)}, {d.script_words}",
-            "",
-            shown,
-            "",
-            "Run on each release in a fresh environment:",
-            "",
-            fenced("\n".join([*installs[:1], run, *installs[1:], run]), "sh"),
-        ]
-    )
+    head = f"#### Reproducer: {code_span(d.short_name)}, {d.script_words}"
+    steps = fenced("\n".join([*installs[:1], run, *installs[1:], run]), "sh")
+    return f"{head}\n\n{shown}\n\nRun on each release in a fresh environment:\n\n{steps}"
 
 
 def what_happened(dead: Dead) -> str:
-    """How the processes of each release ended, and where the first that died did."""
+    """How each release's processes ended, and where the first that died did."""
     end = dead.end
     lines = [
         "#### What happened",
@@ -588,8 +532,7 @@ def what_happened(dead: Dead) -> str:
         lines += ["", f"Python's stack at {when} (faulthandler), the first process that died:", ""]
         lines.append(fenced(_end_of(script_frames(end.stack)), "text"))
     if end is not None and end.last_lines.strip():
-        lines += ["", "The last lines it wrote:", ""]
-        lines.append(fenced(_end_of(end.last_lines), "text"))
+        lines += ["", "The last lines it wrote:", "", fenced(_end_of(end.last_lines), "text")]
     return "\n".join(lines)
 
 
@@ -605,7 +548,5 @@ def script_frames(stack: str) -> str:
 
 def _end_of(text: str) -> str:
     lines = text.strip().splitlines()
-    kept = lines[-SHOWN_LINES:]
-    return "\n".join(
-        ([f"… ({len(lines) - len(kept)} lines before)"] if len(lines) > len(kept) else []) + kept
-    )
+    before = [f"… ({len(lines) - SHOWN_LINES} lines before)"] if len(lines) > SHOWN_LINES else []
+    return "\n".join(before + lines[-SHOWN_LINES:])

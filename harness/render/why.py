@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness.analysis.significance import MOVED, Comparison, Verdict
-from harness.explain.crash import MAX_STATUS_TRIED, NOT_ASKED, CrashAnswer
 from harness.explain.dumps import VALUE, CompiledAnswer, ModuleChange, diff_name
 from harness.explain.held_library import (
     APART,
@@ -23,7 +22,14 @@ from harness.explain.host_profile import HostAnswer
 from harness.explain.matching_flags import MatchedFlags
 from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import COMPILE, MEMORY, RUN, ReproducerAnswer
-from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
+from harness.explain.tried import (
+    MAX_STATUS_TRIED,
+    MAX_TRIED,
+    NOT_ASKED,
+    CrashAnswer,
+    DefaultsAnswer,
+    Tried,
+)
 from harness.findings import Finding, FollowUp, findings, leading, nox_command
 from harness.metric_names import COMPILE_TIME, MEMORY_SIZE, RUN_TIME, Criterion, Judged, MetricKey
 from harness.render.text import listed

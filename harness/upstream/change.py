@@ -1,10 +1,9 @@
 """The step an issue draft is about, one model for every shape (``Change``; an ending's dead side
-as ``Dead``), so that the page formats what was judged here and judges nothing.  Pure.
+``Dead``), so that the page formats what was judged here and judges nothing.  Pure.
 
 The step comes from a stored bisect or triage answer (``read_steps``), from ``--good``/``--bad``
-and the stored results of those releases, or, last, from the short script's own output.  Every
-metric of the two releases' stored results is compared once, by its own shape's rule.  An answer is
-input from disk: read bounded and defensively, its names kept only where plain (never a path).
+and their stored results (every metric compared once, by its shape's rule), or, last, from the
+short script's output.  An answer is input: read bounded, its names kept only where plain.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
 @dataclass(frozen=True)
 class BisectAnswer:
-    """One stored bisect answer: its file name and JSON (None when it could not be read)."""
+    """One stored answer: its file name and JSON (None when it could not be read)."""
 
     name: str
     data: Any
@@ -47,15 +46,13 @@ def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
 
 def read_steps(reports_dir: Path, case: str) -> list[BisectAnswer]:
-    """Every stored step of ``case`` a draft can be about: each bisect answer, and each confirmed
-    step of each triage answer read as the bisect answer of that step would say it."""
+    """Every stored step of ``case`` a draft can be about: bisect answers, and triages' steps."""
     triaged = _read_answers(reports_dir, "triage", case)  # ``triage-CASE-*.json``
     return [*read_bisect_answers(reports_dir, case), *(s for t in triaged for s in triage_steps(t))]
 
 
 def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
-    """A triage answer's confirmed steps, each as the bisect answer of that step would say it, so
-    that a draft reads one kind of answer; the lead first."""
+    """A triage answer's confirmed steps, each as its bisect answer would say it, the lead first."""
     data = answer.data
     first = data.get("first_round") if isinstance(data, dict) else None
     if not isinstance(first, dict):
@@ -91,10 +88,9 @@ def _read_answers(reports_dir: Path, command: str, case: str) -> list[BisectAnsw
             # Bounded as results are: a FIFO, a link, a huge or deep file is named, never read.
             data = parse_document(read_bounded(path, limit=MAX_ANSWER_BYTES, follow_links=False))
             found.append(BisectAnswer(path.name, data))
-        except DocumentProblem as exc:
-            found.append(BisectAnswer(path.name, None, str(exc)))
-        except OSError as exc:
-            found.append(BisectAnswer(path.name, None, exc.strerror or str(exc)))
+        except (DocumentProblem, OSError) as exc:
+            said = exc.strerror if isinstance(exc, OSError) else None
+            found.append(BisectAnswer(path.name, None, said or str(exc)))
     return found
 
 
@@ -111,8 +107,7 @@ class ProbeRow:
 
 @dataclass(frozen=True)
 class Reproduced:
-    """A reproducer with jax alone as a bisect answer names it: its folder and script beside the
-    answer, the release that exported its programs, per script metric its counterpart's verdict."""
+    """A reproducer with jax alone as a bisect answer names it."""
 
     folder: str  # ``<stem>-reproducer/``
     script: str  # ``repro_<digest>.py``
@@ -123,14 +118,12 @@ class Reproduced:
     note: str = ""  # the capture's own: a cap reached, equinox's checks left out
 
 
-REPRODUCER_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-reproducer/$")
 REPRODUCER_SCRIPT = re.compile(r"^repro_[0-9a-f]{10}\.py$")
 
 
 @dataclass(frozen=True)
 class Change:
-    # None until a figure shows which one (a bisect by the claim, nothing stored)
-    metric: MetricKey | None
+    metric: MetricKey | None  # None until a figure shows which (a bisect by the claim)
     last_good: str
     first_bad: str
     before_ns: float | None = None  # the metric's figure on the last good release
@@ -138,18 +131,13 @@ class Change:
     source: str = ""  # where the releases come from, in words
     answer: str = ""  # the bisect's own one-line answer
     probes: list[ProbeRow] = field(default_factory=list)
-    # whether the two releases' stored results differ on the metric by its rule; None: not compared
-    significant: bool | None = None
-    # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
-    below: str = ""
-    # the bisect's findings on why, each leading or not (an older answer's sentences lead none)
-    why: tuple[Finding, ...] = ()
+    significant: bool | None = None  # the metric moved, by its rule; None: not compared
+    below: str = ""  # a bisect over jax's commits: its answer, the commit or the jaxlib
+    why: tuple[Finding, ...] = ()  # the bisect's findings (an older answer's sentences lead none)
     dumps: str = ""  # the folder, beside the bisect answer, holding XLA's dumps of both releases
     reproducer: Reproduced | None = None  # the reproducer with jax alone the bisect's why measured
-    # What the figures are judged by: the run's thresholds (a bisect answer's own), else defaults.
-    thresholds: Thresholds = field(default_factory=Thresholds)
-    # every metric of the two releases' stored results, compared by its own shape's rule; empty:
-    # not compared
+    thresholds: Thresholds = field(default_factory=Thresholds)  # the answer's, else defaults
+    # each metric of both releases' stored results, by its shape's rule; empty: not compared
     comparisons: Mapping[MetricKey, Comparison] = field(default_factory=dict)
     dead: Dead | None = None  # an ending's step: its dead side's facts, its counts judged
     workaround: str = ""  # an ending's: a setting that makes the dead side run, as a why found it
@@ -171,11 +159,8 @@ class Change:
         if found is None or self.metric is None or self.ratio is None:
             return False
         verdict, ratio = found.measured.get(self.metric, ("", None))
-        return (
-            verdict in (Verdict.SLOWER, Verdict.FASTER)
-            and ratio is not None
-            and (ratio > 1) == (self.ratio > 1)
-        )
+        moved = verdict in (Verdict.SLOWER, Verdict.FASTER)
+        return moved and ratio is not None and (ratio > 1) == (self.ratio > 1)
 
     @property
     def ratio(self) -> float | None:
@@ -187,7 +172,7 @@ class Change:
 
     @property
     def moved(self) -> str:
-        """``×1.33 slower`` (a duration), ``×2 lower`` (any other figure); "" without a ratio."""
+        """``×1.33 slower`` (a duration), ``×2 lower``; "" without a ratio."""
         ratio, metric = self.ratio, self.metric
         if ratio is None or metric is None:
             return ""
@@ -207,8 +192,7 @@ def change_from(
     metric: MetricKey | None = None,
     ending: bool = False,
 ) -> Change | None:
-    """The step to quote, of a metric or (``ending``) of how the processes end: ``good``/``bad``
-    when given, else the newest usable stored step; None if neither."""
+    """The step to quote (``ending``'s or a metric's): ``good``/``bad``, else the newest stored."""
     usable = _about(answers, case, sizes, profile, status=ending)
     asked = [a for a in usable if metric is not None and a.data.get("metric") == metric.metric_name]
     usable = asked or usable  # a metric asked: the step of that metric where one is stored
@@ -230,8 +214,7 @@ def change_from(
 
 
 def answer_ends(data: Any) -> tuple[str, str] | None:
-    """The last release before the change and the first after it: a regression bisect's last good
-    and first bad, a fix bisect's (``--broken``/``--fixed``) last broken and first fixed release."""
+    """The releases before and after the change (a fix bisect's: last broken and first fixed)."""
     if not isinstance(data, dict):
         return None
     for before, after in (("last_good", "first_bad"), ("last_broken", "first_fixed")):
@@ -243,8 +226,7 @@ def answer_ends(data: Any) -> tuple[str, str] | None:
 def _about(
     answers: Sequence[BisectAnswer], case: str, sizes: dict[str, int], profile: str, *, status: bool
 ) -> list[BisectAnswer]:
-    """The stored steps about this case, at these sizes, on this profile, that name both ends: an
-    ending's (``status``) or a metric's."""
+    """The stored steps of this cell that name both ends: an ending's (``status``) or a metric's."""
     return [
         a
         for a in answers
@@ -266,11 +248,8 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
             vs_good, vs_bad = (_comparison_text(probe.get(k)) for k in ("vs_good", "vs_bad"))
             probes.append(ProbeRow(probe["release"], median, verdict, vs_good, vs_bad))
     probes.sort(key=lambda p: version_key(p.release))
-    figures = (
-        {p.release: p.median_ns for p in probes}
-        if bisected is not None and metric in (None, bisected)
-        else {}
-    )
+    of_metric = bisected is not None and metric in (None, bisected)
+    figures = {p.release: p.median_ns for p in probes} if of_metric else {}
     ends = answer_ends(data)
     assert ends is not None  # only answers ``_about`` keeps are read
     before, after = ends
@@ -279,7 +258,9 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
         source = f"a triage of jax releases, its step measured again ({source})"
     elif ending:
         source = f"a bisect of jax releases by how the script's processes end ({source})"
-    found = _reproducing(data.get("reproducer")) if ending else data.get("reproducer")
+    found = data.get("reproducer")
+    if ending:  # only a reproducer whose run on both releases died where the script did
+        found = [e for e in _of_step(found, ends) if _get(e, "status", "reproduces") is True]
     return Change(
         metric or bisected,
         before,
@@ -306,8 +287,7 @@ def _findings(data: dict[str, Any]) -> tuple[Finding, ...]:
 
 
 def _thresholds(stored: Any) -> Thresholds:
-    """The thresholds the answer's run judged by (as ``render.json_out.thresholds_json`` wrote
-    them), each a default where it stored none or what it stored is not numbers."""
+    """The thresholds the answer's run judged by (``json_out.thresholds_json``), else defaults."""
     if not isinstance(stored, dict):
         return Thresholds()
     numbers: dict[str, Any] = {
@@ -323,16 +303,12 @@ def _thresholds(stored: Any) -> Thresholds:
 
 
 def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
-    """The reproducer of the change's two releases the answer names, where its folder and script are
-    plain names of the shape the harness writes (never a path elsewhere) and it was measured."""
-    for entry in found if isinstance(found, list) else []:
-        if not isinstance(entry, dict) or (entry.get("before"), entry.get("after")) != ends:
-            continue
+    """The reproducer of the change's two releases the answer names, where its names are plain."""
+    for entry in _of_step(found, ends):
         folder, script = entry.get("folder"), entry.get("script")
-        if not (isinstance(folder, str) and REPRODUCER_FOLDER.match(folder) and ".." not in folder):
+        if not (_plain(folder, "reproducer") and REPRODUCER_SCRIPT.match(str(script))):
             continue
-        if not (isinstance(script, str) and REPRODUCER_SCRIPT.match(script)):
-            continue
+        assert isinstance(folder, str) and isinstance(script, str)
         measured, counterparts = {}, {}
         for metric, said in (entry.get("measured") or {}).items():
             try:  # a name no metric has is no figure of the change's
@@ -349,22 +325,26 @@ def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
     return None
 
 
-# What a bisect answer may name as its dumps' folder: one plain name beside it, never a path.
-DUMPS_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-compiled/$")
+def _of_step(entries: Any, ends: tuple[str, str] | None) -> list[dict[str, Any]]:
+    """An answer's entries (``compiled``, ``reproducer``, ``crash``) about the step ``ends``."""
+    listed = entries if isinstance(entries, list) else []
+    return [e for e in listed if isinstance(e, dict) and (e.get("before"), e.get("after")) == ends]
+
+
+def _plain(folder: Any, suffix: str) -> bool:
+    """A folder an answer names beside it: one plain name of the harness's shape, never a path."""
+    named = isinstance(folder, str) and re.fullmatch(rf"[A-Za-z0-9][\w.+=-]*-{suffix}/", folder)
+    return bool(named) and ".." not in folder
+
+
+def _get(entry: dict[str, Any], key: str, inner: str) -> Any:
+    return entry[key].get(inner) if isinstance(entry.get(key), dict) else None
 
 
 def _dumps_folder(compiled: Any, ends: tuple[str, str]) -> str:
     """The folder of XLA's dumps of the change's two releases the answer names, if a plain name."""
-    for entry in compiled if isinstance(compiled, list) else []:
-        if (
-            isinstance(entry, dict)
-            and (entry.get("before"), entry.get("after")) == ends
-            and not entry.get("problem")
-        ):
-            folder = entry.get("folder")
-            if isinstance(folder, str) and DUMPS_FOLDER.match(folder) and ".." not in folder:
-                return folder
-    return ""
+    found = [e.get("folder") for e in _of_step(compiled, ends) if not e.get("problem")]
+    return next((str(folder) for folder in found if _plain(folder, "compiled")), "")
 
 
 def _number(value: Any) -> float | None:
@@ -386,8 +366,7 @@ def newest_result(
     *,
     any_end: bool = False,
 ) -> StoredResult | None:
-    """The newest stored result of ``release`` at these sizes and profile that ran ok, or with
-    ``any_end`` whose processes ran, however they ended (a crash's is not ok)."""
+    """The newest stored result of the cell that ran ok (``any_end``: however it ended)."""
     found = [
         r
         for r in results
@@ -408,22 +387,10 @@ def _with_stored_figures(
     compared = {key: compare_metric(a.of(key), b.of(key), rule, key) for key in a.keys() | b.keys()}
     metric = change.metric
     if metric is None:
-        # An issue reports what got worse, when anything did; a value changed or a number gone is
-        # exact, ahead of any ratio.
-        changed = [
-            (
-                c.worse,
-                abs(math.log(c.cost.ratio)) if c.cost and c.cost.ratio > 0 else math.inf,
-                key.name,
-                key.kind,
-                key,
-            )
-            for key, c in compared.items()
-            if c.verdict in MOVED
-        ]
+        changed = [key for key, c in compared.items() if c.verdict in MOVED]
         if not changed:
             return replace(change, comparisons=compared)
-        metric = max(changed)[-1]
+        metric = max(changed, key=lambda key: _how_much(compared[key], key))
     step = compared.get(metric)
     judged = replace(
         change,
@@ -447,9 +414,16 @@ def _with_stored_figures(
     return replace(judged, before_ns=a[metric].figure, after_ns=b[metric].figure, probes=probes)
 
 
+def _how_much(compared: Comparison, key: MetricKey) -> tuple[bool, float, str, str]:
+    """An issue reports what got worse, when anything did; a value changed or a number gone is
+    exact, ahead of any ratio."""
+    cost = compared.cost
+    size = abs(math.log(cost.ratio)) if cost and cost.ratio > 0 else math.inf
+    return compared.worse, size, key.name, key.kind
+
+
 def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str], float]]) -> Change:
-    """Fill what stored results did not give from the short script's output on each release (release
-    → figures)."""
+    """What stored results did not give, from the short script's output (release → figures)."""
     before, after = medians.get(change.last_good, {}), medians.get(change.first_bad, {})
     metric = change.metric
     if metric is None:
@@ -478,7 +452,8 @@ def title(change: Change | None, case_headline: str, platform_kind: str, name: s
         again = "" if dead.regression else f", runs again since {dead.runs}"
         return f"{name} {dead.verb} {since} on {where}{again}: {dead.how}"
     metric = change.metric if change is not None else None
-    if change is None or metric is None:
+    shaped = change is not None and not change.shape.ratio and change.significant
+    if change is None or metric is None or (change.ratio is None and not shaped):
         return f"{case_headline} (jax, {where})"
     # A script's number or phase by full name (`json.reg_ms`); a case's program and kind.
     named = (
@@ -486,10 +461,8 @@ def title(change: Change | None, case_headline: str, platform_kind: str, name: s
         if metric.name in (JSON, PROCESS)
         else f"`{metric.name}` {metric.kind}"
     )
-    if not change.shape.ratio and change.significant:
+    if shaped:
         return f"{named} {shape_words(change)} since jax {change.first_bad} on {where}"
-    if change.ratio is None:
-        return f"{case_headline} (jax, {where})"
     assert change.before_ns is not None and change.after_ns is not None
     figures = f"{metric.format(change.before_ns)} → {metric.format(change.after_ns)}"
     if change.significant is False:  # the stored runs of both releases do not tell it from noise
@@ -505,9 +478,8 @@ MAX_WORKAROUND_CHARS = 300
 
 @dataclass(frozen=True)
 class Dead:
-    """An ending's step, its dead side's facts: ``runs`` the release whose processes died fewer
-    (in none where every one ran ok), ``crashes`` the other; their counts, judged; how its
-    processes ended and its first death (last lines, stack); the machine it ran on."""
+    """An ending's step, its dead side's facts: ``runs`` the release whose processes died fewer,
+    ``crashes`` the other; their counts, judged; its first death; the machine it ran on."""
 
     runs: str
     crashes: str
@@ -528,8 +500,7 @@ class Dead:
 
     @property
     def shares(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
-        """None where every process of each side ended alike; else the counts that make the step,
-        (died, processes) on ``crashes`` then on ``runs``."""
+        """(died, processes) on ``crashes`` then on ``runs``; None where each side ended alike."""
         counts = self.compared.counts
         if self.compared.sides is not None or counts is None:
             return None
@@ -539,9 +510,7 @@ class Dead:
 def ending_between(
     before: StoredResult | None, after: StoredResult | None, rule: Thresholds
 ) -> Dead | None:
-    """The ending's step between two releases' stored results (``before`` the older), or None where
-    their counts of processes that died make none (``statuses.compare_endings``, at ``rule``'s
-    level: every process of one ok and every one of the other dead, or a difference in some)."""
+    """The ending's step between two releases' stored results (``before`` the older), if any."""
     if before is None or after is None or not (ran(before) and ran(after)):
         return None
     was, now = summarise(before), summarise(after)
@@ -566,32 +535,14 @@ def ending_between(
     )
 
 
-def _reproducing(found: Any) -> list[Any]:
-    """The reproducer entries whose run on both releases died where the script did
-    (``status.reproduces``)."""
-    return [
-        entry
-        for entry in (found if isinstance(found, list) else [])
-        if isinstance(entry, dict)
-        and isinstance(entry.get("status"), dict)
-        and entry["status"].get("reproduces") is True
-    ]
-
-
 def workaround_of(data: Any, ends: tuple[str, str] | None = None) -> str:
-    """The workaround a stored why found (a setting that makes the crashing release run), in a line;
-    "" if it found none or the answer does not say.  ``ends``: the step whose ``crash`` is read."""
+    """The workaround a stored why found for the step ``ends``, in a line; "" if none."""
     if not isinstance(data, dict):
         return ""
-    steps = data.get("crash")
-    for entry in steps if isinstance(steps, list) else []:
-        if not isinstance(entry, dict) or (entry.get("before"), entry.get("after")) != ends:
-            continue
-        found = entry.get("workaround")
-        if isinstance(found, dict) and found.get("runs") is not False:
-            setting = found.get("setting")
-            if isinstance(setting, str) and setting.strip():
-                return _bounded(setting)
+    for entry in _of_step(data.get("crash"), ends):
+        runs, setting = (_get(entry, "workaround", key) for key in ("runs", "setting"))
+        if runs is not False and isinstance(setting, str) and setting.strip():
+            return _bounded(setting)
     offered = list(data.get("next") or []) if isinstance(data.get("next"), list) else []
     for finding in data.get("findings") or [] if isinstance(data.get("findings"), list) else []:
         if isinstance(finding, dict) and isinstance(finding.get("follow_ups"), list):
@@ -613,12 +564,11 @@ def _bounded(text: str) -> str:
 
 
 def shape_words(change: Change) -> str:
-    """A value's or a presence's step in a title's words: "changed from 0.25 to -0.49 in every
-    process", "no longer printed (in 0 of 5 processes, was 5 of 5)"."""
+    """A value's or a presence's step in a title's words: "no longer printed (in 0 of 5 …)"."""
     compared = change.compared
     assert compared is not None
-    if compared.counts is None:  # a value: as ``Comparison.said`` says it (became NaN, no longer
-        return compared.said  # one value, fallen to zero...)
+    if compared.counts is None:  # a value: as ``Comparison.said`` says it
+        return compared.said
     (k_a, n_a), (k_b, n_b) = compared.counts
     how = "no longer printed" if compared.worse else "printed again"
     return f"{how} (in {k_b} of {n_b} processes, was {k_a} of {n_a})"

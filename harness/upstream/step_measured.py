@@ -1,7 +1,6 @@
-"""What ``issue`` was asked (``IssueRequest``, one request for every shape of step it drafts) and
-what it measures itself where no stored answer says it: the step confirmed, the reproducer with jax
-alone and whether it reproduces, and whether the newest release on the index still shows it (or
-still crashes).
+"""What ``issue`` measures itself where no stored answer says it: the step confirmed, the
+reproducer with jax alone and whether it reproduces, and whether the newest release on the index
+still shows it (or still crashes).
 
 The step's two releases and the newest on the index are measured in one interleaved run, each
 compared with the last good release until decided by the step's criterion (a metric, or how the
@@ -17,49 +16,20 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from harness.analysis.metrics import compare_results
 from harness.analysis.significance import MOVED, Comparison, Thresholds, Verdict
 from harness.analysis.spending import ALL, CHANGES
 from harness.analysis.statuses import like_ends, ran, summarise
-from harness.catalogue.discovery import CaseInfo
-from harness.cli.options import LOOKS, PROCESSES
+from harness.cli.issue import IssueRequest
 from harness.explain.reproducer import Reproducer, ReproducerAnswer
 from harness.findings import nox_command
-from harness.install.environments import Environments
-from harness.install.script_envs import AS_OF
 from harness.install.venvs import ReleaseEnv, plan_entry
 from harness.metric_names import Criterion, Judged, MetricKey
-from harness.pins import PROFILE_BY_NAME
 from harness.steps.evidence import CannotKeep, Step, StepSides
 from harness.steps.probes import ReleaseProber
-from harness.store.schema import Settings
 from harness.units import version_key
 from harness.upstream.change import Dead, Reproduced, reproducer_named
-
-
-@dataclass(frozen=True)
-class IssueRequest:
-    """What ``issue`` was asked: the case or script at its sizes, the two releases or the stored
-    answer's, the metric or the ending, where releases install (nox's plan), what goes where."""
-
-    case: CaseInfo
-    sizes: dict[str, int]
-    settings: Settings
-    profile: str
-    platform: str  # "cpu", "gpu" or "tpu": the profile's kind, for the title
-    results_dir: Path
-    out_dir: Path
-    jax: str | None = None  # the release the full script runs on
-    good: str | None = None
-    bad: str | None = None
-    metric: MetricKey | None = None
-    plan: list[ReleaseEnv] | None = None  # every release on the index; None: the JAX installed here
-    policy: str = AS_OF  # how a plain script's own libraries are resolved on each release
-    processes: int = PROCESSES["quick"]  # what issue measures itself: processes a side
-    max_processes: int = LOOKS * PROCESSES["quick"]  # and up to how many while a comparison is open
-    status: bool = False  # the step is in how the processes end: a crash report
 
 
 @dataclass(frozen=True)
@@ -102,12 +72,7 @@ def confirm(request: StepRequest, criterion: Criterion) -> ReleaseProber:
         request.progress,
         max_processes=max(request.asked.max_processes, processes),
         decide_on=() if criterion.by is Judged.EVERY else (criterion,),
-        environments=Environments(
-            request.asked.case,
-            PROFILE_BY_NAME.get(request.asked.profile),
-            request.asked.policy,
-            progress=request.progress,
-        ),
+        environments=request.asked.environments(request.progress),
     )
     request.progress(
         f"[issue {request.asked.case.name}] jax {', '.join(releases)} measured together: the step "

@@ -3,7 +3,7 @@ otherwise."""
 
 import pytest
 
-from harness.cli.issue import IssueOptions
+from harness.cli.issue import IssueRequest
 from harness.cli.parser import validate
 from harness.errors import UsageError
 
@@ -14,8 +14,8 @@ def issue(tmp_path, *more):
 
 def test_what_issue_measures_itself_takes_five_processes_a_release_up_to_twenty(tmp_path):
     checked = issue(tmp_path)
-    assert isinstance(checked, IssueOptions)
-    assert checked.script.settings.effort == "full", "the draft's own script runs sample as full"
+    assert isinstance(checked, IssueRequest)
+    assert checked.settings.effort == "full", "the draft's own script runs sample as full"
     assert (checked.processes, checked.max_processes) == (5, 20)
     assert (
         issue(tmp_path, "--processes", "3").processes,
@@ -37,7 +37,7 @@ def test_too_few_processes_are_refused_in_one_line(tmp_path, more, said):
 
 def test_status_asks_for_a_crash_report_and_names_no_metric_with_it(tmp_path):
     checked = issue(tmp_path, "--status", "--good", "0.4.31", "--bad", "0.4.33")
-    assert isinstance(checked, IssueOptions) and checked.status and checked.metric is None
+    assert isinstance(checked, IssueRequest) and checked.status and checked.metric is None
     assert not issue(tmp_path).status
     with pytest.raises(UsageError, match="--metric: not allowed with argument --status"):
         issue(tmp_path, "--status", "--metric", "scan.wall_ns")

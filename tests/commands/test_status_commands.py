@@ -173,7 +173,7 @@ def turned_defaults(monkeypatch) -> tuple[str, str]:
     """Two XLA defaults turned between the fake releases 0.4.30 and 0.4.31 as their jaxlibs would
     list them, the second the culprit (real flags: the case imports jax, whose XLA refuses a flag it
     does not know); the two flags' names."""
-    from harness.explain import crash
+    from harness.explain import tried
     from harness.explain.defaults import XLA, Option
 
     eigen, fast_math = EIGEN, FAST_MATH
@@ -185,9 +185,9 @@ def turned_defaults(monkeypatch) -> tuple[str, str]:
         "0.4.30": {**option(eigen, "false"), **option(fast_math, "true")},
         "0.4.31": {**option(eigen, "true"), **option(fast_math, "false")},
     }
-    monkeypatch.setattr(crash, "xla_flags", lambda sides, side: {})
+    monkeypatch.setattr(tried, "xla_flags", lambda sides, side: {})
     monkeypatch.setattr(
-        crash,
+        tried,
         "options_of",
         lambda interpreter, flags: (listed[interpreter.parent.parent.name[5:]], ""),
     )

@@ -283,7 +283,7 @@ def test_library_or_jax_for_a_crash_is_told_by_how_the_middle_side_s_processes_e
     from harness.analysis.statuses import summarise
     from harness.explain.held_library import HeldAnswer, status_part
     from tests.conftest import SEGFAULT, as_stored, died
-    from tests.explain.test_crash import ok, segfaults
+    from tests.explain.test_tried import ok, segfaults
 
     dies, runs = summarise(segfaults()), summarise(ok())
     ends, rule = (dies, runs), Thresholds()

@@ -10,6 +10,7 @@ from harness.explain.kinds import KINDS, NAMED, kinds_for
 from harness.explain.profiles import OpProfile
 from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.evidence import Step
+from tests.explain.test_tried import ending_step
 
 DRAW, TEMP, RUN = (parse_metric_name(n) for n in ("json.draw", "json.temp_mb", "process.run_ns"))
 
@@ -88,3 +89,29 @@ def test_library_or_jax_settles_a_varying_cost_of_a_script_whose_declared_librar
     assert settling_kind(undeclared) == "defaults", "jax's own dependencies moved, none declared"
     value = dataclasses.replace(step({DRAW: Shape.VALUE}), libraries=moved, declared=("equinox",))
     assert settling_kind(value) == "defaults", "an exact metric: an old default settles it cheapest"
+
+
+def test_a_status_step_of_a_script_asks_the_kinds_that_judge_by_status_and_not_those_of_a_number():
+    """Library or JAX, the compiled programs (whose names the crash kind's flags are matched to),
+    the reproducer and the crash kind are asked for a status step; the defaults and profiles of a
+    number not."""
+    scripted = dataclasses.replace(
+        ending_step(), script="repro.py", libraries={"numpy": ("2.4.6", "2.5.0")}
+    )
+    asked = [kind.name for kind in KINDS if kind.wanted(scripted)]
+    assert {"library", "compiled", "reproducer", "crash"} <= set(asked)
+    assert not {"defaults", "profile", "host"} & set(asked)
+
+
+def test_an_ending_asks_the_crash_kind_first_then_what_was_compiled_and_the_flags_named_like_it():
+    """R8-18: the crash kind, which holds the workaround, is asked before the compiled programs
+    (whose one process each can take a minute), whatever moved with jax; the flags named like what
+    XLA compiled anew come right after them, where no changed default made it run."""
+    for libraries, declared in (({}, ()), ({"numpy": ("2.4.6", "2.5.0")}, ("numpy",))):
+        scripted = dataclasses.replace(
+            ending_step(), script="repro.py", libraries=libraries, declared=declared
+        )
+        order = [kind.name for kind in kinds_for(scripted)]
+        assert order[:3] == ["crash", "compiled", "crash flags"], order
+        assert order.index("crash flags") < order.index("library") < order.index("reproducer")
+    assert ending_step().shape.settles == "crash"

@@ -10,15 +10,18 @@ from harness.explain.defaults import XLA, Option
 from harness.explain.dumps import CompiledAnswer, Module, ModuleChange
 from harness.explain.matching_flags import (
     Candidate,
+    CrashFlags,
     FlagsNamedLikeTheProgram,
     candidates,
     one_sided_names,
     words_of,
 )
+from harness.explain.tried import CHANGED, CrashAnswer, StatusTried, Trial
 from harness.metric_names import Criterion, parse_metric_name
-from harness.render.why import matched_lines, step_lines, trial_lines
+from harness.render.why import crash_lines, matched_lines, step_lines, trial_lines
 from harness.steps.evidence import Step
 from tests.explain.test_held_library import FakeSides
+from tests.explain.test_tried import THUNK, ending_step
 
 METRIC = "eager.wall_ns"
 KEY = parse_metric_name(METRIC)
@@ -127,3 +130,33 @@ def test_a_workaround_a_changed_default_found_ends_the_search_for_one():
     assert defaults(1.0).brings_back(KEY) and not defaults(3.0).brings_back(KEY)
     assert not kind.wanted(step(), (defaults(1.0), compiled())), "the old number is back: settled"
     assert kind.wanted(step(), (defaults(3.0), compiled())), "no workaround yet: flags are tried"
+
+
+def test_string_flags_named_like_what_xla_compiled_anew_are_set_empty():
+    listing = {
+        "xla_cpu_experimental_ynn_fusion_type": Option(
+            "xla_cpu_experimental_ynn_fusion_type", '""', XLA, "string"
+        ),
+        "xla_cpu_use_ynn_thing": Option("xla_cpu_use_ynn_thing", "true", XLA, "bool"),
+        "xla_dump_to": Option("xla_dump_to", '""', XLA, "string"),
+    }
+    [change] = candidates(listing, {"ynn"}, "cpu", set(), emptied=True)
+    trial = Trial(change, "0.10.2", "")
+    assert trial.words() == "XLA_FLAGS=--xla_cpu_experimental_ynn_fusion_type="
+    assert trial.environment({})["XLA_FLAGS"] == "--xla_cpu_experimental_ynn_fusion_type="
+    assert candidates(listing, {"ynn"}, "cpu", {change.name}, emptied=True) == []
+
+
+def test_the_flags_named_like_what_was_compiled_are_tried_after_it_only_where_no_default_ran():
+    flags = CrashFlags()
+    nothing = CompiledAnswer("0.10.1", "0.10.2", [])
+    assert not flags.wanted(ending_step(), (CrashAnswer("0.10.1", "0.10.2"), nothing)), (
+        "nothing compiled on one release only: no name to match"
+    )
+    named = compiled()
+    assert flags.wanted(ending_step(), (CrashAnswer("0.10.1", "0.10.2"), named))
+    ran = StatusTried(Trial(THUNK, "0.10.2", "false"), CHANGED, "ok in 3 of 3 processes", True)
+    found = CrashAnswer("0.10.1", "0.10.2", tried=(ran,))
+    assert not flags.wanted(ending_step(), (found, named)), "a workaround ends the search"
+    said = crash_lines(CrashAnswer("0.10.1", "0.10.2", "0.10.2", named_only=True))
+    assert not any("not asked" in str(line) for line in said), "said once, by the crash kind"

@@ -456,7 +456,8 @@ def test_the_reproducer_reproduces_a_crash_where_its_processes_flip_the_same_way
     """Judged on its counts at the step's thresholds, as the step was."""
     from harness.analysis.statuses import Ending
     from harness.explain.reproducer import status_reproduced
-    from tests.explain.test_crash import ok, segfaults, step
+    from tests.explain.test_tried import ending_step as step
+    from tests.explain.test_tried import ok, segfaults
 
     results = {"0.10.1": ok(), "0.10.2": segfaults()}
     found = status_reproduced(step(), results, Ending("ok", "SIGSEGV (exit 139)", "crashes"))

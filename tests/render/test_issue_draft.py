@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.catalogue import discovery
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.subjects import PlainScript
-from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
+from harness.metric_names import MetricKey, parse_metric_name
 from harness.render import issue_draft
 from harness.render.issue_draft import (
     SCRIPT_LINES,
@@ -367,9 +367,11 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
                 "json.reg_ms": 10 * scale,
             }
         stored.append(StoredResult.from_document(tmp_path / f"{release}.json", data))
-    table = script_figures_table(
-        stored, "script-repro", stored[0].result.profile, None, (PROCESS, JSON)
+    script = dataclasses.replace(
+        SCAN_SYNC, name="script-repro", subject=PlainScript("repro.py", "0" * 64)
     )
+    profile = stored[0].result.profile
+    table = script_figures_table(draft_inputs(case=script, results=stored, change=None), profile)
     header, _, *rows = [
         [cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]
     ]
@@ -394,9 +396,8 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
         bad="0.5.1",
         metric=MetricKey("json", "reg_ms"),
     )
-    shown, folded = script_figures_table(
-        stored, "script-repro", stored[0].result.profile, asked, (PROCESS, JSON)
-    ).split("<details>")
+    asked_inputs = draft_inputs(case=script, results=stored, change=asked)
+    shown, folded = script_figures_table(asked_inputs, profile).split("<details>")
     columns = [cell.strip() for cell in shown.strip().splitlines()[2].strip("|").split("|")]
     assert columns == ["jax", "process.trace_ns", "json.reg_ms"], (
         "what moved, and the one asked about"
@@ -412,7 +413,9 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
     compared = compare_results(stored[0], stored[1], reg, rule)
     assert compared is not None
     value = Change(reg, "0.5.0", "0.5.1", comparisons={reg: compared}, significant=True)
-    as_values = releases_table(stored, "script-repro", {}, stored[0].result.profile, value)
+    as_values = releases_table(
+        draft_inputs(case=script, sizes={}, results=stored, change=value), profile
+    )
     assert f"| {compared.said} (jax 0.5.0 → 0.5.1) " in as_values, "the step's own comparison"
     assert "×1.7" not in as_values, "a value's step is no ratio"
     assert "*vs previous* is the step's comparison" in as_values

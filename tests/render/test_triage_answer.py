@@ -199,8 +199,7 @@ def test_a_release_killed_from_outside_is_said_as_a_fault_not_as_no_change():
 
 
 def test_a_crash_s_workaround_is_said_on_the_page_and_the_screen_and_kept_in_the_json():
-    from harness.explain.crash import CHANGED, CrashAnswer, StatusTried
-    from harness.explain.tried import Trial
+    from harness.explain.tried import CHANGED, CrashAnswer, StatusTried, Trial
 
     found, setting = outcome({"0.10.1": 1, "0.10.2": crashing()})
     flag = Change("xla_cpu_experimental_ynn_fusion_type", XLA, '""', '""')
