@@ -1,9 +1,7 @@
 """What a result records of its environment: an allow-list, never a dump.
 
-``host_facts`` runs in the parent (no JAX import), ``jax_facts`` in the child after the case
-imported JAX. Every string leaving this module passes ``scrub``, which replaces the home directory,
-the hostname and the user name and redacts what looks like a credential (``looks_secret``), so
-results and reports carry none of them.
+``host_facts`` runs in the parent (no JAX import), ``jax_facts`` in the child. Every string leaving
+passes ``scrub``: no home folder, hostname or user name; credentials redacted (``looks_secret``).
 """
 
 from __future__ import annotations

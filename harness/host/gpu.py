@@ -1,8 +1,5 @@
-"""NVIDIA GPUs as seen without JAX: whether one is usable here, and what it is.
-
-Everything comes from ``nvidia-smi`` and the device files the driver creates, so the
-noxfile can skip a GPU session before installing anything, and the parent process
-(which never imports JAX) can name the GPU in a result's machine facts.
+"""NVIDIA GPUs as seen without JAX, from ``nvidia-smi`` and the driver's device files: the noxfile
+skips a GPU session before installing anything, and the parent names the GPU in a result.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """One cached venv per (jax commit, jaxlib): a release's install, then jax from the commit's tree.
 
-jax is pure Python, so any commit installs (``--no-deps``, over a release install that brought its
-dependencies). Then ``import jax`` is tried under the profile's environment, since a jaxlib the
-commit accepts by number may still lack an API it uses: a commit that does not install or import is
-reported, with the reason, and set aside by the search. Whether it imports is recorded beside the
-venv, so a second bisect neither installs nor tries again (a failed install is tried again: the
-network may be back); the record is the one ``venvs.ensure`` checks, so a prober uses the venv.
+jax is pure Python, so any commit installs (``--no-deps``, over a release install). ``import jax``
+is then tried, as a jaxlib accepted by number may still lack an API the commit uses: one that does
+not install or import is set aside with its reason. Whether it imports is recorded beside the venv
+(a failed install is tried again: the network may be back), in the record ``venvs.ensure`` checks.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """jax's commits between two releases, read from a git repository: first-parent order, and the
 jaxlibs each accepts.
 
-jax is pure Python and installs from any commit, but a commit accepts a jaxlib J only when
-``_minimum_jaxlib_version`` ≤ J ≤ ``_version`` (both in its ``jax/version.py``). Commits after
-release U carry the next number, which need not be the next release's, so which jaxlibs a range can
-use is read commit by commit, never assumed. The commits are those ``git bisect --first-parent``
-walks, oldest first, from ``--jax-repo`` (a local clone or a URL), by default a bare clone of jax's
-own repository cached beside the release venvs. Standard library only: nothing here needs JAX.
+A commit accepts a jaxlib J only when ``_minimum_jaxlib_version`` ≤ J ≤ ``_version`` (its
+``jax/version.py``); commits after release U carry the next number, which need not be the next
+release's, so this is read commit by commit, never assumed. The commits are those ``git bisect
+--first-parent`` walks, from ``--jax-repo`` (a clone or a URL; by default a bare clone of jax's
+repository cached beside the venvs). Standard library only.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""Where each release of a command runs: a case in its release venv (``venvs``), a plain script as
-its user runs it, with only what it declares, in a venv of its own (``script_envs``), with any pins
-held on every release (``--hold``) or on one label (``--vary``). The harness is not in a script's
-venv: its start-up hook runs by its path, and the side's worker finds the harness on its path.
+"""Where each release of a command runs: a case in its release venv (``venvs``), a plain script
+in a venv of its own with only what it declares (``script_envs``), any pins held on every release
+(``--hold``) or one label (``--vary``); the harness is kept out of a script's venv.
 
-What a script's venv was resolved to hold goes into each result (``Libraries``). A release is
-``Unavailable`` when its set cannot be had (an answer a result stores), and ``Failed`` when it
-could not be tried (one line, never stored, tried again on the next run).
+A release is ``Unavailable`` when its set cannot be had (an answer a result stores), ``Failed``
+when it could not be tried (one line, never stored, tried again next run).
 """
 
 from __future__ import annotations

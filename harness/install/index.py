@@ -1,10 +1,9 @@
 """Which jax releases the package index offers, each paired with the jaxlib it installs with.
 
-The listing is pip's own (``pip index versions``), run by the interpreter that will install the
-releases: pip leaves out yanked releases (0.4.32) and those without a wheel for that Python, as an
-install would. A jax release installs with the jaxlib of its own number, or else with the newest
-below it (jax 0.4.37 with jaxlib 0.4.36). Cached for a day: a bisect asks the index once, not once
-per probe. Standard library only: ``commands.nox_session`` reads it as it prepares a session.
+Listed by ``pip index versions`` under the interpreter that will install them, which leaves out
+yanked releases and those without a wheel for it. A jax installs with its own number's jaxlib, else
+the newest below (jax 0.4.37 with 0.4.36). Cached for a day, so a bisect asks once. Standard library
+only: ``commands.nox_session`` reads it.
 """
 
 from __future__ import annotations

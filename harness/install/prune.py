@@ -1,16 +1,10 @@
 """The venvs not used for some days, found, sized and removed (``jax-repro prune``).
 
-Only the venvs the harness makes (``PREFIXES``: a release's, a plain release's, a script's, a
-commit's) directly in a venvs folder (a clone's ``.nox/``, the installed command's ``nox/`` in its
-cache) are looked at: never nox's own session venvs (``tests``, ``lint``, a command's session),
-never a symbolic link, nothing outside the folder. A venv was last used when its use stamp says
-(``venvs.USED``, touched each time a run takes it), else when it was made (the newest of the
-folder and its install records). A venv whose lock a run holds (making or checking it) is kept; a
-venv is removed under its lock, so no run takes it meanwhile.
-
-What removing frees is counted as the disk does: uv links a venv's files to its own cache where it
-can, and a file linked from elsewhere too stays on the disk, so only the blocks of files every link
-of which is in the removed venvs are freed.
+Only the harness's venvs (``PREFIXES``) directly in a venvs folder (a clone's ``.nox/``, the
+installed command's cache) are looked at: never nox's session venvs, a link, or anything outside.
+A venv was last used when its stamp says (``venvs.USED``), else when it was made; one whose lock a
+run holds is kept, and each is removed under its lock. What removal frees is counted as the disk
+does: uv links files to its cache, so only files whose every link is in the removed venvs count.
 """
 
 from __future__ import annotations

@@ -1,18 +1,16 @@
 """A venv per (jax release, interpreter, resolved set) for a script importing libraries besides JAX.
 
-Most libraries declare a loose lower bound on jax and none above, so the newest version whose
-metadata accepts an old jax may still use APIs that jax lacks: hence ``as-of`` (docs/scripts.md),
-the index as it stood when the release came out (plus ``GRACE``). jax and jaxlib are held as
-*constraints*, never overrides: a library that refuses the release makes the resolution fail, kept
-in one line as a ``NotInstallable`` (the set *cannot be had*, an answer). Anything else that stops a
-venv (no index, a full disk, no uv) is an ``InstallFailed``: *not tried*, never kept, tried again.
+Libraries declare a loose lower bound on jax and none above, so the newest version accepting an
+old jax may use APIs it lacks: hence ``as-of`` (docs/scripts.md), the index as it stood at the
+release (plus ``GRACE``). jax and jaxlib are *constraints*, never overrides: a library refusing the
+release fails the resolution, kept as a ``NotInstallable`` (an answer); anything else (no index, a
+full disk, no uv) is an ``InstallFailed``, never kept, tried again.
 
-Each step is cached so a reuse needs no network: ``uv pip compile`` into exact pins under
-``<folder>/script-resolutions/<key>/``; a venv named for the pins and the interpreter,
-``<folder>/script-env-<16 hex>``, synced to exactly that set, compiled once as ``venvs.ensure``
-does, reused while every file its distributions installed is still there; what it holds (``uv pip
-freeze``) as the ``Libraries`` a result stores. Every uv call goes through a ``Runner`` (tested with
-a fake); standard library and ``packaging`` only, as the noxfile may build these venvs itself.
+Each step is cached, so a reuse needs no network: ``uv pip compile`` into exact pins under
+``<folder>/script-resolutions/<key>/``; a venv ``<folder>/script-env-<16 hex>`` synced to exactly
+them, compiled as ``venvs.ensure`` does, reused while its files are all there; what it holds (``uv
+pip freeze``) is the ``Libraries`` a result stores. uv runs through a ``Runner`` (faked in tests);
+standard library and ``packaging`` only, as the noxfile may build these venvs itself.
 """
 
 from __future__ import annotations

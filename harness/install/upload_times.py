@@ -1,12 +1,10 @@
-"""When a release was uploaded to the package index, from its JSON simple API (PEP 691, PEP 700).
+"""When a release was uploaded, from the package index's JSON simple API (PEP 691, PEP 700).
 
-``script_envs`` resolves a script's libraries as the index stood when the jax release came out, and
-``--vary PKG`` needs a library's releases with their times. A release's files may be uploaded over
-hours (one wheel per platform), so its time is its earliest file's; jax and jaxlib of one release
-can be hours apart, so a jax release's time is the later of the two. Each listing is cached for a
-day, and an older one that holds the release still answers for it (an upload time never changes),
-so a cached resolution never needs the network again. Standard library and ``packaging`` only (with
-``harness.units``, ``names`` and ``store.files``): the noxfile may ask in nox's own environment.
+``script_envs`` resolves as the index stood at a jax release; ``--vary PKG`` needs a library's
+releases with their times. A release's files may be uploaded over hours, so its time is its
+earliest file's, and a jax release's the later of jax's and jaxlib's. Listings are cached for a day,
+and an older one holding the release still answers (an upload time never changes). Standard library
+and ``packaging`` only: the noxfile may ask in nox's own environment.
 """
 
 from __future__ import annotations

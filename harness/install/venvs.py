@@ -1,23 +1,15 @@
-"""One cached virtual environment per jax release, built with uv as nox's uv backend builds a
-session's.
+"""One cached venv per jax release and build, made with uv as nox's uv backend makes a session's.
 
-A release installs what ``harness.pins.install_args`` says for it under the session's
-profile (the harness itself, editable, and the pinned release: JAX's CUDA build under a
-GPU profile) into a venv named for both (``release_env``).  A nox session's end in the
-harness (``harness.commands.nox_session``) picks the interpreter and hands the releases to
-the command as a *plan* file; this module carries it out.  A venv is built once: the install
-it holds is recorded beside it, and a venv whose record matches is used as it is.  Standard
-library only: the checks the noxfile runs in nox's own environment read plans.
+A release installs ``pins.install_args`` under the session's profile (the harness, editable, and
+the release; JAX's CUDA build under a GPU profile) into a venv named for both (``release_env``);
+``commands.nox_session`` hands the releases over as a *plan* file. A venv is built once: the
+install it holds is recorded beside it and reused while the record matches. Standard library only:
+the noxfile's checks read plans.
 
-What ``jax.export`` needs besides jax (``export_tools``: ``flatbuffers`` and, on some releases,
-``absl``, both pure Python) goes into a folder of its own beside the venvs, put last on the path
-of a step's capture process only (``harness.measure.script_capture``): a script's venv is never
-changed and its own packages come first.
-
-Every installer's command (uv, ``compileall``) runs in a process group of its own, ended whole
-(``run_whole``): uv and ``compileall -j 0`` start processes of their own, and ending only the
-command on an interrupt (Ctrl-C, SIGTERM) or a time-out would leave those running, still writing
-into the venv.
+``export_tools`` (flatbuffers, on some releases absl) go into a folder of their own, put last on the
+path of a capture process only: a script's venv is never changed. Every installer's command runs
+in a process group of its own, ended whole (``run_whole``): uv and ``compileall -j 0`` start
+processes that an interrupt or a time-out would otherwise leave writing into the venv.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""One case process of a side, measured under the machine's lock, and measured again while the
-machine was loaded.
+"""One case process of a side, measured under the machine's lock, and again while it was loaded.
 
-A process that finished ok while other processes kept more than ``--max-load`` cores busy is
-measured again, a second apart, up to ``LOAD_ATTEMPTS`` times; only a measurement is measured again
-(a failure, timeout or crash under load stays what it was), and a retry that fails, hangs, crashes
-or is interrupted leaves the loaded measurement standing.  Every attempt is counted in the process's
-load record.  A process that did not end ok because its side's venv changed under it (``VenvGone``)
-is no outcome of the release: it is not kept, and the measurement stops, saying so; so is one that
-could not open its TPU because another program holds the chip (``DeviceHeld``).
+A process that finished ok while others kept more than ``--max-load`` cores busy is measured again,
+a second apart, up to ``LOAD_ATTEMPTS`` times, each attempt counted in its load record; a retry that
+does not end ok leaves the loaded measurement standing. A process that met its venv changed
+(``VenvGone``) or its TPU held by another program (``DeviceHeld``) is no outcome of the release: it
+is not kept, and the measurement stops, saying so.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
-"""A pytest-benchmark suite's run, as a script's programs: each benchmark a program, its rounds the
-samples.
+"""A pytest-benchmark suite's run as a script's programs: each benchmark the program
+``bench.<name>``, each round (``stats.data``) one wall sample, judged over processes as any program.
 
-A script the harness runs finds ``BENCHMARK_JSON`` in its environment: a file in the case process's
-scratch folder, where ``pytest --benchmark-json=$HARNESS_BENCHMARK_JSON`` writes each round's time
-(``stats.data``). Each benchmark becomes the program ``bench.<name>``, each round one wall sample,
-so a benchmark is judged over processes like any program. The file is the suite's output, so
-untrusted: read within bounds, and what is left out is said as a note. The watch's runner
-(``harness.catalogue.benchmark_suite``) writes the same form, names each benchmark by its test and
-parameters (``harness_name``) and says where it stopped the suite (``harness_cut_short``: how many
-benchmarks ran of how many, and why) and what its process spent importing and collecting
-(``harness_phases``). Standard library only: the case process runs it in a venv
-that holds jax and little else.
+A script finds ``BENCHMARK_JSON`` in its environment, a file in the case process's scratch folder
+for ``pytest --benchmark-json``. The file is untrusted: read within bounds, what is left out said
+as a note. The watch's runner (``catalogue.benchmark_suite``) adds ``harness_name`` (a benchmark's
+test and parameters), ``harness_cut_short`` (how many ran of how many, and why) and
+``harness_phases`` (its import and collection). Standard library only: run in the script's venv.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""One case process: started on a side's worker, timed out, classified, with the machine's load
-while it ran. The case process writes the ``ProcessRun`` it measured (``harness.measure.child``);
-this end reads it back and adds what only the parent knows: its place, its window, the machine's
-load, its CPUs; or, where it wrote none, why (its exit code or signal, its last lines).
+"""One case process: started on a side's worker, timed out, classified. The payload it wrote
+(``child``) is read back with what only the parent knows: its place, its window, the machine's load,
+its CPUs; or, where it wrote none, why (its exit code or signal, its last lines).
 """
 
 from __future__ import annotations

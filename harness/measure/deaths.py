@@ -1,11 +1,9 @@
-"""Where a process died: its signal or exit status, the last lines it wrote, and Python's stack
-then.
+"""Where a process died: its signal or exit status, its last lines, and Python's stack then.
 
-Every case process runs with ``faulthandler`` writing into a file of the harness's
-(``script_hook.watch_faults``, ``FAULT_FILE``): every thread's Python stack at a fatal signal,
-and a little before the process's time-out (``dump_after``, ``FAULT_AT``) where it is waiting
-(never faulthandler's own watchdog, whose dump can crash the process). A plain script gets the same
-from its start-up hook, so it runs unmodified. The harness reads the file back (``read_stack``).
+Every case process runs with ``faulthandler`` writing into a file of the harness's (``FAULT_FILE``):
+every thread's stack at a fatal signal, and a little before its time-out (``dump_after``,
+``FAULT_AT``), by a thread of the hook's, never faulthandler's own watchdog, whose dump can crash
+the process. A plain script gets it from its start-up hook. ``read_stack`` reads it back.
 """
 
 from __future__ import annotations

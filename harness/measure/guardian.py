@@ -1,16 +1,13 @@
-"""What the harness starts ends with it. Each process it starts dies with the process that started
-it (Linux: ``prctl``; elsewhere a watch), the harness with whatever started it (``follow_parent``);
-and what a killed harness leaves is ended and removed by a watchdog process that outlives it.
+"""What the harness starts ends with it: each process dies with its parent (Linux ``prctl``, else a
+watch), the harness with whatever started it (``follow_parent``), and a watchdog ends what a killed
+harness leaves.
 
-A harness killed outright (SIGKILL, the OOM killer) runs no cleanup of its own: its workers, their
-case processes, an installer it waited on and its temporary folders would stay. So a harness command
-runs ``guarded``: its temporary folders go under one of its own, every process it starts inherits a
-marker in its environment (``MARKER_VARIABLE``), and a watchdog in a session of its own holds the
-read end of a pipe only the harness writes to. When the harness ends, however it ends, the watchdog
-ends every process carrying the marker (found in ``/proc``: Linux only) and removes the folder.
-
-Standard library only: a side's worker imports it before anything else, and the watchdog runs it as
-a file (``python -I -S guardian.py MARKER FOLDER HARNESS_PID``).
+A harness killed outright (SIGKILL, the OOM killer) cleans up nothing: its workers, case processes,
+installer and temporary folders would stay. So a command runs ``guarded``: its temporary folders
+under one of its own, a marker (``MARKER_VARIABLE``) in every process it starts, and a watchdog in
+a session of its own reading a pipe only the harness writes to; when the pipe closes, the watchdog
+ends every marked process (found in ``/proc``: Linux only) and removes the folder. Standard library
+only: a worker imports it first, and the watchdog runs it as a file (``python -I -S guardian.py``).
 """
 
 from __future__ import annotations

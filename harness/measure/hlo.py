@@ -1,9 +1,6 @@
-"""Facts from optimized HLO: exact evidence that needs no statistics.
-
-The text is parsed by structure (instruction, shape, opcode, backend_config),
-never by ``op_name`` metadata, whose paths change between releases.  Shapes may be
-tuples with nested parentheses, and older releases print operand types, so the
-opcode is found by skipping the balanced shape after ``=``.
+"""Facts from optimized HLO: exact evidence that needs no statistics. Parsed by structure, never by
+``op_name`` metadata, whose paths change between releases; the opcode is found by skipping the
+balanced shape after ``=`` (shapes nest, and older releases print operand types).
 """
 
 from __future__ import annotations

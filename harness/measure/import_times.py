@@ -1,12 +1,9 @@
 """Where a suite's import goes: ``python -X importtime``'s report, read as a tree of modules.
 
-The watch runs one extra process of a suite per side (off the timing path, its result thrown away)
-with ``IMPORT_TIME`` naming a file: the case process then starts the script under ``-X importtime``
-and copies what the interpreter wrote to standard error there.  Each line is
-``import time: SELF | CUMULATIVE | NAME`` in microseconds, a module's line after those of the
-modules it imported, each nested one two spaces deeper.  The page names the costliest imports and,
-within each, the module whose own time is most of it (``costliest``): a finding about the suite's
-own import that no benchmark runner gives its maintainer.
+The watch runs one extra process of a suite per side (off the timing path) with ``IMPORT_TIME``
+naming a file, where the case process copies the interpreter's report (lines ``import time: SELF |
+CUMULATIVE | NAME`` in microseconds, a module after those it imported, nested two spaces deeper).
+The page names the costliest imports and the module most of each (``costliest``).
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
-"""How a side's worker sets each case process apart: ``fork`` or ``spawn``, and which one a run
-takes by default; and the CPUs it is pinned to before JAX starts (``--affinity``, CPU lists as
-pyperf's).
+"""How a worker sets each case process apart (``fork`` or ``spawn``, and the default) and the CPUs
+it is pinned to before JAX starts (``--affinity``, CPU lists as pyperf's).
 
-- ``fork`` forks the worker, which imported JAX once *without* starting a backend, so a case process
-  skips a 1.5 s JAX import and still starts its own backend, devices and compilation caches with the
-  side's XLA flags;
-- ``spawn`` makes each forked process ``exec`` a new ``python -m harness.measure.child``.
-
-Pinned to one core, a scan case ran at 28.8–29.8 ms over 8 processes where unpinned it ranged
-32.8–34.4 ms on a quiet machine: the kernel moving the process and its threads between cores is part
-of the spread between processes.
+``fork`` forks the worker, which imported JAX without starting a backend: a case process skips a
+1.5 s import and still starts its own backend with the side's XLA flags; ``spawn`` ``exec``s a new
+``python -m harness.measure.child``. Pinned to one core, a scan case ran at 28.8–29.8 ms over 8
+processes, unpinned at 32.8–34.4 ms on a quiet machine: moving between cores adds to the spread.
 """
 
 from __future__ import annotations

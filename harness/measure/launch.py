@@ -1,10 +1,7 @@
-"""The harness's end of the workers (``harness.measure.worker``), one per side: start one, start
-case processes, stop them (``Worker``); a measurement's workers, started together and restarted when
-one died, each side's host facts (the machine, the release's versions, the devices) taken from its
-worker for its results (``WorkerPool``); and whether a side's venv changed under the running command
-(``VenvGone``). A worker is started in a session of its own, so a Ctrl-C at the terminal reaches the
-harness alone, which then kills the running case process with its whole process group and ends the
-worker; and it ends with the harness (Linux), taking its case process with it.
+"""The harness's end of the workers: one per side (``Worker``), started together and restarted when
+one died, each side's host facts taken from its worker (``WorkerPool``); and whether a side's venv
+changed under the running command (``VenvGone``). A worker has a session of its own, so a Ctrl-C
+reaches the harness alone, which kills the case process's group and ends the worker.
 """
 
 from __future__ import annotations

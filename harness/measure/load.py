@@ -1,11 +1,10 @@
 """How busy the machine was while a case process ran, apart from that process.
 
-A case process's timings depend on what else runs: a busy process on the other core of a 2-core
-machine moved one case from 33 ms to between 35 and 57 ms. Over a case process's window, every
-CPU's busy time (``/proc/stat``, a hypervisor's stolen time included) less the process's own CPU
-time (``os.wait4``) divided by the window's wall time reads as *other CPU cores busy on average*.
-The kernel counts in 10 ms ticks per CPU, so a process is judged loaded only when it is over the
-threshold by more than that resolution. Without ``/proc/stat`` (not Linux) the figures are null.
+A busy process on the other core of a 2-core machine moved a case from 33 ms to 35–57 ms. Over a
+process's window, every CPU's busy time (``/proc/stat``, stolen time included) less the process's
+own (``os.wait4``), over the wall time, reads as *other CPU cores busy*. The kernel counts 10 ms
+ticks per CPU, so a process is loaded only when over the threshold by more than that. Without
+``/proc/stat`` the figures are null.
 """
 
 from __future__ import annotations

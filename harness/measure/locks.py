@@ -1,13 +1,10 @@
 """The locks measurement takes turns on: the machine's (one case process measuring at a time), a
-results folder's (one run storing into it, so two sweeps into it measure each cell once) and a
-venv's (one run making it, so two runs that need it make it once).
+results folder's (one run storing into it) and a venv's (one run making it).
 
-The locks are files in one folder every user of the machine shares (``/tmp``, or
-``HARNESS_LOCK_DIR``), so that two users' runs exclude each other too. A lock file is created
-readable and writable by everyone whatever the umask, and opened read-only when it exists: ``flock``
-needs no more, and in a sticky folder opening another user's file to create it is refused
-(``protected_regular``). A lock that cannot be used gives one warning line and falls back to one in
-the user's runtime folder (``XDG_RUNTIME_DIR``), excluding that user's own runs only, or to none.
+They are files in one folder every user shares (``/tmp``, or ``HARNESS_LOCK_DIR``), so two users'
+runs exclude each other too: created writable by everyone whatever the umask, opened read-only when
+they exist (``flock`` needs no more, and a sticky folder refuses opening another's to create it). A
+lock that cannot be used gives one warning and falls back to ``XDG_RUNTIME_DIR``'s, or none.
 """
 
 from __future__ import annotations

@@ -1,18 +1,16 @@
 """Measure planned cells on one or more sides, in several case processes each; store every outcome.
 
-One process sets a level its samples cannot reveal (memory layout, thread placement, clock
-frequency): the same release measured in separate processes lands at 33, 58 or 92 ms while each
-process's samples are tight. So each cell is measured in several case processes per side, and the
-sides take turns, the order rotated every round (A B C, B C A, ...). The cells take turns too:
-round k measures process k of every cell before any cell's process k + 1, so a slow spell of the
-host lands on one process of a few cells, where the spread between processes shows it, instead of
-on every process of one cell, where it would pass for that cell's level. Whatever one process does
-(raise, hang, crash) is recorded and the cell goes on.
+One process sets a level its samples cannot reveal (memory layout, thread placement, clock): one
+release measured in separate processes lands at 33, 58 or 92 ms while each process's samples are
+tight. So each cell runs several processes per side, the sides taking turns in rotated order (A B
+C, B C A, ...), and the cells too: round k measures process k of every cell before any process
+k + 1, so a slow spell of the host lands on one process of a few cells, where the spread shows it,
+not on one cell's every process, where it would pass for its level. Whatever a process does is
+recorded and the cell goes on.
 
-A cell that needs no further round is stored at once, a result per side (``interleaved_with``
-naming the others); an interrupt stores what every unfinished cell has so far, and a resumed run
-measures those cut short again. Two sweeps into one results folder take turns per run
-(``folder_lock``), so neither measures a cell the other has stored.
+A cell needing no further round is stored at once, a result per side (``interleaved_with`` naming
+the others); an interrupt stores what unfinished cells have, which a resumed run measures again.
+Runs into one results folder take turns (``folder_lock``): neither measures what the other stored.
 """
 
 from __future__ import annotations

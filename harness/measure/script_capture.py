@@ -1,19 +1,14 @@
 """The compiled programs a plain script runs, captured with no edit to it: loaded by the start-up
-hook, by its path (the harness stays off the script's ``sys.path``), right after jax's import.
+hook by its path (the harness stays off the script's ``sys.path``), right after jax's import.
 
-``start`` wraps ``jax.jit`` so that each jitted function records its first call outside any
-tracing (its inputs, the small ones' values copied before the call could donate them) and how often
-it was called; one compiled ahead of time (``.lower``, then ``.compile()``) is recorded at its
-lowering. ``finish`` exports the most called (``jax.export``) beside a ``programs.json``.
-
-What a program depends on beyond its module is listed too, so that its reproducer runs where the
-script ran: the ``PROGRAM_FLAGS`` in force at its first call that differ from their values right
-after jax's import (or that a ``JAX_…`` variable set); the values of integer and boolean inputs
-(they index) and of small ones; typed PRNG keys as raw data and implementation; its static and
-donated arguments. A program that calls back into Python is said to, and left out: ``jax.export``
-cannot serialize a host callback. Serializing needs ``flatbuffers`` (on some releases ``absl``),
-from the folder ``HARNESS_EXPORT_TOOLS`` names, put last on ``sys.path`` by the start-up hook so the
-script's come first.
+``start`` wraps ``jax.jit``: each jitted function records its first call outside tracing (its
+inputs; the small ones' values copied before the call could donate them) and its calls; one
+compiled ahead of time is recorded at its lowering. ``finish`` exports the most called
+(``jax.export``) beside a ``programs.json`` listing what each depends on, so its reproducer runs
+where the script ran: the ``PROGRAM_FLAGS`` changed since jax's import (or set by a ``JAX_…``
+variable), integer, boolean and small inputs' values, typed PRNG keys as raw data, static and
+donated arguments. A program that calls back into Python is left out (``jax.export`` cannot
+serialize it). Serializing needs flatbuffers (some releases absl) from ``HARNESS_EXPORT_TOOLS``.
 """
 
 from __future__ import annotations

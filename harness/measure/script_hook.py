@@ -1,16 +1,13 @@
 """The start-up hook a plain script runs under: ``python script_hook.py REPORT FILE ARGS...``.
 
 It runs ``FILE`` exactly as ``python FILE ARGS...`` would (``__main__``, ``sys.argv``,
-``sys.path[0]``, the working directory, exit status and output are the script's), and writes
-REPORT, a small JSON file, with what the script spent where: the first import of jax by any route
-(JAX's own cost, never the user's code), JAX's duration events (an event this release's source never
-names is reported absent, so a reader records it missing, never as zero), the time stamps between
-them, what the hook spent after the script (taken out of ``process.wall_ns``), and what
+``sys.path[0]``, working directory, exit status and output are the script's) and writes REPORT, a
+small JSON file: the first import of jax by any route, JAX's duration events (one this release's
+source never names is reported absent, never zero), what the hook spent after the script, and what
 ``XLA_FLAGS`` held when jax started its backend, the one moment XLA reads it.
 
 Standard library only, importing nothing of the harness (the script's venv need not hold it): run
-by its path. The case process imports it for ``configure_jax`` and ``start_profile``. Nothing is
-written into the user's file or venv.
+by its path; the case process imports it for ``configure_jax`` and ``start_profile``.
 """
 
 from __future__ import annotations

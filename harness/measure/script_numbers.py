@@ -1,11 +1,11 @@
-"""A plain script's own numbers and values: every field of a JSON object it prints on a line of its
-own (``json.FIELD``, docs/scripts.md), read as written.  A number a result can hold is its figure
-(an integer exactly, at any of its 19 digits; the median where several lines print different ones,
-as a cost printed per step is); every field's values *as written* (``printed``) are kept too where a
-figure cannot say them: a string, a boolean, null, NaN or an infinity, a number past a result's
-range (``1e400``, an integer of 25 digits), or several values in one process.  Nested objects and
-lists are facts.  Lines are untrusted input, read within bounds (``LINE_CHARS``, ``MAX_FIELDS``,
-``store.bounds``); whatever is left out is said in ``skipped``, which the result keeps as its notes.
+"""A plain script's own numbers: every field of a JSON object it prints on a line of its own
+(``json.FIELD``, docs/scripts.md), read as written.
+
+A number a result can hold is a figure (an integer exactly, to 19 digits; the median of several
+lines); the values *as written* (``printed``) are kept where a figure cannot say them (a string,
+a boolean, null, NaN, infinity, a number past a result's range, several values in a process).
+Nested objects and lists are facts. Lines are untrusted, read within bounds; what is left out is
+said in ``skipped``, the result's notes.
 """
 
 from __future__ import annotations

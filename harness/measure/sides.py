@@ -1,11 +1,9 @@
 """Sides of a measurement: what is compared, each measured by a worker of its own.
 
-A *side* is an interpreter (a release's venv), the environment variables it runs with, and the
-release and profile labels its results are stored under. Without a plan there is one side: this
-interpreter, this environment, ``--profile``. A plan file (``run --sides PLAN.json``, its keys in
-docs/measuring.md) lists several, measured in interleaved rounds. No two sides may share a label,
-or a release, a profile and sizes (their results would be stored as one cell). The file is input:
-every problem is one ``UsageError`` naming the file.
+A *side* is an interpreter, the variables it runs with, and the release and profile labels its
+results are stored under; without a plan, this interpreter and ``--profile``. A plan file (``run
+--sides PLAN.json``, docs/measuring.md) lists several; no two may share a label, or a release,
+profile and sizes. The file is input: every problem is one ``UsageError`` naming it.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""When a cell needs another round of processes: its planned rounds, then, with a target ratio,
-while its sides' processes could not yet see that ratio, or, measured until decided, while a
-comparison of its sides is open.
+"""When a cell needs another round: its planned rounds, then, with a target ratio, while its sides
+could not yet see that ratio, or, until decided, while a comparison of its sides is open.
 
 The target ratio is read from the spread within each side, never from how far the sides are apart:
 stopping when a difference showed would make every difference look real. Measuring until decided
-does stop on the difference, which is why its test's level is spent over the looks
-(``harness.analysis.spending``). Both judgements are the analysis stage's, handed in.
+stops on the difference, so its test's level is spent over the looks (``analysis.spending``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""A venv's files against what its install recorded (each ``*.dist-info/RECORD``: path, sha256,
-size): a file a process died on that no longer holds what was installed (truncated, overwritten by
-something outside the harness) is a fault of the machine, never of the script or of JAX.
-
-Cheap: only the files a dying process's output names under ``site-packages/`` (a traceback's
-frames, an ``ImportError`` naming a library) are hashed.  A venv found damaged is marked, so that
-its next preparation installs it again (``--reinstall``) and clears the mark.
+"""A venv's files against what its install recorded (``*.dist-info/RECORD``'s sha256): a file a
+process died on that no longer holds what was installed is a fault of the machine, not of the
+script or JAX. Only the files a dying process names under ``site-packages/`` are hashed; a damaged
+venv is marked, so that its next preparation installs it again (``--reinstall``).
 """
 
 from __future__ import annotations

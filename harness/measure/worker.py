@@ -1,25 +1,16 @@
-"""A side's long-lived worker: starts one case process per request, reports how it ended
-(docs/measuring.md, "A case process").
+"""A side's long-lived worker: one case process per request, and how it ended (docs/measuring.md).
 
-Started by the harness (``harness.measure.launch``) as ``INTERPRETER -m harness.measure.worker``
-with the side's environment. It speaks JSON lines: requests on stdin, answers on stdout (its own
-output, JAX's import warnings included, goes to stderr, the harness's log):
+Run as ``INTERPRETER -m harness.measure.worker`` with the side's environment, it speaks JSON lines
+(requests on stdin, answers on stdout; its own output, JAX's warnings included, goes to the log):
+``{"ready": {...}}`` once it imported JAX without starting a backend (``fork`` only) and took the
+host facts; ``{"run": {...}}`` answered ``{"started": {"pid"}}``, then ``{"exited": {"pid",
+"returncode", "cpu_s", "maxrss_bytes"}}`` (from ``os.wait4``); anything else ``{"error": ...}``.
+EOF on stdin ends it.
 
-- on start: ``{"ready": {"pid", "isolation", "release", "host", "preloaded"}}``, after importing
-  JAX once *without* starting a backend (``fork`` isolation only) and taking the host facts;
-- a request ``{"run": {REQUIRED..., "affinity", ...}}`` is answered ``{"started": {"pid"}}`` once
-  the case process exists, and ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}``
-  once it has ended (``returncode`` negative: killed by that signal; from ``os.wait4``);
-- anything else is answered ``{"error": "..."}``. EOF on stdin ends the worker.
-
-Nothing a case process starts outlives it, however it ends; what each part is for:
-
-- its process group (its session): the harness kills it at a timeout or an interrupt, the worker
-  once the process has exited (``wait_for``); this alone works everywhere;
-- the worker is a child subreaper (Linux): what left the group becomes its child once its parent is
-  gone, and it kills that (``end_leftovers``);
-- the worker gets SIGTERM when the harness dies (Linux): a harness killed by SIGKILL cleans up
-  nothing, so the worker does (``end_all``); a case process gets SIGKILL when the worker dies.
+Nothing a case process starts outlives it: its process group is killed once it exited
+(``wait_for``); as a child subreaper (Linux) the worker kills what left the group
+(``end_leftovers``); on SIGTERM, sent when the harness dies (even by SIGKILL), it ends the case
+process's tree (``end_all``), and a case process gets SIGKILL when the worker dies.
 """
 
 from __future__ import annotations
