@@ -67,23 +67,16 @@ class CommitEnv:
         return ReleaseEnv(f"{self.sha[:12]} (commit)", self.jaxlib, self.base.python, install, venv)
 
 
-def package_paths(repo: Path, sha: str) -> list[str] | str:
-    """What of the commit's tree the jax package is built from: its top-level files and
-    ``PACKAGE_TREES``; or why the tree cannot be read."""
-    done = subprocess.run(
+def export_tree(repo: Path, sha: str, into: Path) -> str | None:
+    """The commit's top-level files and ``PACKAGE_TREES`` under ``into`` (``git archive``); None
+    when done, else why not."""
+    listed = subprocess.run(
         ["git", "-C", str(repo), "ls-tree", sha], capture_output=True, text=True, check=False
     )
-    if done.returncode != 0:
-        return f"`git ls-tree {sha[:12]}` failed: {venvs.last_lines(done.stderr)}"
-    entries = [line.split(None, 3) for line in done.stdout.splitlines()]
-    return [name for _, kind, _, name in entries if kind == "blob" or name in PACKAGE_TREES]
-
-
-def export_tree(repo: Path, sha: str, into: Path) -> str | None:
-    """The commit's package files under ``into`` (``git archive``); None when done, else why not."""
-    paths = package_paths(repo, sha)
-    if isinstance(paths, str):
-        return paths
+    if listed.returncode != 0:
+        return f"`git ls-tree {sha[:12]}` failed: {venvs.last_lines(listed.stderr)}"
+    entries = [line.split(None, 3) for line in listed.stdout.splitlines()]
+    paths = [name for _, kind, _, name in entries if kind == "blob" or name in PACKAGE_TREES]
     with tempfile.TemporaryFile() as archive:
         done = subprocess.run(
             ["git", "-C", str(repo), "archive", "--format=tar", sha, "--", *paths],

@@ -61,16 +61,7 @@ def not_tried(found: InstallFailed | str) -> str:
     return f"could not be installed: {reason}"
 
 
-SHOWN_REQUIREMENTS = 5  # in a progress line; the rest counted
-
-
-def shown_requirements(requirements: tuple[str, ...]) -> str:
-    """``equinox, optax``; past a few, the rest counted: a line per release stays a line."""
-    if not requirements:
-        return "nothing"
-    more = len(requirements) - SHOWN_REQUIREMENTS
-    listed = ", ".join(requirements[:SHOWN_REQUIREMENTS])
-    return f"{listed} and {more} more" if more > 0 else listed
+SHOWN_REQUIREMENTS = 5  # in a progress line (a line per release stays a line); the rest counted
 
 
 @dataclass
@@ -147,7 +138,9 @@ class Environments:
         release = index_release(env.jax, env.jaxlib if version_key(env.jaxlib)[0] else env.jax)
         request = ScriptEnvRequest(release, declared, env.python, self.profile, self.policy, held)
         folder = env.venv.parent
-        shown = f"{shown_requirements(declared.requirements)} besides jax {env.jax}"
+        wanted, more = declared.requirements, len(declared.requirements) - SHOWN_REQUIREMENTS
+        listed = ", ".join(wanted[:SHOWN_REQUIREMENTS]) or "nothing"
+        shown = f"{listed}{f' and {more} more' if more > 0 else ''} besides jax {env.jax}"
         for note in declared.notes if not self._noted else ():
             self.progress(f"  note: {note}")
         self._noted = True

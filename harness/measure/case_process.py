@@ -48,17 +48,6 @@ def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
     return ProcessRun(0, status, detail, died=deaths.ended(returncode, output))
 
 
-def with_stack(process: ProcessRun, stack: str) -> ProcessRun:
-    """A process that did not finish ok, with where it died (where it did not say: its detail) and
-    the faulthandler ``stack`` written at its fatal signal or time-out."""
-    if process.status in (RunStatus.OK, RunStatus.SKIPPED, RunStatus.NOT_INSTALLABLE):
-        return process
-    died = process.died or ProcessEnd(EndKind.RAISED, last_lines=process.detail)
-    if stack and not died.stack:
-        died = dataclasses.replace(died, stack=stack)
-    return dataclasses.replace(process, died=died)
-
-
 def _read_payload(path: Path) -> Any:
     try:
         return json.loads(path.read_text())
@@ -119,7 +108,12 @@ def run_process(worker: Worker, index: int, case: dict[str, Any], settings: Sett
         elif process is None:
             assert exited is not None
             process = classify(exited.returncode, _read_payload(out), output)
-        process = with_stack(process, deaths.read_stack(faults))
+        if process.status not in (RunStatus.OK, RunStatus.SKIPPED, RunStatus.NOT_INSTALLABLE):
+            # where it died (where it did not say: its detail), with faulthandler's stack
+            died = process.died or ProcessEnd(EndKind.RAISED, last_lines=process.detail)
+            if (stack := deaths.read_stack(faults)) and not died.stack:
+                died = dataclasses.replace(died, stack=stack)
+            process = dataclasses.replace(process, died=died)
         peak = process.peak_rss_bytes
         if exited is not None and peak is None:  # it died before saying: the kernel's count
             peak = exited.maxrss_bytes
