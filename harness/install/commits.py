@@ -140,7 +140,6 @@ def parse_version_file(text: str) -> tuple[str | None, str | None]:
 
 
 def pull_request(message: str) -> int | None:
-    """The pull request a commit message names, if any."""
     found = _PULL.search(message)
     return int(next(group for group in found.groups() if group)) if found else None
 

@@ -27,7 +27,6 @@ LIST_TIMEOUT_S = 300
 
 
 def parse_pip_listing(output: str) -> list[str]:
-    """The versions of ``pip index versions`` output, oldest first."""
     for line in output.splitlines():
         if line.startswith("Available versions:"):
             versions = [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
@@ -45,7 +44,6 @@ def _pip(command: list[str], what: str) -> subprocess.CompletedProcess[str]:
 
 
 def pip_versions(python: str, package: str) -> list[str]:
-    """Every installable version of ``package`` for ``python``, as pip lists them."""
     command = [python, "-m", "pip", "index", "versions", package]
     done = _pip(command, f"list {package} releases")
     versions = parse_pip_listing(done.stdout)

@@ -142,7 +142,6 @@ class Worker:
         return facts
 
     def start(self, request: dict[str, Any]) -> int:
-        """Start a case process; its pid."""
         try:
             self._stdin.write((json.dumps({"run": request}) + "\n").encode())
             self._stdin.flush()
@@ -155,7 +154,7 @@ class Worker:
         return self.running
 
     def wait(self, timeout: float | None) -> Exited | None:
-        """How the running case process ended, or None if it is still running at the timeout."""
+        """How the running case process ended; None while it runs at the timeout."""
         exited = self._expect("exited", timeout)
         if exited is None:
             return None
@@ -204,13 +203,12 @@ JAX_IN_A_VENV = "lib/python*/site-packages/jax/__init__.py"
 
 
 class VenvGone(HarnessError):
-    """A side's venv changed or vanished under the running command (a clean-up outside the
-    harness): a fault of the machine, not of the script; the process that met it is not kept."""
+    """A side's venv changed under the running command: the machine's fault, not the script's."""
 
 
 def venv_gone(side: Side, output: str = "") -> str:
-    """Why ``side``'s venv is no longer the one prepared ("" where nothing says so): its interpreter
-    is gone, or a process's ``output`` says jax is not in it."""
+    """Why ``side``'s venv is no longer the one prepared (its interpreter gone, jax gone, a file
+    damaged), "" where nothing says so."""
     python = Path(side.interpreter)
     if not python.exists():
         return f"{shown_path(python, anywhere=True)} is gone"
@@ -233,7 +231,6 @@ def venv_gone(side: Side, output: str = "") -> str:
 
 
 def check_venv(side: Side, output: str = "") -> None:
-    """VenvGone where ``side``'s venv is no longer the one prepared (``venv_gone``)."""
     if why := venv_gone(side, output):
         raise VenvGone(
             f"the venv of side {side.label!r} changed under the running command ({why}; a clean-up "
@@ -243,12 +240,11 @@ def check_venv(side: Side, output: str = "") -> None:
 
 
 class DeviceHeld(HarnessError):
-    """The side's accelerator is held by another program (a TPU chip opens in one process at a
-    time): a fault of the machine, not of the case; the process that met it is not kept."""
+    """Another program holds the side's TPU (one process at a time opens a chip): the machine's
+    fault, its process not kept."""
 
 
 def check_device(output: str) -> None:
-    """DeviceHeld where a case process's ``output`` says another program holds its TPU."""
     if why := tpu.held_elsewhere(output):
         raise DeviceHeld(why)
 

@@ -64,7 +64,6 @@ def resolution_cores(wall_s: float) -> float:
 
 
 def load_threshold(settings: Settings) -> float:
-    """Other cores busy above which a process counts as loaded."""
     return DEFAULT_FLAG_CORES if settings.max_load is None else settings.max_load
 
 
