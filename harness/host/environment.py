@@ -46,10 +46,8 @@ def scrub(text: str) -> str:
 
 
 def shown_path(path: Path, *, anywhere: bool = False) -> str:
-    """``path`` as a page, a screen's line or a command shows it: from the current folder where it
-    lies below it (shorter), unless ``anywhere`` (a command pasted in another folder); else
-    absolute, the home folder as ``~`` (which the shell expands, and which keeps the home folder out
-    of reports); quoted where the shell needs it."""
+    """``path`` as a page, a line or a command shows it, quoted for the shell: relative below the
+    current folder unless ``anywhere`` (pasted elsewhere); else absolute, home as ``~``."""
     try:
         resolved, here = path.resolve(), Path.cwd().resolve()
     except OSError:  # the current folder removed, a link loop
@@ -188,10 +186,9 @@ def _code_secret(m: re.Match[str]) -> str:
 
 
 def redact(text: str, environ: dict[str, str] | None = None, *, code: bool = False) -> str:
-    """``text`` with credentials replaced by REDACTED: this environment's secret values, every known
-    shape, every secret ``NAME=value`` or ``NAME: value`` (in ``code``, a script's source, a secret
-    quoted literal: ``CODE_ASSIGNMENT``), and each URL's user:password; the pieces between colour
-    codes each alone."""
+    """``text`` less credentials: this environment's secret values, known shapes, secret
+    ``NAME=value`` and ``NAME: value`` (in ``code``: quoted literals), URLs' user:password; the
+    pieces between colour codes each alone."""
     if "\x1b" in text:
         pieces = ANSI_CODE.split(text)
         return "".join(p if i % 2 else _redacted(p, environ, code) for i, p in enumerate(pieces))

@@ -40,9 +40,8 @@ def cuda_build() -> str | None:
 
 
 def device_profile() -> str | None:
-    """The profile for the installed jax's devices: its CUDA build where a GPU is usable here,
-    ``tpu`` where libtpu is installed and a TPU chip attached; None otherwise (a run then keeps its
-    ``default`` label and flags)."""
+    """The profile for the installed jax's devices: its CUDA build where a GPU is usable, ``tpu``
+    with libtpu and a chip attached; None otherwise (``default``)."""
     build = cuda_build()
     if build is not None:
         return None if gpu.absence_reason() is not None else build

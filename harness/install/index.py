@@ -103,10 +103,9 @@ UNRESOLVABLE = (
 
 
 def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
-    """None when pip (a dry run) resolves jax ``jax`` with jaxlib ``jaxlib`` for ``python``; else
-    why not, in one line; HarnessError when pip could not ask the index. A jax paired with an older
-    jaxlib is right for a release that had none (0.4.37), wrong for one whose jaxlib's wheels are
-    not there yet: jax's own requirements tell them apart."""
+    """None when pip (a dry run) resolves ``jax`` with ``jaxlib`` for ``python``, else why not;
+    HarnessError when pip could not ask. A jax paired with an older jaxlib is right for a release
+    that had none (0.4.37), wrong where its jaxlib's wheels are not up yet."""
     command = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed"]
     done = _pip([*command, f"jax=={jax}", f"jaxlib=={jaxlib}"], "ask the index")
     if done.returncode == 0:
@@ -123,9 +122,8 @@ def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
 def newest_installable(
     listing: Listing, say: Callable[[str], None], check: Callable[[str, str, str], str | None]
 ) -> list[str]:
-    """The listing's jax releases, less the newest that do not install with the jaxlib they are
-    paired with (each said): never watched with an older jaxlib. Only a jax paired with a jaxlib of
-    another number is asked about."""
+    """The listing's jax releases, less the newest that do not install with the jaxlib of another
+    number they are paired with (each said): never watched with an older jaxlib."""
     pairs = list(listing.pairs)
     while pairs and pairs[-1][0] != pairs[-1][1]:
         problem = check(listing.python, *pairs[-1])

@@ -102,9 +102,8 @@ class ScriptEnv:
 
 @dataclass(frozen=True)
 class NotInstallable:
-    """Why a script's set cannot be had on a release: the resolver proved it (no solution), its
-    reason in one line, under the request's cutoff. An answer: kept as a resolution is, and stored
-    as the release's result."""
+    """Why a script's set cannot be had on a release under the cutoff (the resolver proved it): an
+    answer, kept as a resolution is and stored as the release's result."""
 
     reason: str
     cutoff: datetime | None
@@ -137,9 +136,8 @@ class ScriptEnvRequest:
 def libraries(
     request: ScriptEnvRequest, pins: tuple[str, ...], cutoff: datetime | None
 ) -> Libraries:
-    """What a result records of a script's venv: ``pins`` resolved under the request's policy and
-    cutoff (none where the set cannot be had), with what it declared and held; the SHA-256 is of
-    the pins alone, whatever the policy."""
+    """What a result records of a script's venv (``pins``: none where the set cannot be had); the
+    SHA-256 is of the pins alone, whatever the policy."""
     digest = hashlib.sha256("\n".join(pins).encode()).hexdigest()
     iso = cutoff.isoformat() if cutoff else None
     return Libraries(request.policy, pins, digest, iso, request.declared.requirements, request.hold)
@@ -187,9 +185,8 @@ def compile_command(
     profile: Profile | None,
     hold: Sequence[str],
 ) -> list[str]:
-    """``uv pip compile`` of ``requirements.in`` under ``constraints.txt``, for ``python``: the
-    cutoff, but for the release's own packages (an index without upload times would hide them) and
-    those held at one version (``--hold``, ``--vary``: they may be newer than it)."""
+    """``uv pip compile`` of ``requirements.in`` under ``constraints.txt``: the cutoff, but for the
+    release's own packages (an index without upload times would hide them) and held ones (newer)."""
     files = ["requirements.in", "--constraints", "constraints.txt", "--python", python]
     command = [*uv, "pip", "compile", *files, "--no-header", "--no-annotate", "--color", "never"]
     if cutoff is None:
@@ -240,9 +237,8 @@ def parse_pins(text: str) -> tuple[str, ...]:
 
 
 def uv_reason(output: str) -> str:
-    """The most telling part of uv's error output, in one line of at most ``REASON_CHARS``: for
-    no solution, uv's explanation ("Because equinox>=0.13.8 depends on ..."), or its hint where a
-    package was cut off by date; any other error by its first line, first and last causes."""
+    """uv's error in one line: for no solution, its explanation ("Because equinox>=0.13.8 depends
+    on ...") or its hint of a cut by date; else its error line, first and last causes."""
     error, causes, hints = _uv_parts(output)
     if not error:
         lines = [line.strip() for line in output.splitlines() if line.strip()]
@@ -436,9 +432,8 @@ def install(
     uv: Sequence[str],
     runner: Runner = run,
 ) -> tuple[str, ...] | InstallFailed:
-    """What ``venv`` holds once made to hold ``pins`` (its record reused while every file its
-    distributions installed is still there), or why it could not be made; checked and made under the
-    venv's lock, so a second run that needs it meanwhile waits and reuses it."""
+    """What ``venv`` holds once made to hold ``pins`` (its record reused while its files are all
+    there), or why not; under the venv's lock, so a second run waits and reuses it."""
     with venv_lock(venv):
         wanted = dict(format=FORMAT, python=python, python_version=python_version, pins=list(pins))
         recorded = _recorded(venv, wanted)
@@ -496,9 +491,8 @@ def ensure(
     uv: Sequence[str] | None = None,
     clock: Callable[[], float] = time.time,
 ) -> ScriptEnv | NotInstallable | InstallFailed:
-    """A venv under ``folder`` holding the request's resolved set, why the set cannot be had, or why
-    it could not be tried this time. A second call for the same request reuses the venv and the
-    resolution, touching neither; a ``requires-python`` the interpreter misses is a UsageError."""
+    """A venv under ``folder`` holding the request's resolved set (a second call reuses both), why
+    the set cannot be had, or why it was not tried; UsageError for a ``requires-python`` missed."""
     # Every command runs in a folder of its own: a relative path would move with it.
     folder = folder.absolute()
     uv = uv if uv is not None else uv_command()

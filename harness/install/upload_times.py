@@ -247,9 +247,8 @@ class UploadTimes:
         self.index = index_url() if index is None else index.rstrip("/")
 
     def listing(self, name: str, *, holds: str | None = None) -> PackageListing:
-        """``name``'s files: from the cache while younger than a day, else from the index. Asked for
-        the release ``holds``, the cache answers at any age when it has the release's upload time
-        and never when it lacks it (it may have come out since)."""
+        """``name``'s files, cached for a day; asked for the release ``holds``, the cache answers at
+        any age where it has its upload time, never where not (it may have come out since)."""
         if not PROJECT_NAME.fullmatch(name):
             raise UsageError(f"{name[:60]!r} is not a package name")
         normalized = canonicalize_name(name)

@@ -179,16 +179,14 @@ def last_lines(text: str) -> str:
 
 
 def compile_all(venv: Path) -> list[str]:
-    """Every module of ``venv`` compiled once, at its install: a release's `import jax` (a script's
-    process.import_ns) then times importing, never compiling, whether or not its processes may
-    write bytecode (PYTHONDONTWRITEBYTECODE): every release's import is timed alike."""
+    """Every module of ``venv`` compiled once at its install: ``process.import_ns`` then times
+    importing, never compiling, whatever PYTHONDONTWRITEBYTECODE says."""
     return [str(venv / "bin" / "python"), "-m", "compileall", "-q", "-j", "0", str(venv / "lib")]
 
 
 def install_record(env: ReleaseEnv) -> dict[str, object]:
-    """What a venv that holds ``env``'s install records beside it. The harness is installed
-    editable, so its code follows the checkout, but a dependency added to pyproject.toml reaches
-    the venv only through a new install: its hash is part of it."""
+    """What a venv holding ``env``'s install records; pyproject.toml's hash too, as a dependency
+    added there reaches the (editable) harness's venv only through a new install."""
     project = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
     return dict(
         python=env.python, install=list(env.install), pyproject=project, bytecode="compileall"
@@ -196,8 +194,7 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
 
 
 def mark_used(venv: Path) -> None:
-    """Say that a run takes ``venv`` now (its ``USED`` file's time set): ``jax-repro prune`` keeps
-    a venv used lately. A stamp that cannot be written costs the venv nothing but that."""
+    """Stamp ``venv`` used now (``jax-repro prune`` keeps a venv used lately), where it can."""
     with contextlib.suppress(OSError):
         os.utime(venv / USED)
 
@@ -224,13 +221,9 @@ def missing_files(venv: Path) -> list[str]:
 
 
 def ensure(env: ReleaseEnv) -> str | None:
-    """Make ``env``'s venv hold its install; None when ready, else why it cannot be installed.
-
-    An existing venv is installed into (uv pins it to exactly what is asked), never deleted: the
-    folder may hold other things a user put there; one that lost a file it installed is installed
-    again (``--reinstall``). Made under the venv's lock: two runs that need it at once (two
-    sessions, two test workers) make it once, the second waiting and then finding it ready.
-    """
+    """Make ``env``'s venv hold its install; None when ready, else why not. An existing venv is
+    installed into, never deleted (it may hold a user's things); one that lost a file is installed
+    again. Under the venv's lock: two runs that need it make it once."""
     with venv_lock(env.venv):
         record = env.venv / INSTALLED
         wanted = install_record(env)
@@ -269,8 +262,8 @@ def ensure(env: ReleaseEnv) -> str | None:
 
 
 def export_tools(cache: Path, interpreter: Path) -> Path | str:
-    """The folder holding ``EXPORT_PACKAGES`` for ``interpreter``, installed once (under its venv
-    lock: two runs that need it install it once); or why not."""
+    """The folder holding ``EXPORT_PACKAGES`` for ``interpreter``, installed once under its lock;
+    or why not."""
     # Absolute: the capture process runs where the script runs, not where the harness was started.
     folder = (cache / "export-tools").resolve()
     if (folder / EXPORT_DONE).is_file():

@@ -56,10 +56,9 @@ def _read_payload(path: Path) -> Any:
 
 
 def run_process(worker: Worker, index: int, case: dict[str, Any], settings: Settings) -> ProcessRun:
-    """Run one case process on ``worker`` (``case``: what it runs, ``child.run_request``'s
-    ``case_file``, ``sizes`` and a script's ``script_sha256`` and ``script_args``), kill it (and its
-    group) at the time-out; never raises for the case's sake. An interrupt (Ctrl-C, SIGTERM) kills
-    the case process before it propagates."""
+    """Run one case process on ``worker`` (``case``: the request's ``case_file``, ``sizes`` and a
+    script's ``script_sha256``, ``script_args``), its group killed at the time-out or an interrupt;
+    never raises for the case's sake."""
     timeout_s, affinity = settings.timeout_s, settings.affinity
     with tempfile.TemporaryDirectory(prefix="harness-") as scratch:
         out, log = Path(scratch) / "payload.json", Path(scratch) / "output.log"

@@ -66,14 +66,9 @@ def ignores_hangups(pid: int) -> bool:
 
 
 def follow_parent(signum: int = signal.SIGTERM) -> bool:
-    """The harness's own process: receive ``signum`` when whatever started it (nox, a CI step) dies;
-    False when it does not follow its parent.
-
-    Without it a SIGTERM to nox (``timeout``, a CI cancel) leaves the harness re-parented to init,
-    still measuring and storing; SIGTERM ends it as an interrupt does. A harness started alone
-    under ``nohup`` (it ignores SIGHUP, its parent does not) was detached on purpose and is left to
-    run; so is one whose parent is already init; one whose parent ignores SIGHUP too follows it.
-    """
+    """Receive ``signum`` when whatever started the harness (nox, a CI step) dies, else a SIGTERM to
+    nox (``timeout``, a CI cancel) leaves it measuring under init; False where it does not follow:
+    its parent is init, or it alone ignores SIGHUP (``nohup``: detached on purpose)."""
     parent = os.getppid()
     if parent == 1:
         return False

@@ -55,9 +55,8 @@ def parse(text: str) -> list[Imported]:
 
 
 def costliest(text: str) -> list[str]:
-    """The ``SHOWN`` costliest top-level imports, each with the module whose own time is the most
-    of it where that is a module below it: "`import sif2jax` 56 s, of it
-    `sif2jax.cutest._constrained_minimisation.cleuven7` 45 s"."""
+    """The ``SHOWN`` costliest top-level imports, each with the module below it most of it: "`import
+    sif2jax` 56 s, of it `sif2jax.cutest._constrained_minimisation.cleuven7` 45 s"."""
     lines = []
     for top in sorted(parse(text), key=lambda m: -m.cumulative_us)[:SHOWN]:
         said = f"`import {top.name}` {format_ns(top.cumulative_us * 1e3)}"

@@ -19,10 +19,9 @@ GPU_PLATFORMS = ("cuda", "rocm", "gpu")
 
 
 def default_isolation(environ: dict[str, str] | None = None) -> str:
-    """``fork``, unless ``JAX_PLATFORMS`` pins a GPU: then ``spawn``. A ``fork`` worker imports JAX,
-    which with a CUDA plugin loads CUDA libraries; CUDA forbids a fork only once initialised, which
-    that import should not do, but no release is verified; a GPU run spends seconds compiling, so a
-    fresh interpreter's import (about 1.5 s) buys certainty."""
+    """``fork``, but ``spawn`` where ``JAX_PLATFORMS`` pins a GPU: CUDA forbids a fork once
+    initialised, which JAX's import should not do but no release is verified not to; a GPU run
+    compiles for seconds, so a fresh interpreter's 1.5 s import buys certainty."""
     platforms = (os.environ if environ is None else environ).get("JAX_PLATFORMS", "")
     return "spawn" if any(p.strip() in GPU_PLATFORMS for p in platforms.split(",")) else "fork"
 

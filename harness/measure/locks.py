@@ -36,12 +36,9 @@ Lock = AbstractContextManager[float]  # held inside ``with``; its value: the sec
 
 @dataclass
 class Aside:
-    """The seconds this process spent on what is none of its own measuring: waiting for a lock
-    (another run measuring, storing, or making a venv) and making a venv under its lock (an
-    install).  A why's time budget leaves them out (``own_since``), so what it finds does not depend
-    on what else runs on the machine.  Spans nested in one another count once; only the main
-    thread's count: an install in the background runs beside this process's work, not instead of it
-    (waiting for one is a span of the main thread's)."""
+    """The seconds this process spent waiting for a lock or installing under one: a why's time
+    budget leaves them out (``own_since``), so what it finds does not depend on what else runs.
+    Nested spans count once; only the main thread's count (a background install runs beside)."""
 
     clock: Callable[[], float] = time.monotonic
     total: float = 0.0
@@ -72,8 +69,7 @@ class Aside:
         return self.clock(), self.seconds()
 
     def own_since(self, mark: tuple[float, float]) -> float:
-        """The seconds of this process's own work since ``mark``: the time gone by, less the
-        spans counted meanwhile."""
+        """The seconds of this process's own work since ``mark``: less the spans meanwhile."""
         started, aside = mark
         return (self.clock() - started) - (self.seconds() - aside)
 
@@ -183,8 +179,8 @@ def _exclusive(name: str, waiting: str, progress: Progress, wait: bool = True) -
 
 
 def timing_lock(progress: Progress) -> Lock:
-    """Hold the machine-wide measurement lock; yields the seconds spent waiting for it. Two case
-    processes measuring at once would slow each other down and both report nonsense."""
+    """Hold the machine-wide measurement lock (yields the seconds waited): two processes measuring
+    at once would slow each other down."""
     waiting = "waiting for another sweep's measurement to finish"
     return _exclusive(TIMING_LOCK, waiting, progress)
 
@@ -206,10 +202,8 @@ def stderr_line(line: str) -> None:
 
 @contextmanager
 def venv_lock(venv: Path, progress: Progress = stderr_line, wait: bool = True) -> Iterator[float]:
-    """Hold a venv while it is checked and made, so two runs that need the same venv make it once (a
-    wait is said on standard error unless ``progress`` says it).  Held, it is an install: counted
-    ``ASIDE``, as the wait is.  ``wait=False``: LockHeld at once where a run holds it (``prune``
-    leaves that venv alone)."""
+    """Hold a venv while it is checked and made, so two runs make it once; held or waited for, it
+    counts ``ASIDE``. ``wait=False``: LockHeld at once where a run holds it (``prune`` skips it)."""
     waiting = f"waiting while another install (this run's or another's) makes {venv}"
     with ASIDE.span(), _path_lock("venv", venv, waiting, progress, wait) as waited:
         yield waited

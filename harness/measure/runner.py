@@ -126,9 +126,8 @@ def plan_line(cells: list[Cell], settings: Settings) -> str:
 
 
 def known_skip(item: PlannedRun, side: Side) -> str:
-    """Why a case process of ``side`` would skip ``item``'s case, where the side's environment says
-    (its CPU devices against the case's device needs): no process is started to learn it. Empty for
-    a plain script, and where only the process can tell."""
+    """Why a process of ``side`` would skip ``item``'s case, where its environment's CPU devices say
+    so before one is started; empty for a script, and where only the process can tell."""
     found = side.cpu_devices()
     if found is None:
         return ""
@@ -203,9 +202,8 @@ class Recorder:
     def _cells(
         self, plan: list[PlannedRun], resume: str, outcomes: dict[tuple[int, str], Measured]
     ) -> list[Cell]:
-        """The plan's cells with a run for each side still to measure; refused and passed-over cells
-        go straight to ``outcomes``.  What was stored is read once, under the folder lock: what the
-        resume line counts is what is passed over."""
+        """The plan's cells with a run for each side still to measure; refused and passed-over ones
+        go to ``outcomes``, what was stored read once under the folder lock."""
         stored: dict[tuple[int, str], str | None] = {}
         if resume != "force":
             stored = {

@@ -175,9 +175,8 @@ def _dynamic(args, kwargs, options):
 
 
 def _arguments(jax, args, kwargs, options) -> dict:
-    """The static arguments (baked into the exported module: named so a reader sees them) and the
-    donated ones as the positions of their leaves among the traced inputs, as the reproducer passes
-    them (one flat list: ``_flat``)."""
+    """The static arguments (baked in, named so a reader sees them) and the donated ones as their
+    leaves' positions among the traced inputs (``_flat``'s one list)."""
     static, names = _static(args, kwargs, options)
     shown = {str(i): repr(args[i])[:80] for i in sorted(static) if i < len(args)}
     shown.update((k, repr(kwargs[k])[:80]) for k in sorted(names) if k in kwargs)
@@ -195,9 +194,8 @@ def _arguments(jax, args, kwargs, options) -> dict:
 
 
 def _flat(jax, entry):
-    """The recorded function over the flat list of its traced inputs, returning the flat list of
-    its outputs, its static arguments bound: what jax.export serializes whatever pytrees the
-    script passes (a library's own nodes, an equinox Module, are refused as an in or out tree)."""
+    """The recorded function over the flat list of its traced inputs to the flat list of its
+    outputs, statics bound: jax.export refuses a library's pytree nodes (an equinox Module)."""
     args, kwargs = entry["shaped"]
     static, names = _static(args, kwargs, entry["options"])
     dynamic_args, dynamic_kwargs = _dynamic(args, kwargs, entry["options"])
@@ -216,10 +214,9 @@ def _flat(jax, entry):
 
 
 def _inputs(jax, args, kwargs, options) -> dict:
-    """The call's arguments as jax.export takes them (arrays as their shapes and dtypes), and the
-    values of the traced inputs worth keeping, copied now, before the call may donate them: every
-    integer or boolean one (they index) and typed key within the program's cap, any other up to
-    ``SAVED_LEAF_BYTES``."""
+    """The call's arguments as jax.export takes them (shapes and dtypes), and the traced inputs'
+    values worth keeping, copied before the call may donate them: integer, boolean (they index)
+    and key ones within the program's cap, others up to ``SAVED_LEAF_BYTES``."""
     import numpy as np
 
     def described(leaf):

@@ -133,10 +133,8 @@ def _on_duration(event: str, duration_secs: float, *args: object, **kwargs: obje
 
 
 class _JaxImportTimer:
-    """A finder first on ``sys.meta_path``: it times the first import of jax by whatever route the
-    script takes, since each passes through the finders (``builtins.__import__`` alone misses
-    ``importlib``'s). jax's loader is wrapped for the one ``exec_module`` that runs jax's
-    ``__init__``, and restored on the module once it ran."""
+    """A finder first on ``sys.meta_path``, which every route of import passes (``__import__``
+    alone misses ``importlib``'s): jax's loader wrapped for its ``exec_module``, then restored."""
 
     def find_spec(self, name, path=None, target=None):
         if name != "jax" or "imported_ns" in _report:

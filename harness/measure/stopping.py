@@ -29,8 +29,7 @@ SettledCell = Callable[[dict[str, list[ProcessRun]]], set[MetricKey]]
 
 
 class OpenComparison(Protocol):
-    """For two sides (A, B: their processes so far) measured until decided, the comparisons another
-    look could still decide, described; empty: every one decided
+    """Two sides' comparisons another look could still decide, described; empty: all decided
     (``harness.analysis.sequential.open_comparison``)."""
 
     def __call__(
