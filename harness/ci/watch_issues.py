@@ -25,8 +25,7 @@ Run = Callable[[list[str]], int]
 
 
 def drafts(summary: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """(target, ``nox -s issue`` posargs) for each regression to draft; UsageError for a summary
-    that is not one."""
+    """(target, ``nox -s issue`` posargs) per regression to draft; UsageError for no summary."""
     if summary.get("schema") != "jax-repro-harness/watch":
         raise UsageError("not a watch summary (its schema is not jax-repro-harness/watch)")
     targets = summary.get("targets", [])

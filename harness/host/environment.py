@@ -264,8 +264,7 @@ MAX_SCRUBBED_REPR = 10_000
 
 
 def allowed_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The allow-listed variables (``JAX_*``, ``XLA_*``, CUDA, TPU), scrubbed (a URL loses its
-    user:password), credentials redacted."""
+    """The allow-listed variables (``JAX_*``, ``XLA_*``, CUDA, TPU), scrubbed, secrets redacted."""
     source = os.environ if environ is None else environ
     return {
         k: REDACTED if looks_secret(k, v) else scrub(v)

@@ -20,8 +20,7 @@ LIBTPU = ("libtpu", "libtpu-nightly")
 
 
 def version(package: str = "jax", module: str | None = None) -> str | None:
-    """``package``'s installed version, None where it (its ``module``, by default of its name) is
-    not installed here."""
+    """``package``'s installed version (its ``module``: its name), None where not installed."""
     if importlib.util.find_spec(module or package) is None:
         return None
     try:

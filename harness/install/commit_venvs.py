@@ -22,9 +22,8 @@ from harness.install.venvs import INSTALL_TIMEOUT_S, ReleaseEnv, run_whole
 
 OUTCOME = ".harness-commit.json"  # whether the commit installed and imported, beside the venv
 IMPORT_TIMEOUT_S = 300
-# The folders of jax's repository its package is built from (with the top-level files: setup.py,
-# README.md): leaving out tests, docs and jaxlib's own sources keeps the build to jax's package and
-# the export small.
+# The folders jax's package is built from, with the top-level files: leaving out tests, docs and
+# jaxlib's sources keeps the build and the export small.
 PACKAGE_TREES = ("jax", "jax_plugins")
 # Imports jax and runs one operation: a jaxlib refused by number, or missing an API, fails here.
 IMPORT_CHECK = (
@@ -68,8 +67,7 @@ class CommitEnv:
 
 
 def export_tree(repo: Path, sha: str, into: Path) -> str | None:
-    """The commit's top-level files and ``PACKAGE_TREES`` under ``into`` (``git archive``); None
-    when done, else why not."""
+    """The commit's files and ``PACKAGE_TREES`` under ``into``: None when done, else why not."""
     listed = subprocess.run(
         ["git", "-C", str(repo), "ls-tree", sha], capture_output=True, text=True, check=False
     )

@@ -100,8 +100,7 @@ class Environments:
         return found
 
     def holding(self, label: str, pins: tuple[str, ...]) -> Environments:
-        """A copy with ``label`` also holding ``pins`` (a step's middle side: jax's newer release
-        with a library's older version)."""
+        """A copy with ``label`` also holding ``pins`` (a step's middle side)."""
         held = dataclasses.replace(self, extra={**self.extra, label: pins})
         held._noted = self._noted  # the script's notes, said once already, are not said again
         return held

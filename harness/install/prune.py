@@ -45,8 +45,7 @@ class Pruned:
 
 
 def harness_venvs(folder: Path) -> list[Venv]:
-    """The venvs the harness made directly in ``folder`` (none where it is missing), oldest use
-    first."""
+    """The harness's venvs directly in ``folder`` (none where it is missing), oldest use first."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -97,8 +96,7 @@ def disk_bytes(venvs: Iterable[Path]) -> tuple[int, int]:
 
 
 def prune(venvs: Iterable[Venv], days: int, now: float, dry_run: bool) -> Pruned:
-    """Each venv not used for ``days`` removed (``dry_run``: only counted), under its lock; the
-    others kept, each with why."""
+    """Each venv unused for ``days`` removed under its lock (``dry_run``: counted), others kept."""
     kept: list[tuple[Venv, str]] = []
     with ExitStack() as locks:
         held = []

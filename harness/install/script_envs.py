@@ -53,9 +53,8 @@ from harness.store.schema import PIN, Libraries
 # is most often weeks away (a median of 28 days between jax's uploads from 0.4.20 to 0.12.0.1), so
 # what a week later resolves is still what that release's users had.
 GRACE = timedelta(days=7)
-# A resolution is final once its cutoff has passed; a newer one (``newest``, or a cutoff still
-# ahead) may change as releases come out, so it is asked again after a day, as the index listings
-# are.
+# A resolution is final once its cutoff has passed; a newer one (``newest``, a cutoff ahead) may
+# change as releases come out, so it is asked again after a day.
 RESOLUTION_MAX_AGE_S = 24 * 3600
 RESOLUTIONS = "script-resolutions"
 ENV_PREFIX = "script-env-"
@@ -64,9 +63,8 @@ PINS_FILE = "resolved.txt"  # in the venv: the exact set it was made to hold
 FORMAT = 1
 REASON_CHARS = 300
 PYTHON_VERSION_PROBE = "import platform; print(platform.python_version())"
-# Settings that would change a resolution behind the policy's back (a cutoff under `newest`, a
-# constraint or override file of the user's): the harness states its own on the command line, and
-# these go.
+# Settings that would change a resolution behind the policy's back (a cutoff under `newest`, the
+# user's constraint or override file): the harness states its own on the command line.
 SCRUBBED_VARIABLES = (
     "UV_EXCLUDE_NEWER",
     "UV_CONSTRAINT",
@@ -306,10 +304,8 @@ def python_version_of(python: str, runner: Runner, cwd: Path) -> str | None:
     return version if done.returncode == 0 and re.fullmatch(r"\d+\.\d+\.\d+\S*", version) else None
 
 
-# In uv's "no solution" explanation, signs that the index was not what answered: the network was
-# disabled (only the cache was read), the index refused the credentials, or it lacks the release
-# itself (a mirror that lists nothing, a wrong path), which the package index the release was found
-# on does have.
+# In uv's "no solution", signs that the index was not what answered: the network disabled (only the
+# cache read), the credentials refused, or the release itself missing (a mirror, a wrong path).
 NOT_THE_INDEX_S_ANSWER = re.compile(
     r"network was disabled|not found in the cache|could not be queried|offline"
     r"|\bjax(lib)? was not found in the package registry",

@@ -100,8 +100,7 @@ def write_plan(path: Path, envs: Sequence[ReleaseEnv]) -> None:
 
 
 def read_plan(path: Path) -> list[ReleaseEnv]:
-    """The release plan nox wrote; UsageError naming the file and, for an entry, the field it lacks
-    or holds wrongly."""
+    """The release plan nox wrote; UsageError naming the file, an entry and its field."""
     # a plan of a thousand releases is a few hundred kB
     rows = read_plan_document(path, "the release plan", limit=4 * 2**20)
     if not isinstance(rows, list):
@@ -262,8 +261,7 @@ def ensure(env: ReleaseEnv) -> str | None:
 
 
 def export_tools(cache: Path, interpreter: Path) -> Path | str:
-    """The folder holding ``EXPORT_PACKAGES`` for ``interpreter``, installed once under its lock;
-    or why not."""
+    """The folder holding ``EXPORT_PACKAGES`` for ``interpreter``, installed once; or why not."""
     # Absolute: the capture process runs where the script runs, not where the harness was started.
     folder = (cache / "export-tools").resolve()
     if (folder / EXPORT_DONE).is_file():

@@ -23,9 +23,8 @@ from harness.store.schema import StoredProgram, TimedSample
 
 BENCHMARK_JSON = "HARNESS_BENCHMARK_JSON"  # not JAX_: results record JAX_ variables
 PREFIX = "bench."  # never the harness's own ``process`` or ``json`` programs
-# A suite's JSON holds every round of every benchmark: 1,000 benchmarks of 10,000 rounds is under
-# 200 MB; the harness reads a result back within 64 MB, so what one process keeps is bounded here
-# too.
+# A suite's JSON holds every round (1,000 benchmarks of 10,000 rounds: under 200 MB), and a result
+# is read back within 64 MB: what one process keeps is bounded here too.
 MAX_FILE_BYTES = 32 * 2**20
 MAX_BENCHMARKS = 200
 MAX_COUNT = 10**6  # benchmarks a suite plans: a bound on an untrusted count, not a limit

@@ -84,8 +84,7 @@ def script_output(environ: Mapping[str, str], name: str) -> Any:
 
 
 def read_end(path: Path, size: int = 16 * LAST_CHARS) -> str:
-    """The last ``size`` bytes of a file as text ("" where unreadable): a process can print
-    gigabytes before it dies."""
+    """The last ``size`` bytes of a file as text, "" where unreadable (it may hold gigabytes)."""
     try:
         with open(path, "rb") as handle:
             return tail_of(handle, size)

@@ -207,8 +207,7 @@ class VenvGone(HarnessError):
 
 
 def venv_gone(side: Side, output: str = "") -> str:
-    """Why ``side``'s venv is no longer the one prepared (its interpreter gone, jax gone, a file
-    damaged), "" where nothing says so."""
+    """Why ``side``'s venv is no longer the one prepared, "" where nothing says so."""
     python = Path(side.interpreter)
     if not python.exists():
         return f"{shown_path(python, anywhere=True)} is gone"

@@ -17,9 +17,8 @@ from harness.store.schema import ProcessLoad, Settings
 PROC_STAT = Path("/proc/stat")
 # The threshold at which a process is flagged as loaded when --max-load is not given.
 DEFAULT_FLAG_CORES = 0.5
-# /proc/stat's aggregate "cpu" line: user nice system idle iowait irq softirq steal guest
-# guest_nice. Idle and iowait are not busy; guest time is already counted in user (and guest_nice in
-# nice).
+# /proc/stat's "cpu" line: user nice system idle iowait irq softirq steal guest guest_nice; idle
+# and iowait are not busy, guest time is already counted in user (guest_nice in nice).
 _BUSY_FIELDS = (0, 1, 2, 5, 6, 7)
 
 

@@ -179,8 +179,7 @@ def _exclusive(name: str, waiting: str, progress: Progress, wait: bool = True) -
 
 
 def timing_lock(progress: Progress) -> Lock:
-    """Hold the machine-wide measurement lock (yields the seconds waited): two processes measuring
-    at once would slow each other down."""
+    """Hold the machine-wide measurement lock: two processes measuring at once slow each other."""
     waiting = "waiting for another sweep's measurement to finish"
     return _exclusive(TIMING_LOCK, waiting, progress)
 

@@ -37,10 +37,9 @@ _report: dict = {
     "started_ns": STARTED_NS,
     "events": {p: {"count": 0, "total_ns": 0} for p in EVENTS},
 }
-# jax options set right after jax's import and read back (a changed default tried, no edit to the
-# script); a folder to profile the process into (``jax.profiler``, from jax's import to the end); a
-# folder to export the programs the script jits into (``script_capture``) with what jax.export needs
-# (flatbuffers); a file for where its host time went (``cProfile``): the extra processes of a why.
+# The extra processes of a why: jax options set right after jax's import (a changed default tried);
+# a folder to profile into (``jax.profiler``); a folder to export the programs jitted into
+# (``script_capture``) with jax.export's tools (flatbuffers); a file for ``cProfile``.
 JAX_CONFIG = "HARNESS_JAX_CONFIG"
 PROFILE_DIR = "HARNESS_PROFILE_DIR"
 EXPORT_DIR = "HARNESS_EXPORT_DIR"

@@ -102,8 +102,7 @@ def literal(value: object) -> tuple[str, int | float | None] | None:
 
 
 def script_numbers(stdout: str) -> ScriptNumbers:
-    """The figures, values and facts of every JSON object line in ``stdout``, in the order first
-    printed."""
+    """The figures, values and facts of every JSON object line in ``stdout``, as first printed."""
     written: dict[str, dict[str, None]] = {}  # every distinct value of each field, in order
     numbers: dict[str, list[int | float]] = {}
     out = ScriptNumbers()

@@ -52,8 +52,7 @@ OUTPUT_BYTES = 8 * 1024 * 1024
 HOOK = Path(__file__).with_name("script_hook.py")
 REPORT_BYTES = 64 * 1024
 # A fact's JSON beyond this many characters is kept cut, as text: ten processes printing megabytes
-# each would otherwise make a result larger than any reader reads
-# (``store.bounds.MAX_DOCUMENT_BYTES``).
+# would make a result larger than any reader reads (``store.bounds.MAX_DOCUMENT_BYTES``).
 FACT_CHARS = 4000
 # How deep a fact's value lies in a result document (result → processes → [i] → facts → value).
 FACT_DEPTH = 5

@@ -16,15 +16,13 @@ from harness.measure.cells import Cell, CellRun, next_look, pair_name
 from harness.metric_names import MetricKey
 from harness.store.schema import COUNT_SECONDS, ProcessRun, RunStatus, Settings, look_number
 
-# From each side's processes finished ok so far, the ratio a comparison of them could detect, judged
-# on metrics of the given kinds (all when empty); None: no spread to read yet
-# (``harness.analysis.power.detectable_in_records``).
+# The ratio a comparison of each side's ok processes could detect, on metrics of the given kinds
+# (all when empty); None: no spread yet (``harness.analysis.power.detectable_in_records``).
 DetectableRatio = Callable[[list[list[ProcessRun]], tuple[str, ...]], float | None]
 
 
-# The metrics a cell measured until decided has already settled for its caller, their comparisons
-# open or not: from each side's processes so far, by the side's label (library or JAX's share of a
-# step, ``harness.explain.held_library``); those metrics are not looked at again.
+# The metrics the caller has already settled from each side's processes (by label), open or not
+# (``harness.explain.held_library``): not looked at again.
 SettledCell = Callable[[dict[str, list[ProcessRun]]], set[MetricKey]]
 
 

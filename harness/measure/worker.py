@@ -30,9 +30,8 @@ from typing import IO, Any
 from harness.measure.guardian import PR_SET_CHILD_SUBREAPER, die_with_parent, prctl
 from harness.measure.isolation import ISOLATIONS
 
-# Older JAX releases (0.4.26 among them) warn on every ``os.fork()`` once JAX is imported,
-# because it may be multithreaded.  The worker never starts a JAX backend — the threads that
-# warning is about — so its forks are as safe as a new interpreter.
+# Older JAX releases (0.4.26) warn on every ``os.fork()`` once imported; the worker never starts the
+# backend whose threads the warning is about, so its forks are as safe as a new interpreter.
 warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
 
 # Imported once by a ``fork`` worker, so that each case process starts with them loaded.
@@ -152,9 +151,8 @@ def start_case_process(request: dict[str, Any], isolation: str) -> int:
 
 
 def wait_for(pid: int) -> dict[str, Any]:
-    # Kill what the case process started once it has exited, however it ended (it finished, or
-    # the harness killed it): first its group, while it is unreaped (WNOWAIT), then, once reaped,
-    # what left the group and came to the worker.
+    # Once it exited, however it ended, kill what it started: its group while it is unreaped
+    # (WNOWAIT), then, once reaped, what left the group and came to the worker.
     os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
     # Unreaped, its pid stays taken, so the group's id cannot have passed to another group.
     with contextlib.suppress(ProcessLookupError, PermissionError):
