@@ -39,8 +39,7 @@ def cuda_build() -> str | None:
 
 
 def device_profile() -> str | None:
-    """The profile for the installed jax's devices: its CUDA build where a GPU is usable, ``tpu``
-    with libtpu and a chip attached; None otherwise (``default``)."""
+    """The installed jax's profile: its CUDA build on a usable GPU, ``tpu``: libtpu and a chip."""
     build = cuda_build()
     if build is not None:
         return None if gpu.absence_reason() is not None else build

@@ -86,8 +86,6 @@ def run(command: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @dataclass(frozen=True)
 class ScriptEnv:
-    """A ready venv: the interpreter it was made with, its version, and what it holds."""
-
     venv: Path
     python: str
     python_version: str
@@ -134,8 +132,7 @@ class ScriptEnvRequest:
 def libraries(
     request: ScriptEnvRequest, pins: tuple[str, ...], cutoff: datetime | None
 ) -> Libraries:
-    """What a result records of a script's venv (``pins``: none where the set cannot be had); the
-    SHA-256 is of the pins alone, whatever the policy."""
+    """What a result records of a script's venv; the SHA-256 is of the pins alone, any policy."""
     digest = hashlib.sha256("\n".join(pins).encode()).hexdigest()
     iso = cutoff.isoformat() if cutoff else None
     return Libraries(request.policy, pins, digest, iso, request.declared.requirements, request.hold)

@@ -58,8 +58,6 @@ class IndexUnreachable(HarnessError):
 
 @dataclass(frozen=True)
 class IndexFile:
-    """One file of a package on the index: its version (from its name), upload time, yanked."""
-
     filename: str
     version: str
     uploaded: datetime | None
@@ -80,8 +78,7 @@ class PackageListing:
 
 
 def index_url(environ: Mapping[str, str] | None = None) -> str:
-    """The simple API's base URL uv resolves from: ``UV_DEFAULT_INDEX`` or ``UV_INDEX_URL`` when one
-    is an http(s) URL, else PyPI's."""
+    """uv's simple API URL: ``UV_DEFAULT_INDEX`` or ``UV_INDEX_URL`` where http(s), else PyPI's."""
     environ = os.environ if environ is None else environ
     for variable in INDEX_VARIABLES:
         value = environ.get(variable, "").strip()
@@ -110,8 +107,7 @@ def credentials(url: str) -> dict[str, str]:
 
 
 def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
-    """The index's JSON answer at ``url``; None for a project it does not have; IndexUnreachable
-    when it cannot be had whole within ``timeout_s``."""
+    """The index's JSON at ``url``; None for no such project; IndexUnreachable if not had whole."""
     asked = shown(url)
     request = urllib.request.Request(asked, headers={"Accept": ACCEPT, **credentials(url)})
     index = f"the package index at {asked.rsplit('/', 2)[0]}"

@@ -50,8 +50,6 @@ UV_MISSING = (
 
 @dataclass(frozen=True)
 class ReleaseEnv:
-    """A jax release and how to install it: ``uv pip install`` arguments, interpreter, venv."""
-
     jax: str
     jaxlib: str
     python: str
@@ -199,8 +197,7 @@ def mark_used(venv: Path) -> None:
 
 
 def missing_files(venv: Path) -> list[str]:
-    """Files the venv's distributions recorded (their RECORD) that are gone from ``venv`` (a module,
-    a jaxlib ``.so``), or a RECORD that cannot be read."""
+    """Files the venv's RECORDs list that are gone (a module, a ``.so``), or RECORDs unreadable."""
     site = venv_files.site_packages(venv)
     if site is None:
         return ["site-packages"]

@@ -69,8 +69,7 @@ def structure(hlo_text: str) -> dict[str, Any]:
 
 
 def cost(compiled: Any) -> dict[str, float | None]:
-    """flops and bytes accessed from ``cost_analysis()`` (a list of dicts through 0.4.38, a dict
-    since); None where it does not know the figure."""
+    """flops and bytes accessed (``cost_analysis()``: dicts through 0.4.38); None: not known."""
     try:
         analysis = compiled.cost_analysis()
     except Exception:  # not every backend implements it; absence is a fact, not a failure

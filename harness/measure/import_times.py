@@ -33,7 +33,6 @@ class Imported:
     children: list[Imported] = field(default_factory=list)
 
     def within(self) -> list[Imported]:
-        """Every module its import imported, at any depth."""
         return [each for child in self.children for each in (child, *child.within())]
 
 

@@ -59,8 +59,6 @@ def kill_group(pid: int) -> None:
 
 
 class Worker:
-    """One side's worker process and the JSON lines exchanged with it."""
-
     def __init__(
         self, interpreter: str, environ: dict[str, str], isolation: str, log: Path
     ) -> None:
@@ -239,8 +237,7 @@ def check_venv(side: Side, output: str = "") -> None:
 
 
 class DeviceHeld(HarnessError):
-    """Another program holds the side's TPU (one process at a time opens a chip): the machine's
-    fault, its process not kept."""
+    """Another program holds the side's TPU: the machine's fault; its process is not kept."""
 
 
 def check_device(output: str) -> None:

@@ -48,8 +48,7 @@ FirstRound = Callable[[dict[str, list[ProcessRun]]], None]
 
 
 class Measured(NamedTuple):
-    """One planned cell on one side: what was measured and the result stored; neither for a cell
-    measured before and passed over on resume."""
+    """One planned cell on one side: what was measured and stored; neither for one passed over."""
 
     side: Side
     run: CellRun | None

@@ -27,8 +27,7 @@ SettledCell = Callable[[dict[str, list[ProcessRun]]], set[MetricKey]]
 
 
 class OpenComparison(Protocol):
-    """Two sides' comparisons another look could still decide, described; empty: all decided
-    (``harness.analysis.sequential.open_comparison``)."""
+    """Two sides' comparisons another look could still decide (``sequential.open_comparison``)."""
 
     def __call__(
         self,
