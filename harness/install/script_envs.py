@@ -173,31 +173,6 @@ def constraint_lines(
     return [f"jax=={release.jax}", *jaxlib, *release.pins, *hold]
 
 
-def compile_command(
-    uv: Sequence[str],
-    python: str,
-    cutoff: datetime | None,
-    profile: Profile | None,
-    hold: Sequence[str],
-) -> list[str]:
-    """``uv pip compile`` of ``requirements.in`` under ``constraints.txt``: the cutoff, but for the
-    release's own packages (an index without upload times would hide them) and held ones (newer)."""
-    files = ["requirements.in", "--constraints", "constraints.txt", "--python", python]
-    command = [*uv, "pip", "compile", *files, "--no-header", "--no-annotate", "--color", "never"]
-    if cutoff is None:
-        return command
-    plugins = [
-        f"jax-{extra}-{kind}"
-        for extra in (profile.jax_extras if profile else ())
-        for kind in ("plugin", "pjrt")
-    ]
-    held = [str(canonicalize_name(Requirement(pin).name)) for pin in hold]
-    command += ["--exclude-newer", cutoff.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
-    for package in dict.fromkeys(["jax", "jaxlib", *plugins, *held]):
-        command += ["--exclude-newer-package", f"{package}=false"]
-    return command
-
-
 def resolution_key(
     request: ScriptEnvRequest, python_version: str, cutoff: datetime | None, index: str
 ) -> str:
@@ -377,7 +352,19 @@ def resolve(
         replace_file(
             work / "constraints.txt", "\n".join(constraint_lines(release, profile, hold)) + "\n"
         )
-        done = runner(compile_command(uv, request.python, cutoff, profile, hold), work)
+        files = ["requirements.in", "--constraints", "constraints.txt", "--python", request.python]
+        plain = ["--no-header", "--no-annotate", "--color", "never"]
+        command = [*uv, "pip", "compile", *files, *plain]
+        if cutoff is not None:
+            # Not for the release's own packages (an index without upload times would hide them)
+            # nor the held ones (they may be newer).
+            extras = profile.jax_extras if profile else ()
+            plugins = [f"jax-{extra}-{kind}" for extra in extras for kind in ("plugin", "pjrt")]
+            held = [str(canonicalize_name(Requirement(pin).name)) for pin in hold]
+            command += ["--exclude-newer", cutoff.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
+            for package in dict.fromkeys(["jax", "jaxlib", *plugins, *held]):
+                command += ["--exclude-newer-package", f"{package}=false"]
+        done = runner(command, work)
         output = done.stderr or done.stdout
         if done.returncode != 0:
             reason = uv_reason(output)
