@@ -13,9 +13,10 @@ import dataclasses
 import time
 from collections.abc import Callable
 
+from harness.host import tpu
 from harness.measure.case_process import run_process
 from harness.measure.cells import CellRun, PlannedRun
-from harness.measure.launch import Worker, check_device, check_venv
+from harness.measure.launch import DeviceHeld, Worker, check_venv
 from harness.measure.locks import timing_lock
 from harness.store.schema import ProcessRun, RunStatus, Settings
 
@@ -67,7 +68,8 @@ def measure_process(
                 process = run_process(worker(), round_index, case, settings)
             if process.status is not RunStatus.OK:
                 check_venv(run.side, process.detail)
-                check_device(process.detail)
+                if why := tpu.held_elsewhere(process.detail):
+                    raise DeviceHeld(why)
         except BaseException:
             # Interrupted while measuring again, or the venv gone (VenvGone: not the release's
             # doing, nothing of this process is kept): the loaded measurement is kept.

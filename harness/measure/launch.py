@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.host import tpu
 from harness.host.environment import REPO_ROOT, scrub, shown_path
 from harness.measure import venv_files
 from harness.measure.guardian import die_with_parent
@@ -238,11 +237,6 @@ def check_venv(side: Side, output: str = "") -> None:
 
 class DeviceHeld(HarnessError):
     """Another program holds the side's TPU: the machine's fault; its process is not kept."""
-
-
-def check_device(output: str) -> None:
-    if why := tpu.held_elsewhere(output):
-        raise DeviceHeld(why)
 
 
 class WorkerPool:
