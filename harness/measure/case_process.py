@@ -48,13 +48,6 @@ def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
     return ProcessRun(0, status, detail, died=deaths.ended(returncode, output))
 
 
-def _read_payload(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-
-
 def run_process(worker: Worker, index: int, case: dict[str, Any], settings: Settings) -> ProcessRun:
     """Run one case process on ``worker`` (``case``: the request's ``case_file``, ``sizes`` and a
     script's ``script_sha256``, ``script_args``), its group killed at the time-out or an interrupt;
@@ -106,7 +99,11 @@ def run_process(worker: Worker, index: int, case: dict[str, Any], settings: Sett
             )
         elif process is None:
             assert exited is not None
-            process = classify(exited.returncode, _read_payload(out), output)
+            try:
+                payload = json.loads(out.read_text())
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                payload = None
+            process = classify(exited.returncode, payload, output)
         if process.status not in (RunStatus.OK, RunStatus.SKIPPED, RunStatus.NOT_INSTALLABLE):
             # where it died (where it did not say: its detail), with faulthandler's stack
             died = process.died or ProcessEnd(EndKind.RAISED, last_lines=process.detail)

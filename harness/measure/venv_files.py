@@ -39,12 +39,6 @@ def _recorded(site: Path, named: set[str]) -> dict[str, str]:
     return found
 
 
-def _digest(path: Path) -> str:
-    with open(path, "rb") as handle:
-        digest = hashlib.file_digest(handle, "sha256").digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
-
-
 def damaged(venv: Path, output: str) -> list[str]:
     """The files ``output`` names under the venv's site-packages whose content is not what their
     distribution's RECORD says (or that are gone), by their path there."""
@@ -56,7 +50,9 @@ def damaged(venv: Path, output: str) -> list[str]:
     bad = []
     for name, expected in sorted(recorded.items()):
         try:
-            if _digest(site / name) != expected:
+            with open(site / name, "rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").digest()
+            if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != expected:
                 bad.append(name)
         except OSError:
             bad.append(name)
