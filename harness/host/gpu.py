@@ -51,17 +51,12 @@ def query(executable: str = "nvidia-smi") -> Smi:
     gpus = tuple(dict(zip(QUERY_FIELDS, map(str.strip, row), strict=False)) for row in rows)
     if not gpus:
         return Smi(failure=f"{executable} lists no GPU")
-    return Smi(gpus=gpus, cuda_driver=_driver_cuda_version(found))
-
-
-def _driver_cuda_version(executable: str) -> str | None:
-    """The newest CUDA the driver supports, from plain ``nvidia-smi``'s banner (no query has it)."""
-    try:
-        code, text = _run([executable])
+    try:  # the newest CUDA the driver supports: in plain nvidia-smi's banner, in no query
+        code, text = _run([found])
     except (OSError, subprocess.TimeoutExpired):
-        return None
+        code = 1
     match = _CUDA_VERSION.search(text) if code == 0 else None
-    return match.group(1) if match else None
+    return Smi(gpus=gpus, cuda_driver=match.group(1) if match else None)
 
 
 def absence_reason(executable: str = "nvidia-smi", dev: Path = Path("/dev")) -> str | None:

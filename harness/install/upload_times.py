@@ -296,18 +296,13 @@ class UploadTimes:
         earliest: dict[str, datetime] = {}
         live: set[str] = set()
         for file in self.listing(name).files:
-            key = _version_label(file.version)
+            try:  # one label per release however its files spell it (1.0 and 1.0.0)
+                key = str(Version(file.version))
+            except InvalidVersion:
+                key = file.version
             if not file.yanked:
                 live.add(key)
             if file.uploaded is not None and (key not in earliest or file.uploaded < earliest[key]):
                 earliest[key] = file.uploaded
         pairs = [(version, when) for version, when in earliest.items() if version in live]
         return sorted(pairs, key=lambda pair: version_key(pair[0]))
-
-
-def _version_label(version: str) -> str:
-    # One label per release however its files spell it (1.0 and 1.0.0 are one release).
-    try:
-        return str(Version(version))
-    except InvalidVersion:
-        return version
