@@ -103,16 +103,6 @@ def load_case(path: Path) -> ModuleType:
     return module
 
 
-def _case_jax(module: ModuleType) -> Any | None:
-    """JAX, when the case imports it (directly or through ``cases.compat``), else None: not as
-    ``sys.modules`` says, as a forked case process has JAX from its worker even for plain Python."""
-    uses = any(
-        isinstance(value, ModuleType) and value.__name__.split(".")[0] in ("jax", "cases")
-        for value in vars(module).values()
-    )
-    return sys.modules.get("jax") if uses else None
-
-
 def stored_sample(sample: timing.Sample) -> TimedSample:
     return TimedSample(tuple(sample.marks_ns), sample.wall_ns)
 
@@ -173,24 +163,17 @@ class CaseError(TypeError):
     """What a case returned cannot be stored: the process fails with this, measured or not."""
 
 
-def checked_facts(facts: Any) -> dict[str, Any]:
-    """A case's facts, scrubbed; CaseError where they are not a dict JSON holds."""
-    if not isinstance(facts, dict) or not all(isinstance(key, str) for key in facts):
-        kind = type(facts).__name__
-        wanted = "facts() must return a dict of names to values"
-        raise CaseError(f"{wanted}, not {kind}: {facts!r:.200}")
-    try:
-        json.dumps(facts, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise CaseError(f"facts() returned what a result cannot hold: {str(exc)[:200]}") from None
-    return dict(scrub_value(facts))
-
-
 def execute(
     module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases
 ) -> ProcessRun:
     needed = int(getattr(module, "MIN_DEVICES", 1))
-    jax = _case_jax(module)
+    # JAX where the case imports it (directly or through ``cases.compat``), not as ``sys.modules``
+    # says: a forked case process has JAX from its worker even for plain Python.
+    uses = any(
+        isinstance(value, ModuleType) and value.__name__.split(".")[0] in ("jax", "cases")
+        for value in vars(module).values()
+    )
+    jax = sys.modules.get("jax") if uses else None
     configured = script_hook.configure_jax(os.environ) if jax is not None else {}
     if jax is not None:
         with phase("backend"):
@@ -232,7 +215,15 @@ def execute(
         programs[name] = program_record(prog)
     if profiling:
         script_hook.stop_profile()
-    facts = checked_facts(module.facts(**sizes)) if hasattr(module, "facts") else {}
+    facts = module.facts(**sizes) if hasattr(module, "facts") else {}
+    if not isinstance(facts, dict) or not all(isinstance(key, str) for key in facts):
+        wanted = "facts() must return a dict of names to values"
+        raise CaseError(f"{wanted}, not {type(facts).__name__}: {facts!r:.200}")
+    try:
+        json.dumps(facts, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise CaseError(f"facts() returned what a result cannot hold: {str(exc)[:200]}") from None
+    facts = dict(scrub_value(facts))
     # which jax options were set for the process (a changed default tried)
     facts |= {f"jax_config.{name}": value for name, value in configured.items()}
     holds, evidence = timing.judge_claim(module.verdict, medians(programs, compiled), sizes)

@@ -117,19 +117,6 @@ def _open_lock(path: Path) -> int:
     raise LockUnusable("it kept being replaced while it was opened")
 
 
-def _candidates(name: str) -> list[tuple[Path, str]]:
-    """Where lock ``name`` may be, first choice first, with what the fallback leaves unexcluded."""
-    folder = os.environ.get(LOCK_DIR_VARIABLE) or SHARED_LOCK_DIR
-    if name == TIMING_LOCK:
-        folder = os.environ.get(TIMING_LOCK_DIR_VARIABLE) or folder
-    shared = Path(folder) / name
-    found = [(shared, "")]
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and Path(runtime).is_dir():
-        found.append((Path(runtime) / name, "other users' runs"))
-    return found
-
-
 # Warnings already given: a run takes the timing lock once per case process, and says so once.
 _WARNED: set[str] = set()
 
@@ -141,8 +128,16 @@ def _warn_once(line: str, progress: Progress) -> None:
 
 
 def _first_usable(name: str, progress: Progress) -> int | None:
+    folder = os.environ.get(LOCK_DIR_VARIABLE) or SHARED_LOCK_DIR
+    if name == TIMING_LOCK:
+        folder = os.environ.get(TIMING_LOCK_DIR_VARIABLE) or folder
+    # Where the lock may be, first choice first, with what the fallback leaves unexcluded.
+    candidates = [(Path(folder) / name, "")]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and Path(runtime).is_dir():
+        candidates.append((Path(runtime) / name, "other users' runs"))
     tried: list[str] = []
-    for path, unexcluded in _candidates(name):
+    for path, unexcluded in candidates:
         try:
             fd = _open_lock(path)
         except LockUnusable as exc:
