@@ -92,23 +92,6 @@ ROUNDS = 200
 ROUND_PAUSE_S = 0.05
 
 
-def _marked(marker: bytes, spared: set[int]) -> list[int]:
-    """Live processes whose environment carries ``marker``, but ``spared``; none without /proc."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        pid = int(entry.name)
-        if pid in spared:
-            continue
-        try:
-            state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
-            environ = (entry / "environ").read_bytes()
-        except (OSError, IndexError):  # it ended while we looked, or it is not ours to read
-            continue
-        if state not in (b"Z", b"X") and marker in environ.split(b"\0"):
-            found.append(pid)
-    return found
-
-
 def end_marked(marker: str, harness: int) -> None:
     """End every process carrying ``MARKER_VARIABLE=marker``, SIGTERM first, SIGKILL once the grace
     is over; but the watchdog and the ``harness`` (still alive after a clean exit, waiting)."""
@@ -116,7 +99,18 @@ def end_marked(marker: str, harness: int) -> None:
     spared = {os.getpid(), harness}
     deadline = time.monotonic() + GRACE_S
     for _ in range(ROUNDS):
-        left = _marked(wanted, spared)
+        left = []  # live processes carrying the marker, but the spared; none without /proc
+        for entry in Path("/proc").glob("[0-9]*"):
+            pid = int(entry.name)
+            if pid in spared:
+                continue
+            try:
+                state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
+                environ = (entry / "environ").read_bytes()
+            except (OSError, IndexError):  # it ended while we looked, or it is not ours to read
+                continue
+            if state not in (b"Z", b"X") and wanted in environ.split(b"\0"):
+                left.append(pid)
         if not left:
             return
         signum = signal.SIGTERM if time.monotonic() < deadline else signal.SIGKILL

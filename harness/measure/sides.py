@@ -149,7 +149,19 @@ def _side(entry: Any, where: str) -> Side:
         metrics = [parse_metric_name(m).metric_name for m in metrics]
     except UsageError as exc:
         raise UsageError(f"{where}: 'compare_metrics': {exc}") from None
-    sizes = _sizes(entry.get("sizes", {}), where)
+    planned = entry.get("sizes", {})
+    if not isinstance(planned, dict):
+        raise UsageError(f"{where}: 'sizes' must be an object of size names to whole numbers")
+    sizes = {}
+    for name, number in planned.items():
+        if not isinstance(number, int) or isinstance(number, bool):
+            size, shown = str(name)[:40], json.dumps(number)[:40]
+            raise UsageError(f"{where}: the size {size!r} must be a whole number, not {shown}")
+        try:
+            key, parsed = parse_size(f"{name}={number}")
+        except UsageError as exc:
+            raise UsageError(f"{where}: {exc}") from None
+        sizes[key] = parsed
     libraries = None
     if entry.get("libraries") is not None:
         try:
@@ -166,22 +178,6 @@ def _flag(entry: dict[str, Any], key: str, default: bool, where: str) -> bool:
     if not isinstance(value, bool):
         raise UsageError(f"{where}: {key!r} must be true or false, not {json.dumps(value)[:40]}")
     return value
-
-
-def _sizes(value: Any, where: str) -> dict[str, int]:
-    if not isinstance(value, dict):
-        raise UsageError(f"{where}: 'sizes' must be an object of size names to whole numbers")
-    sizes = {}
-    for name, number in value.items():
-        if not isinstance(number, int) or isinstance(number, bool):
-            size, shown = str(name)[:40], json.dumps(number)[:40]
-            raise UsageError(f"{where}: the size {size!r} must be a whole number, not {shown}")
-        try:
-            key, parsed = parse_size(f"{name}={number}")
-        except UsageError as exc:
-            raise UsageError(f"{where}: {exc}") from None
-        sizes[key] = parsed
-    return sizes
 
 
 def load_plan(path: Path) -> list[Side]:
