@@ -103,24 +103,6 @@ def preload() -> list[str]:
     return loaded
 
 
-def become_case_process(worker_pid: int, log: str, affinity: list[int] | None) -> None:
-    """In the forked process: a session of its own, standard descriptors only, output to ``log``."""
-    os.setsid()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker's cleanup is not the case's
-    die_with_parent()
-    if os.getppid() != worker_pid:  # the worker died before the request to die with it was made
-        os._exit(CASE_PROCESS_ERROR)
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    # The worker's protocol pipes must not stay open in a case process.
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-    if affinity is not None:
-        os.sched_setaffinity(0, affinity)
-
-
 def start_case_process(request: dict[str, Any], isolation: str) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
@@ -130,7 +112,21 @@ def start_case_process(request: dict[str, Any], isolation: str) -> int:
         return pid
     code = CASE_PROCESS_ERROR
     try:
-        become_case_process(worker_pid, request["log"], request.get("affinity"))
+        # A session of its own, standard descriptors only, its output to the request's log.
+        os.setsid()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker's cleanup is not the case's
+        die_with_parent()
+        if os.getppid() != worker_pid:  # the worker died before it was asked to die with it
+            os._exit(CASE_PROCESS_ERROR)
+        fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        # The worker's protocol pipes must not stay open in a case process.
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        if request.get("affinity") is not None:
+            os.sched_setaffinity(0, request["affinity"])
         if isolation == "spawn":
             child = [sys.executable, "-m", "harness.measure.child", json.dumps(request)]
             os.execv(sys.executable, child)
