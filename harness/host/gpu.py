@@ -27,8 +27,7 @@ class Smi:
 
 
 def _run(command: list[str]) -> tuple[int, str]:
-    # Text (as errors= asks), errors replaced: a GPU name in a non-UTF-8 locale is still a name, not
-    # a UnicodeDecodeError.
+    # Errors replaced: a GPU name in a non-UTF-8 locale is still a name, not a UnicodeDecodeError.
     done = subprocess.run(
         command, capture_output=True, errors="replace", timeout=SMI_TIMEOUT_S, check=False
     )

@@ -45,8 +45,7 @@ class SuiteRun:
     notes: list[str] = field(default_factory=list)
     # Where the watch's runner stopped the suite before the time-out: benchmarks run, planned.
     cut_short: tuple[int, int] | None = None
-    # The watch's runner: ns its process spent in import statements until the suite was collected,
-    # and in the rest of the collection.
+    # The watch's runner: ns in import statements until the suite was collected, and in the rest.
     phases: dict[str, float] = field(default_factory=dict)
 
 

@@ -28,8 +28,7 @@ STACK_CHARS = 6000  # of the faulthandler file kept: the end, where the fatal th
 LAST_LINES = 25
 LAST_CHARS = 4000
 
-# A frame's file in a venv, up to its site-packages: the venv's whole path says nothing a reader
-# needs, and where the harness keeps its venvs.
+# A frame's file in a venv, shown from site-packages: where the harness keeps venvs is no news.
 VENV_FRAME = re.compile(r'(?<=File ")[^"\n]*/((?:site|dist)-packages/)')
 
 

@@ -62,8 +62,7 @@ class Worker:
         self, interpreter: str, environ: dict[str, str], isolation: str, log: Path
     ) -> None:
         self.log = log
-        # The worker runs this checkout's harness whatever the interpreter has installed, so
-        # the two ends of the protocol always match.
+        # This checkout's harness, whatever the interpreter has: the protocol's ends always match.
         path = os.pathsep.join(p for p in (str(REPO_ROOT), environ.get("PYTHONPATH", "")) if p)
         with open(log, "ab") as handle:
             self.proc = subprocess.Popen(
@@ -193,8 +192,7 @@ class Worker:
             self.proc.stdout.close()  # type: ignore[union-attr]
 
 
-# What a process says where jax is not in its venv: never the script's doing, jax is in every venv
-# the harness prepares.
+# What a process says where jax is not in its venv (never the script's doing: every venv has jax).
 JAX_MISSING = ("No module named 'jax'", "No module named 'jaxlib'")
 JAX_IN_A_VENV = "lib/python*/site-packages/jax/__init__.py"
 

@@ -48,8 +48,7 @@ def other_cpu_cores(
     """Average number of cores busy with anything but the case process over its window."""
     if busy_before is None or busy_after is None or wall_s <= 0:
         return None
-    # /proc/stat counts in clock ticks (10 ms), the rusage in microseconds: a quiet
-    # machine can come out a tick below zero.
+    # /proc/stat counts 10 ms ticks, the rusage microseconds: a quiet machine can come out below 0.
     return round(max(0.0, busy_after - busy_before - own_cpu_s) / wall_s, 3)
 
 

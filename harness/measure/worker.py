@@ -181,8 +181,7 @@ def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
 
     from harness.host.environment import host_facts, package_versions
 
-    # Before the preload: importing JAX sets variables of its own (TPU_SKIP_MDS_QUERY...),
-    # and the host's facts record the side's environment, not JAX's additions.
+    # Before the preload: JAX's import sets variables (TPU_SKIP_MDS_QUERY) that are not the side's.
     host = host_facts()
     SIDE_ENVIRON.update(os.environ)
     preloaded = preload() if isolation == "fork" else []
@@ -211,8 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Whatever a case leaves behind comes to the worker, not to init, to be killed (end_leftovers).
     prctl(PR_SET_CHILD_SUBREAPER, 1)
-    # Answers go to a private copy of stdout; whatever else writes to stdout (an import's
-    # banner, a stray print) lands in the worker's log instead of in the protocol.
+    # Answers go to a copy of stdout; anything else printed there (a banner) lands in the log.
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     serve(sys.stdin, answers, args.isolation)
