@@ -67,8 +67,7 @@ def absence_reason(
 
 
 def held_elsewhere(output: str) -> str:
-    """Why a process could not open the TPU, where its ``output`` says another program holds the
-    chip ("" otherwise): a fault of the machine, not of the case."""
+    """Why a process could not open the TPU: its ``output`` says another holds it ("" else)."""
     if not any(words in output for words in HELD):
         return ""
     return (

@@ -82,8 +82,7 @@ def _files(venv: Path) -> Iterator[os.stat_result]:
 
 
 def disk_bytes(venvs: Iterable[Path]) -> tuple[int, int]:
-    """The bytes ``venvs``' files take on the disk, each file once, and those that removing all of
-    them frees: a file also linked from elsewhere (uv's cache) stays."""
+    """The bytes ``venvs`` take on the disk, and what their removal frees (uv's links stay)."""
     seen: dict[tuple[int, int], list[int]] = {}  # a file: [links seen, its links, its bytes]
     for venv in venvs:
         for found in _files(venv):

@@ -107,8 +107,7 @@ class NotInstallable:
 
 @dataclass(frozen=True)
 class InstallFailed:
-    """Why a script's set could not be tried this time (no index, a full disk, no uv), in one line:
-    no answer about the set, never kept, tried again next run."""
+    """Why a set could not be tried (no index, a full disk, no uv): never kept, tried again."""
 
     reason: str
     stage: str  # "resolve" or "install"

@@ -60,8 +60,7 @@ class Skip(Exception):
 
 
 def device_skip(needed: int, used: int | None, found: int, cpu: bool) -> str:
-    """Why a case that needs ``needed`` devices and uses ``used`` (MIN_DEVICES, DEVICES_USED) is not
-    measured where there are ``found``; empty when it is."""
+    """Why a case needing ``needed`` devices, using ``used``, is not run on ``found``; "" if run."""
     if found < needed:
         profile = "run it under a multi-device profile, e.g. cpu8"
         return f"needs {needed} devices, found {found} ({profile})"

@@ -103,8 +103,7 @@ MEMORY_SIZES = {
 
 
 def memory(compiled: Any) -> dict[str, int]:
-    """The buffer sizes XLA planned for the executable, from ``memory_analysis()`` where the release
-    and backend give it (none where they do not: absence is a fact)."""
+    """XLA's planned buffer sizes (``memory_analysis()``); none where not given (a fact)."""
     try:
         analysis = compiled.memory_analysis()
     except Exception:

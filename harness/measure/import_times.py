@@ -37,8 +37,7 @@ class Imported:
 
 
 def parse(text: str) -> list[Imported]:
-    """The top-level imports of a ``-X importtime`` report, each with the tree it imported; lines
-    that are not the report's (the suite's own output) are passed over."""
+    """A ``-X importtime`` report's top-level imports with their trees; other lines passed over."""
     pending: list[tuple[int, Imported]] = []
     for line in text.splitlines():
         found = LINE.match(line)

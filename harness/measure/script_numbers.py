@@ -148,8 +148,7 @@ def script_numbers(stdout: str) -> ScriptNumbers:
 
 
 def _kept(texts: list[str]) -> tuple[str, ...]:
-    """The first ``MAX_PRINTED`` values, and for the rest how many and their digest (``…``): two
-    processes whose 9th values differ still differ."""
+    """The first ``MAX_PRINTED`` values, then how many and their digest: later ones still differ."""
     if len(texts) <= MAX_PRINTED:
         return tuple(texts)
     digest = hashlib.sha256("\n".join(texts).encode("utf-8", "surrogatepass")).hexdigest()[:12]

@@ -66,8 +66,7 @@ class Side:
             object.__setattr__(self, "label", f"jax {self.release} · {self.profile}{resized}")
 
     def cpu_devices(self) -> int | None:
-        """How many CPU devices a case process of this side will find, where its environment says
-        (the CPU platform alone); None where only the process can tell."""
+        """The CPU devices a process of this side finds, where its environment says; else None."""
         environ = self.environment()  # the side's variables over the harness's
         if environ.get("JAX_PLATFORMS") != "cpu":
             return None

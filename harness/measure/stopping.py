@@ -92,8 +92,7 @@ class StopRules:
     def _open_comparisons(
         self, pairs: list[tuple[CellRun, CellRun]], settled: set[str], counts_only: bool = False
     ) -> list[list[str]]:
-        """Each pair's open comparisons, on its metrics but those ``settled`` (``counts_only``: of
-        presences and endings, past the last look of the rest)."""
+        """Each pair's open comparisons, ``settled`` ones aside (``counts_only``: counts alone)."""
         assert self.undecided is not None
         found: list[list[str]] = []
         for a, b in pairs:

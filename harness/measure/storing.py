@@ -87,8 +87,7 @@ def not_installable_result(
 
 
 def store(folder: Path, result: Result) -> StoredResult:
-    """Store ``result`` under ``folder`` (what no reader would read left out with a note) and read
-    it back; HarnessError (one line) when the folder cannot take it."""
+    """Store ``result`` (what no reader reads left out) and read it back; HarnessError if not."""
     try:
         return read_result(write_result(folder, readable(result)))
     except UnreadableResult as exc:

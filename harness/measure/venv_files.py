@@ -40,8 +40,7 @@ def _recorded(site: Path, named: set[str]) -> dict[str, str]:
 
 
 def damaged(venv: Path, output: str) -> list[str]:
-    """The files ``output`` names under the venv's site-packages whose content is not what their
-    distribution's RECORD says (or that are gone), by their path there."""
+    """The files ``output`` names in site-packages that are not what their RECORD says, or gone."""
     site = site_packages(venv)
     named = {found.group(1) for found in SITE_FILE.finditer(output)}
     if site is None or not named:
