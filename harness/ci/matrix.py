@@ -1,11 +1,8 @@
-"""``python -m harness.ci.matrix``: the GitHub Actions matrix of the catalogue, from
-``nox -l --json``.
+"""``python -m harness.ci.matrix``: the GitHub Actions matrix, one entry per ``repro`` session of
+``nox -l --json``, so the jobs of ``.github/workflows/matrix.yml`` always equal nox's sessions.
 
-One matrix entry per ``repro`` session nox lists, so the jobs of ``.github/workflows/matrix.yml``
-always equal nox's sessions and no version or profile is written down twice.  A session's runner
-follows its profile's kind, which the noxfile puts in the session's tags: CPU profiles run on
-GitHub's hosted runners, GPU profiles on a self-hosted runner labelled ``gpu``, the TPU profile on
-one labelled ``tpu``.  Needs nox, not the harness's dependencies.
+A session's runner follows its profile's kind, from the session's tags: CPU on GitHub's hosted
+runners, GPU on a self-hosted runner labelled ``gpu``, TPU on one labelled ``tpu``. Needs nox only.
 """
 
 from __future__ import annotations

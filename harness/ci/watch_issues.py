@@ -1,11 +1,8 @@
-"""``python -m harness.ci.watch_issues watch.json``: a draft issue per regression a watch confirmed,
-by ``nox -s issue``, for the CI job that ran the watch.
+"""``python -m harness.ci.watch_issues watch.json``: ``nox -s issue -- ARGS --out OUT``, without a
+shell, per target of a watch's summary with ``issue`` arguments not reported from memory.
 
-Each target of the summary with ``issue`` arguments (its first regression of a metric) and not
-reported from memory (its draft was written by the watch that found it) gets
-``nox -s issue -- ARGS --out OUT``, run without a shell.  The summary is read as the harness wrote
-it; an argument that is not a plain string is refused.  A draft that fails is said and the others go
-on; the exit status is 1 when any failed.  Needs nox, not the harness's dependencies.
+An argument that is not a plain string is refused; a draft that fails is said and the others go
+on, the exit status 1. Needs nox, not the harness's dependencies.
 """
 
 from __future__ import annotations
@@ -28,8 +25,7 @@ Run = Callable[[list[str]], int]
 
 
 def drafts(summary: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """(target, ``nox -s issue`` posargs) for each regression to draft; UsageError for a summary
-    that is not one."""
+    """(target, ``nox -s issue`` posargs) per regression to draft; UsageError for no summary."""
     if summary.get("schema") != "jax-repro-harness/watch":
         raise UsageError("not a watch summary (its schema is not jax-repro-harness/watch)")
     targets = summary.get("targets", [])

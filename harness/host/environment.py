@@ -1,9 +1,7 @@
 """What a result records of its environment: an allow-list, never a dump.
 
-``host_facts`` runs in the parent (no JAX import), ``jax_facts`` in the child after the case
-imported JAX. Every string leaving this module passes ``scrub``, which replaces the home directory,
-the hostname and the user name and redacts what looks like a credential (``looks_secret``), so
-results and reports carry none of them.
+``host_facts`` runs in the parent (no JAX import), ``jax_facts`` in the child. Every string leaving
+passes ``scrub``: no home folder, hostname or user name; credentials redacted (``looks_secret``).
 """
 
 from __future__ import annotations
@@ -48,10 +46,8 @@ def scrub(text: str) -> str:
 
 
 def shown_path(path: Path, *, anywhere: bool = False) -> str:
-    """``path`` as a page, a screen's line or a command shows it: from the current folder where it
-    lies below it (shorter), unless ``anywhere`` (a command pasted in another folder); else
-    absolute, the home folder as ``~`` (which the shell expands, and which keeps the home folder out
-    of reports); quoted where the shell needs it."""
+    """``path`` as a page, a line or a command shows it, quoted for the shell: relative below the
+    current folder unless ``anywhere`` (pasted elsewhere); else absolute, home as ``~``."""
     try:
         resolved, here = path.resolve(), Path.cwd().resolve()
     except OSError:  # the current folder removed, a link loop
@@ -190,10 +186,9 @@ def _code_secret(m: re.Match[str]) -> str:
 
 
 def redact(text: str, environ: dict[str, str] | None = None, *, code: bool = False) -> str:
-    """``text`` with credentials replaced by REDACTED: this environment's secret values, every known
-    shape, every secret ``NAME=value`` or ``NAME: value`` (in ``code``, a script's source, a secret
-    quoted literal: ``CODE_ASSIGNMENT``), and each URL's user:password; the pieces between colour
-    codes each alone."""
+    """``text`` less credentials: this environment's secret values, known shapes, secret
+    ``NAME=value`` and ``NAME: value`` (in ``code``: quoted literals), URLs' user:password; the
+    pieces between colour codes each alone."""
     if "\x1b" in text:
         pieces = ANSI_CODE.split(text)
         return "".join(p if i % 2 else _redacted(p, environ, code) for i, p in enumerate(pieces))
@@ -269,8 +264,7 @@ MAX_SCRUBBED_REPR = 10_000
 
 
 def allowed_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The allow-listed variables (``JAX_*``, ``XLA_*``, CUDA, TPU), scrubbed (a URL loses its
-    user:password), credentials redacted."""
+    """The allow-listed variables (``JAX_*``, ``XLA_*``, CUDA, TPU), scrubbed, secrets redacted."""
     source = os.environ if environ is None else environ
     return {
         k: REDACTED if looks_secret(k, v) else scrub(v)

@@ -1,8 +1,5 @@
-"""NVIDIA GPUs as seen without JAX: whether one is usable here, and what it is.
-
-Everything comes from ``nvidia-smi`` and the device files the driver creates, so the
-noxfile can skip a GPU session before installing anything, and the parent process
-(which never imports JAX) can name the GPU in a result's machine facts.
+"""NVIDIA GPUs as seen without JAX, from ``nvidia-smi`` and the driver's device files: the noxfile
+skips a GPU session before installing anything, and the parent names the GPU in a result.
 """
 
 from __future__ import annotations
@@ -30,8 +27,7 @@ class Smi:
 
 
 def _run(command: list[str]) -> tuple[int, str]:
-    # Text (as errors= asks), errors replaced: a GPU name in a non-UTF-8 locale is still a name, not
-    # a UnicodeDecodeError.
+    # Errors replaced: a GPU name in a non-UTF-8 locale is still a name, not a UnicodeDecodeError.
     done = subprocess.run(
         command, capture_output=True, errors="replace", timeout=SMI_TIMEOUT_S, check=False
     )
@@ -54,17 +50,12 @@ def query(executable: str = "nvidia-smi") -> Smi:
     gpus = tuple(dict(zip(QUERY_FIELDS, map(str.strip, row), strict=False)) for row in rows)
     if not gpus:
         return Smi(failure=f"{executable} lists no GPU")
-    return Smi(gpus=gpus, cuda_driver=_driver_cuda_version(found))
-
-
-def _driver_cuda_version(executable: str) -> str | None:
-    """The newest CUDA the driver supports, from plain ``nvidia-smi``'s banner (no query has it)."""
-    try:
-        code, text = _run([executable])
+    try:  # the newest CUDA the driver supports: in plain nvidia-smi's banner, in no query
+        code, text = _run([found])
     except (OSError, subprocess.TimeoutExpired):
-        return None
+        code = 1
     match = _CUDA_VERSION.search(text) if code == 0 else None
-    return match.group(1) if match else None
+    return Smi(gpus=gpus, cuda_driver=match.group(1) if match else None)
 
 
 def absence_reason(executable: str = "nvidia-smi", dev: Path = Path("/dev")) -> str | None:

@@ -20,8 +20,7 @@ LIBTPU = ("libtpu", "libtpu-nightly")
 
 
 def version(package: str = "jax", module: str | None = None) -> str | None:
-    """``package``'s installed version, None where it (its ``module``, by default of its name) is
-    not installed here."""
+    """``package``'s installed version (its ``module``: its name), None where not installed."""
     if importlib.util.find_spec(module or package) is None:
         return None
     try:
@@ -40,9 +39,7 @@ def cuda_build() -> str | None:
 
 
 def device_profile() -> str | None:
-    """The profile for the installed jax's devices: its CUDA build where a GPU is usable here,
-    ``tpu`` where libtpu is installed and a TPU chip attached; None otherwise (a run then keeps its
-    ``default`` label and flags)."""
+    """The installed jax's profile: its CUDA build on a usable GPU, ``tpu``: libtpu and a chip."""
     build = cuda_build()
     if build is not None:
         return None if gpu.absence_reason() is not None else build

@@ -1,17 +1,11 @@
 """Which machine a result was measured on, without saying whose machine it is.
 
-Timings are only comparable with timings from the same machine, and results arrive from many. A
-result's machine id is a hash of two things:
-
-- a random token made once per machine in the user's cache folder: it tells apart machines of
-  identical hardware (two cloud VMs of one type differ in neighbours, clocks and firmware), and,
-  being random, says nothing about anyone;
-- the hardware that sets the speed (CPU model and count, memory in whole GiB, GPU models), so the
-  id changes with it under one cache folder: a resized VM, or nodes sharing a home over NFS.
-
-No hostname, user name, MAC address or serial number goes into it. Without a token (a read-only
-home) the id rests on the hardware alone and the result says so. A CI runner from a clean image
-is a new machine each job: honest, since nobody knows which VM it was.
+Timings compare only within one machine. The id hashes a random token made once in the user's
+cache (it tells apart machines of identical hardware, and says nothing about anyone) with the
+hardware that sets the speed (CPU model and count, memory in whole GiB, GPU models: a resized VM,
+or nodes sharing a home over NFS, change it). No hostname, user, MAC or serial goes in. Without a
+token (a read-only home) the id rests on the hardware and says so; a CI runner is a new machine
+each job, honestly.
 """
 
 from __future__ import annotations

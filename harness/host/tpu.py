@@ -1,9 +1,6 @@
-"""Google Cloud TPU chips as seen without JAX: whether one is attached here, and what a chip held by
-another program looks like.
-
-A chip is a PCI device of Google's vendor id with a TPU's device id, as JAX's own hardware check
-reads them: the noxfile skips a TPU session, and the installed JAX takes the ``tpu`` profile,
-without starting libtpu, which one process at a time may hold (a second one fails within seconds).
+"""Google Cloud TPU chips as seen without JAX: whether one is attached (a PCI device of Google's
+vendor id with a TPU's device id, as JAX's own check reads them), and what a chip held by another
+program looks like: one process at a time may hold libtpu, so nothing here starts it.
 """
 
 from __future__ import annotations
@@ -70,8 +67,7 @@ def absence_reason(
 
 
 def held_elsewhere(output: str) -> str:
-    """Why a process could not open the TPU, where its ``output`` says another program holds the
-    chip ("" otherwise): a fault of the machine, not of the case."""
+    """Why a process could not open the TPU: its ``output`` says another holds it ("" else)."""
     if not any(words in output for words in HELD):
         return ""
     return (

@@ -1,11 +1,9 @@
 """One cached venv per (jax commit, jaxlib): a release's install, then jax from the commit's tree.
 
-jax is pure Python, so any commit installs (``--no-deps``, over a release install that brought its
-dependencies). Then ``import jax`` is tried under the profile's environment, since a jaxlib the
-commit accepts by number may still lack an API it uses: a commit that does not install or import is
-reported, with the reason, and set aside by the search. Whether it imports is recorded beside the
-venv, so a second bisect neither installs nor tries again (a failed install is tried again: the
-network may be back); the record is the one ``venvs.ensure`` checks, so a prober uses the venv.
+jax is pure Python, so any commit installs (``--no-deps``, over a release install). ``import jax``
+is then tried, as a jaxlib accepted by number may still lack an API the commit uses: one that does
+not install or import is set aside with its reason. Whether it imports is recorded beside the venv
+(a failed install is tried again: the network may be back), in the record ``venvs.ensure`` checks.
 """
 
 from __future__ import annotations
@@ -24,9 +22,8 @@ from harness.install.venvs import INSTALL_TIMEOUT_S, ReleaseEnv, run_whole
 
 OUTCOME = ".harness-commit.json"  # whether the commit installed and imported, beside the venv
 IMPORT_TIMEOUT_S = 300
-# The folders of jax's repository its package is built from (with the top-level files: setup.py,
-# README.md): leaving out tests, docs and jaxlib's own sources keeps the build to jax's package and
-# the export small.
+# The folders jax's package is built from, with the top-level files: leaving out tests, docs and
+# jaxlib's sources keeps the build and the export small.
 PACKAGE_TREES = ("jax", "jax_plugins")
 # Imports jax and runs one operation: a jaxlib refused by number, or missing an API, fails here.
 IMPORT_CHECK = (
@@ -69,23 +66,15 @@ class CommitEnv:
         return ReleaseEnv(f"{self.sha[:12]} (commit)", self.jaxlib, self.base.python, install, venv)
 
 
-def package_paths(repo: Path, sha: str) -> list[str] | str:
-    """What of the commit's tree the jax package is built from: its top-level files and
-    ``PACKAGE_TREES``; or why the tree cannot be read."""
-    done = subprocess.run(
+def export_tree(repo: Path, sha: str, into: Path) -> str | None:
+    """The commit's files and ``PACKAGE_TREES`` under ``into``: None when done, else why not."""
+    listed = subprocess.run(
         ["git", "-C", str(repo), "ls-tree", sha], capture_output=True, text=True, check=False
     )
-    if done.returncode != 0:
-        return f"`git ls-tree {sha[:12]}` failed: {venvs.last_lines(done.stderr)}"
-    entries = [line.split(None, 3) for line in done.stdout.splitlines()]
-    return [name for _, kind, _, name in entries if kind == "blob" or name in PACKAGE_TREES]
-
-
-def export_tree(repo: Path, sha: str, into: Path) -> str | None:
-    """The commit's package files under ``into`` (``git archive``); None when done, else why not."""
-    paths = package_paths(repo, sha)
-    if isinstance(paths, str):
-        return paths
+    if listed.returncode != 0:
+        return f"`git ls-tree {sha[:12]}` failed: {venvs.last_lines(listed.stderr)}"
+    entries = [line.split(None, 3) for line in listed.stdout.splitlines()]
+    paths = [name for _, kind, _, name in entries if kind == "blob" or name in PACKAGE_TREES]
     with tempfile.TemporaryFile() as archive:
         done = subprocess.run(
             ["git", "-C", str(repo), "archive", "--format=tar", sha, "--", *paths],

@@ -1,12 +1,11 @@
 """jax's commits between two releases, read from a git repository: first-parent order, and the
 jaxlibs each accepts.
 
-jax is pure Python and installs from any commit, but a commit accepts a jaxlib J only when
-``_minimum_jaxlib_version`` ≤ J ≤ ``_version`` (both in its ``jax/version.py``). Commits after
-release U carry the next number, which need not be the next release's, so which jaxlibs a range can
-use is read commit by commit, never assumed. The commits are those ``git bisect --first-parent``
-walks, oldest first, from ``--jax-repo`` (a local clone or a URL), by default a bare clone of jax's
-own repository cached beside the release venvs. Standard library only: nothing here needs JAX.
+A commit accepts a jaxlib J only when ``_minimum_jaxlib_version`` ≤ J ≤ ``_version`` (its
+``jax/version.py``); commits after release U carry the next number, which need not be the next
+release's, so this is read commit by commit, never assumed. The commits are those ``git bisect
+--first-parent`` walks, from ``--jax-repo`` (a clone or a URL; by default a bare clone of jax's
+repository cached beside the venvs). Standard library only.
 """
 
 from __future__ import annotations
@@ -121,8 +120,8 @@ def open_repo(spec: str | None, cache: Path) -> Path:
 
 
 def release_commit(repo: Path, version: str, *, fetch: bool = False) -> str:
-    """The commit of jax release ``version``: its tag ``jax-vVERSION`` (older ones ``jax-VERSION``).
-    ``fetch``: a clone the harness keeps, so a release newer than it is fetched before refused."""
+    """The commit of jax release ``version`` by its tag; ``fetch`` (a clone the harness keeps): a
+    release newer than the clone is fetched before it is refused."""
     for attempt in range(2 if fetch else 1):
         if attempt:
             git(repo, "fetch", "--quiet", "--tags", "origin")
@@ -141,7 +140,6 @@ def parse_version_file(text: str) -> tuple[str | None, str | None]:
 
 
 def pull_request(message: str) -> int | None:
-    """The pull request a commit message names, if any."""
     found = _PULL.search(message)
     return int(next(group for group in found.groups() if group)) if found else None
 
@@ -185,9 +183,8 @@ def first_parent_commits(repo: Path, good: str, bad: str) -> list[Commit]:
 def candidate_jaxlibs(
     commits: Sequence[Commit], listed: Sequence[str], first: str, last: str
 ) -> list[str]:
-    """Every jaxlib worth trying, oldest first: those the index lists from ``first`` to ``last``,
-    and every number a commit of the range names (a yanked 0.4.32 installs by exact pin but is not
-    listed; a commit made before release U's branch may accept only a jaxlib older than U's)."""
+    """Every jaxlib worth trying, oldest first: those listed from ``first`` to ``last``, and every
+    number a commit names (a yanked 0.4.32 installs by pin; an early commit may want an older)."""
     named = {v for c in commits for v in (c.version, c.minimum_jaxlib) if v is not None}
     within = {v for v in listed if version_key(first) <= version_key(v) <= version_key(last)}
     return sorted(named | within, key=version_key)
@@ -205,10 +202,8 @@ def segments(
     commits: Sequence[Commit], jaxlibs: Sequence[str], preferred: Sequence[str] = ()
 ) -> list[Segment]:
     """The range cut where no one jaxlib fits on: from each cut, the jaxlib that the most commits in
-    a row accept (the older of two that go as far: those commits were written against it). A jaxlib
-    of ``preferred`` (the releases' own and those between) goes first wherever one fits: a commit
-    made before release U's branch may accept only an older one, but only until one of the step's.
-    """
+    a row accept (the older of two that go as far: they were written against it). One of
+    ``preferred`` (the releases' own and those between) goes first wherever one fits."""
     step = [j for j in preferred if j in jaxlibs]
     found: list[Segment] = []
     at = 0
@@ -236,10 +231,9 @@ def segments(
 def attribution_choices(
     commits: Sequence[Commit], jaxlibs: Sequence[str], good: str, bad: str
 ) -> list[tuple[Commit, str, str]]:
-    """Up to ``ATTRIBUTIONS`` (commit, older jaxlib, newer jaxlib) to measure with both, best
-    first: the pair nearest the releases' own that some commit accepts, the widest first; for it,
-    the latest commits that accept both, since late commits of a range have caught up with the
-    newer jaxlib's API (an early one accepted by number may not import)."""
+    """Up to ``ATTRIBUTIONS`` (commit, older jaxlib, newer jaxlib), best first: the pair nearest
+    the releases' own that some commit accepts, widest first, with the latest commits accepting both
+    (they have caught up with the newer jaxlib's API; an early one may not import)."""
     around = [j for j in jaxlibs if version_key(good) <= version_key(j) <= version_key(bad)]
     pairs = [(a, b) for i, a in enumerate(around) for b in around[i + 1 :]]
 

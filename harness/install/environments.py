@@ -1,11 +1,9 @@
-"""Where each release of a command runs: a case in its release venv (``venvs``), a plain script as
-its user runs it, with only what it declares, in a venv of its own (``script_envs``), with any pins
-held on every release (``--hold``) or on one label (``--vary``). The harness is not in a script's
-venv: its start-up hook runs by its path, and the side's worker finds the harness on its path.
+"""Where each release of a command runs: a case in its release venv (``venvs``), a plain script
+in a venv of its own with only what it declares (``script_envs``), any pins held on every release
+(``--hold``) or one label (``--vary``); the harness is kept out of a script's venv.
 
-What a script's venv was resolved to hold goes into each result (``Libraries``). A release is
-``Unavailable`` when its set cannot be had (an answer a result stores), and ``Failed`` when it
-could not be tried (one line, never stored, tried again on the next run).
+A release is ``Unavailable`` when its set cannot be had (an answer a result stores), ``Failed``
+when it could not be tried (one line, never stored, tried again next run).
 """
 
 from __future__ import annotations
@@ -63,16 +61,7 @@ def not_tried(found: InstallFailed | str) -> str:
     return f"could not be installed: {reason}"
 
 
-SHOWN_REQUIREMENTS = 5  # in a progress line; the rest counted
-
-
-def shown_requirements(requirements: tuple[str, ...]) -> str:
-    """``equinox, optax``; past a few, the rest counted: a line per release stays a line."""
-    if not requirements:
-        return "nothing"
-    more = len(requirements) - SHOWN_REQUIREMENTS
-    listed = ", ".join(requirements[:SHOWN_REQUIREMENTS])
-    return f"{listed} and {more} more" if more > 0 else listed
+SHOWN_REQUIREMENTS = 5  # in a progress line (a line per release stays a line); the rest counted
 
 
 @dataclass
@@ -111,8 +100,7 @@ class Environments:
         return found
 
     def holding(self, label: str, pins: tuple[str, ...]) -> Environments:
-        """A copy with ``label`` also holding ``pins`` (a step's middle side: jax's newer release
-        with a library's older version)."""
+        """A copy with ``label`` also holding ``pins`` (a step's middle side)."""
         held = dataclasses.replace(self, extra={**self.extra, label: pins})
         held._noted = self._noted  # the script's notes, said once already, are not said again
         return held
@@ -149,7 +137,9 @@ class Environments:
         release = index_release(env.jax, env.jaxlib if version_key(env.jaxlib)[0] else env.jax)
         request = ScriptEnvRequest(release, declared, env.python, self.profile, self.policy, held)
         folder = env.venv.parent
-        shown = f"{shown_requirements(declared.requirements)} besides jax {env.jax}"
+        wanted, more = declared.requirements, len(declared.requirements) - SHOWN_REQUIREMENTS
+        listed = ", ".join(wanted[:SHOWN_REQUIREMENTS]) or "nothing"
+        shown = f"{listed}{f' and {more} more' if more > 0 else ''} besides jax {env.jax}"
         for note in declared.notes if not self._noted else ():
             self.progress(f"  note: {note}")
         self._noted = True

@@ -1,10 +1,9 @@
 """Which jax releases the package index offers, each paired with the jaxlib it installs with.
 
-The listing is pip's own (``pip index versions``), run by the interpreter that will install the
-releases: pip leaves out yanked releases (0.4.32) and those without a wheel for that Python, as an
-install would. A jax release installs with the jaxlib of its own number, or else with the newest
-below it (jax 0.4.37 with jaxlib 0.4.36). Cached for a day: a bisect asks the index once, not once
-per probe. Standard library only: ``commands.nox_session`` reads it as it prepares a session.
+Listed by ``pip index versions`` under the interpreter that will install them, which leaves out
+yanked releases and those without a wheel for it. A jax installs with its own number's jaxlib, else
+the newest below (jax 0.4.37 with 0.4.36). Cached for a day, so a bisect asks once. Standard library
+only: ``commands.nox_session`` reads it.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ LIST_TIMEOUT_S = 300
 
 
 def parse_pip_listing(output: str) -> list[str]:
-    """The versions of ``pip index versions`` output, oldest first."""
     for line in output.splitlines():
         if line.startswith("Available versions:"):
             versions = [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
@@ -46,7 +44,6 @@ def _pip(command: list[str], what: str) -> subprocess.CompletedProcess[str]:
 
 
 def pip_versions(python: str, package: str) -> list[str]:
-    """Every installable version of ``package`` for ``python``, as pip lists them."""
     command = [python, "-m", "pip", "index", "versions", package]
     done = _pip(command, f"list {package} releases")
     versions = parse_pip_listing(done.stdout)
@@ -106,10 +103,9 @@ UNRESOLVABLE = (
 
 
 def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
-    """None when pip (a dry run) resolves jax ``jax`` with jaxlib ``jaxlib`` for ``python``; else
-    why not, in one line; HarnessError when pip could not ask the index. A jax paired with an older
-    jaxlib is right for a release that had none (0.4.37), wrong for one whose jaxlib's wheels are
-    not there yet: jax's own requirements tell them apart."""
+    """None when pip (a dry run) resolves ``jax`` with ``jaxlib`` for ``python``, else why not;
+    HarnessError when pip could not ask. A jax paired with an older jaxlib is right for a release
+    that had none (0.4.37), wrong where its jaxlib's wheels are not up yet."""
     command = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed"]
     done = _pip([*command, f"jax=={jax}", f"jaxlib=={jaxlib}"], "ask the index")
     if done.returncode == 0:
@@ -126,9 +122,8 @@ def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
 def newest_installable(
     listing: Listing, say: Callable[[str], None], check: Callable[[str, str, str], str | None]
 ) -> list[str]:
-    """The listing's jax releases, less the newest that do not install with the jaxlib they are
-    paired with (each said): never watched with an older jaxlib. Only a jax paired with a jaxlib of
-    another number is asked about."""
+    """The listing's jax releases, less the newest that do not install with the jaxlib of another
+    number they are paired with (each said): never watched with an older jaxlib."""
     pairs = list(listing.pairs)
     while pairs and pairs[-1][0] != pairs[-1][1]:
         problem = check(listing.python, *pairs[-1])

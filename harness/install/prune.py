@@ -1,16 +1,10 @@
 """The venvs not used for some days, found, sized and removed (``jax-repro prune``).
 
-Only the venvs the harness makes (``PREFIXES``: a release's, a plain release's, a script's, a
-commit's) directly in a venvs folder (a clone's ``.nox/``, the installed command's ``nox/`` in its
-cache) are looked at: never nox's own session venvs (``tests``, ``lint``, a command's session),
-never a symbolic link, nothing outside the folder. A venv was last used when its use stamp says
-(``venvs.USED``, touched each time a run takes it), else when it was made (the newest of the
-folder and its install records). A venv whose lock a run holds (making or checking it) is kept; a
-venv is removed under its lock, so no run takes it meanwhile.
-
-What removing frees is counted as the disk does: uv links a venv's files to its own cache where it
-can, and a file linked from elsewhere too stays on the disk, so only the blocks of files every link
-of which is in the removed venvs are freed.
+Only the harness's venvs (``PREFIXES``) directly in a venvs folder (a clone's ``.nox/``, the
+installed command's cache) are looked at: never nox's session venvs, a link, or anything outside.
+A venv was last used when its stamp says (``venvs.USED``), else when it was made; one whose lock a
+run holds is kept, and each is removed under its lock. What removal frees is counted as the disk
+does: uv links files to its cache, so only files whose every link is in the removed venvs count.
 """
 
 from __future__ import annotations
@@ -51,8 +45,7 @@ class Pruned:
 
 
 def harness_venvs(folder: Path) -> list[Venv]:
-    """The venvs the harness made directly in ``folder`` (none where it is missing), oldest use
-    first."""
+    """The harness's venvs directly in ``folder`` (none where it is missing), oldest use first."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -89,8 +82,7 @@ def _files(venv: Path) -> Iterator[os.stat_result]:
 
 
 def disk_bytes(venvs: Iterable[Path]) -> tuple[int, int]:
-    """The bytes ``venvs``' files take on the disk, each file once, and those that removing all of
-    them frees: a file also linked from elsewhere (uv's cache) stays."""
+    """The bytes ``venvs`` take on the disk, and what their removal frees (uv's links stay)."""
     seen: dict[tuple[int, int], list[int]] = {}  # a file: [links seen, its links, its bytes]
     for venv in venvs:
         for found in _files(venv):
@@ -103,8 +95,7 @@ def disk_bytes(venvs: Iterable[Path]) -> tuple[int, int]:
 
 
 def prune(venvs: Iterable[Venv], days: int, now: float, dry_run: bool) -> Pruned:
-    """Each venv not used for ``days`` removed (``dry_run``: only counted), under its lock; the
-    others kept, each with why."""
+    """Each venv unused for ``days`` removed under its lock (``dry_run``: counted), others kept."""
     kept: list[tuple[Venv, str]] = []
     with ExitStack() as locks:
         held = []

@@ -1,18 +1,16 @@
 """A venv per (jax release, interpreter, resolved set) for a script importing libraries besides JAX.
 
-Most libraries declare a loose lower bound on jax and none above, so the newest version whose
-metadata accepts an old jax may still use APIs that jax lacks: hence ``as-of`` (docs/scripts.md),
-the index as it stood when the release came out (plus ``GRACE``). jax and jaxlib are held as
-*constraints*, never overrides: a library that refuses the release makes the resolution fail, kept
-in one line as a ``NotInstallable`` (the set *cannot be had*, an answer). Anything else that stops a
-venv (no index, a full disk, no uv) is an ``InstallFailed``: *not tried*, never kept, tried again.
+Libraries declare a loose lower bound on jax and none above, so the newest version accepting an
+old jax may use APIs it lacks: hence ``as-of`` (docs/scripts.md), the index as it stood at the
+release (plus ``GRACE``). jax and jaxlib are *constraints*, never overrides: a library refusing the
+release fails the resolution, kept as a ``NotInstallable`` (an answer); anything else (no index, a
+full disk, no uv) is an ``InstallFailed``, never kept, tried again.
 
-Each step is cached so a reuse needs no network: ``uv pip compile`` into exact pins under
-``<folder>/script-resolutions/<key>/``; a venv named for the pins and the interpreter,
-``<folder>/script-env-<16 hex>``, synced to exactly that set, compiled once as ``venvs.ensure``
-does, reused while every file its distributions installed is still there; what it holds (``uv pip
-freeze``) as the ``Libraries`` a result stores. Every uv call goes through a ``Runner`` (tested with
-a fake); standard library and ``packaging`` only, as the noxfile may build these venvs itself.
+Each step is cached, so a reuse needs no network: ``uv pip compile`` into exact pins under
+``<folder>/script-resolutions/<key>/``; a venv ``<folder>/script-env-<16 hex>`` synced to exactly
+them, compiled as ``venvs.ensure`` does, reused while its files are all there; what it holds (``uv
+pip freeze``) is the ``Libraries`` a result stores. uv runs through a ``Runner`` (faked in tests);
+standard library and ``packaging`` only, as the noxfile may build these venvs itself.
 """
 
 from __future__ import annotations
@@ -55,9 +53,8 @@ from harness.store.schema import PIN, Libraries
 # is most often weeks away (a median of 28 days between jax's uploads from 0.4.20 to 0.12.0.1), so
 # what a week later resolves is still what that release's users had.
 GRACE = timedelta(days=7)
-# A resolution is final once its cutoff has passed; a newer one (``newest``, or a cutoff still
-# ahead) may change as releases come out, so it is asked again after a day, as the index listings
-# are.
+# A resolution is final once its cutoff has passed; a newer one (``newest``, a cutoff ahead) may
+# change as releases come out, so it is asked again after a day.
 RESOLUTION_MAX_AGE_S = 24 * 3600
 RESOLUTIONS = "script-resolutions"
 ENV_PREFIX = "script-env-"
@@ -66,9 +63,8 @@ PINS_FILE = "resolved.txt"  # in the venv: the exact set it was made to hold
 FORMAT = 1
 REASON_CHARS = 300
 PYTHON_VERSION_PROBE = "import platform; print(platform.python_version())"
-# Settings that would change a resolution behind the policy's back (a cutoff under `newest`, a
-# constraint or override file of the user's): the harness states its own on the command line, and
-# these go.
+# Settings that would change a resolution behind the policy's back (a cutoff under `newest`, the
+# user's constraint or override file): the harness states its own on the command line.
 SCRUBBED_VARIABLES = (
     "UV_EXCLUDE_NEWER",
     "UV_CONSTRAINT",
@@ -90,8 +86,6 @@ def run(command: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @dataclass(frozen=True)
 class ScriptEnv:
-    """A ready venv: the interpreter it was made with, its version, and what it holds."""
-
     venv: Path
     python: str
     python_version: str
@@ -104,9 +98,8 @@ class ScriptEnv:
 
 @dataclass(frozen=True)
 class NotInstallable:
-    """Why a script's set cannot be had on a release: the resolver proved it (no solution), its
-    reason in one line, under the request's cutoff. An answer: kept as a resolution is, and stored
-    as the release's result."""
+    """Why a script's set cannot be had on a release under the cutoff (the resolver proved it): an
+    answer, kept as a resolution is and stored as the release's result."""
 
     reason: str
     cutoff: datetime | None
@@ -114,8 +107,7 @@ class NotInstallable:
 
 @dataclass(frozen=True)
 class InstallFailed:
-    """Why a script's set could not be tried this time (no index, a full disk, no uv), in one line:
-    no answer about the set, never kept, tried again next run."""
+    """Why a set could not be tried (no index, a full disk, no uv): never kept, tried again."""
 
     reason: str
     stage: str  # "resolve" or "install"
@@ -139,9 +131,7 @@ class ScriptEnvRequest:
 def libraries(
     request: ScriptEnvRequest, pins: tuple[str, ...], cutoff: datetime | None
 ) -> Libraries:
-    """What a result records of a script's venv: ``pins`` resolved under the request's policy and
-    cutoff (none where the set cannot be had), with what it declared and held; the SHA-256 is of
-    the pins alone, whatever the policy."""
+    """What a result records of a script's venv; the SHA-256 is of the pins alone, any policy."""
     digest = hashlib.sha256("\n".join(pins).encode()).hexdigest()
     iso = cutoff.isoformat() if cutoff else None
     return Libraries(request.policy, pins, digest, iso, request.declared.requirements, request.hold)
@@ -182,32 +172,6 @@ def constraint_lines(
     return [f"jax=={release.jax}", *jaxlib, *release.pins, *hold]
 
 
-def compile_command(
-    uv: Sequence[str],
-    python: str,
-    cutoff: datetime | None,
-    profile: Profile | None,
-    hold: Sequence[str],
-) -> list[str]:
-    """``uv pip compile`` of ``requirements.in`` under ``constraints.txt``, for ``python``: the
-    cutoff, but for the release's own packages (an index without upload times would hide them) and
-    those held at one version (``--hold``, ``--vary``: they may be newer than it)."""
-    files = ["requirements.in", "--constraints", "constraints.txt", "--python", python]
-    command = [*uv, "pip", "compile", *files, "--no-header", "--no-annotate", "--color", "never"]
-    if cutoff is None:
-        return command
-    plugins = [
-        f"jax-{extra}-{kind}"
-        for extra in (profile.jax_extras if profile else ())
-        for kind in ("plugin", "pjrt")
-    ]
-    held = [str(canonicalize_name(Requirement(pin).name)) for pin in hold]
-    command += ["--exclude-newer", cutoff.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
-    for package in dict.fromkeys(["jax", "jaxlib", *plugins, *held]):
-        command += ["--exclude-newer-package", f"{package}=false"]
-    return command
-
-
 def resolution_key(
     request: ScriptEnvRequest, python_version: str, cutoff: datetime | None, index: str
 ) -> str:
@@ -242,9 +206,8 @@ def parse_pins(text: str) -> tuple[str, ...]:
 
 
 def uv_reason(output: str) -> str:
-    """The most telling part of uv's error output, in one line of at most ``REASON_CHARS``: for
-    no solution, uv's explanation ("Because equinox>=0.13.8 depends on ..."), or its hint where a
-    package was cut off by date; any other error by its first line, first and last causes."""
+    """uv's error in one line: for no solution, its explanation ("Because equinox>=0.13.8 depends
+    on ...") or its hint of a cut by date; else its error line, first and last causes."""
     error, causes, hints = _uv_parts(output)
     if not error:
         lines = [line.strip() for line in output.splitlines() if line.strip()]
@@ -312,10 +275,8 @@ def python_version_of(python: str, runner: Runner, cwd: Path) -> str | None:
     return version if done.returncode == 0 and re.fullmatch(r"\d+\.\d+\.\d+\S*", version) else None
 
 
-# In uv's "no solution" explanation, signs that the index was not what answered: the network was
-# disabled (only the cache was read), the index refused the credentials, or it lacks the release
-# itself (a mirror that lists nothing, a wrong path), which the package index the release was found
-# on does have.
+# In uv's "no solution", signs that the index was not what answered: the network disabled (only the
+# cache read), the credentials refused, or the release itself missing (a mirror, a wrong path).
 NOT_THE_INDEX_S_ANSWER = re.compile(
     r"network was disabled|not found in the cache|could not be queried|offline"
     r"|\bjax(lib)? was not found in the package registry",
@@ -390,7 +351,19 @@ def resolve(
         replace_file(
             work / "constraints.txt", "\n".join(constraint_lines(release, profile, hold)) + "\n"
         )
-        done = runner(compile_command(uv, request.python, cutoff, profile, hold), work)
+        files = ["requirements.in", "--constraints", "constraints.txt", "--python", request.python]
+        plain = ["--no-header", "--no-annotate", "--color", "never"]
+        command = [*uv, "pip", "compile", *files, *plain]
+        if cutoff is not None:
+            # Not for the release's own packages (an index without upload times would hide them)
+            # nor the held ones (they may be newer).
+            extras = profile.jax_extras if profile else ()
+            plugins = [f"jax-{extra}-{kind}" for extra in extras for kind in ("plugin", "pjrt")]
+            held = [str(canonicalize_name(Requirement(pin).name)) for pin in hold]
+            command += ["--exclude-newer", cutoff.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
+            for package in dict.fromkeys(["jax", "jaxlib", *plugins, *held]):
+                command += ["--exclude-newer-package", f"{package}=false"]
+        done = runner(command, work)
         output = done.stderr or done.stdout
         if done.returncode != 0:
             reason = uv_reason(output)
@@ -438,9 +411,8 @@ def install(
     uv: Sequence[str],
     runner: Runner = run,
 ) -> tuple[str, ...] | InstallFailed:
-    """What ``venv`` holds once made to hold ``pins`` (its record reused while every file its
-    distributions installed is still there), or why it could not be made; checked and made under the
-    venv's lock, so a second run that needs it meanwhile waits and reuses it."""
+    """What ``venv`` holds once made to hold ``pins`` (its record reused while its files are all
+    there), or why not; under the venv's lock, so a second run waits and reuses it."""
     with venv_lock(venv):
         wanted = dict(format=FORMAT, python=python, python_version=python_version, pins=list(pins))
         recorded = _recorded(venv, wanted)
@@ -498,9 +470,8 @@ def ensure(
     uv: Sequence[str] | None = None,
     clock: Callable[[], float] = time.time,
 ) -> ScriptEnv | NotInstallable | InstallFailed:
-    """A venv under ``folder`` holding the request's resolved set, why the set cannot be had, or why
-    it could not be tried this time. A second call for the same request reuses the venv and the
-    resolution, touching neither; a ``requires-python`` the interpreter misses is a UsageError."""
+    """A venv under ``folder`` holding the request's resolved set (a second call reuses both), why
+    the set cannot be had, or why it was not tried; UsageError for a ``requires-python`` missed."""
     # Every command runs in a folder of its own: a relative path would move with it.
     folder = folder.absolute()
     uv = uv if uv is not None else uv_command()

@@ -1,12 +1,10 @@
-"""When a release was uploaded to the package index, from its JSON simple API (PEP 691, PEP 700).
+"""When a release was uploaded, from the package index's JSON simple API (PEP 691, PEP 700).
 
-``script_envs`` resolves a script's libraries as the index stood when the jax release came out, and
-``--vary PKG`` needs a library's releases with their times. A release's files may be uploaded over
-hours (one wheel per platform), so its time is its earliest file's; jax and jaxlib of one release
-can be hours apart, so a jax release's time is the later of the two. Each listing is cached for a
-day, and an older one that holds the release still answers for it (an upload time never changes),
-so a cached resolution never needs the network again. Standard library and ``packaging`` only (with
-``harness.units``, ``names`` and ``store.files``): the noxfile may ask in nox's own environment.
+``script_envs`` resolves as the index stood at a jax release; ``--vary PKG`` needs a library's
+releases with their times. A release's files may be uploaded over hours, so its time is its
+earliest file's, and a jax release's the later of jax's and jaxlib's. Listings are cached for a day,
+and an older one holding the release still answers (an upload time never changes). Standard library
+and ``packaging`` only: the noxfile may ask in nox's own environment.
 """
 
 from __future__ import annotations
@@ -60,8 +58,6 @@ class IndexUnreachable(HarnessError):
 
 @dataclass(frozen=True)
 class IndexFile:
-    """One file of a package on the index: its version (from its name), upload time, yanked."""
-
     filename: str
     version: str
     uploaded: datetime | None
@@ -82,8 +78,7 @@ class PackageListing:
 
 
 def index_url(environ: Mapping[str, str] | None = None) -> str:
-    """The simple API's base URL uv resolves from: ``UV_DEFAULT_INDEX`` or ``UV_INDEX_URL`` when one
-    is an http(s) URL, else PyPI's."""
+    """uv's simple API URL: ``UV_DEFAULT_INDEX`` or ``UV_INDEX_URL`` where http(s), else PyPI's."""
     environ = os.environ if environ is None else environ
     for variable in INDEX_VARIABLES:
         value = environ.get(variable, "").strip()
@@ -112,8 +107,7 @@ def credentials(url: str) -> dict[str, str]:
 
 
 def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
-    """The index's JSON answer at ``url``; None for a project it does not have; IndexUnreachable
-    when it cannot be had whole within ``timeout_s``."""
+    """The index's JSON at ``url``; None for no such project; IndexUnreachable if not had whole."""
     asked = shown(url)
     request = urllib.request.Request(asked, headers={"Accept": ACCEPT, **credentials(url)})
     index = f"the package index at {asked.rsplit('/', 2)[0]}"
@@ -249,9 +243,8 @@ class UploadTimes:
         self.index = index_url() if index is None else index.rstrip("/")
 
     def listing(self, name: str, *, holds: str | None = None) -> PackageListing:
-        """``name``'s files: from the cache while younger than a day, else from the index. Asked for
-        the release ``holds``, the cache answers at any age when it has the release's upload time
-        and never when it lacks it (it may have come out since)."""
+        """``name``'s files, cached for a day; asked for the release ``holds``, the cache answers at
+        any age where it has its upload time, never where not (it may have come out since)."""
         if not PROJECT_NAME.fullmatch(name):
             raise UsageError(f"{name[:60]!r} is not a package name")
         normalized = canonicalize_name(name)
@@ -303,18 +296,13 @@ class UploadTimes:
         earliest: dict[str, datetime] = {}
         live: set[str] = set()
         for file in self.listing(name).files:
-            key = _version_label(file.version)
+            try:  # one label per release however its files spell it (1.0 and 1.0.0)
+                key = str(Version(file.version))
+            except InvalidVersion:
+                key = file.version
             if not file.yanked:
                 live.add(key)
             if file.uploaded is not None and (key not in earliest or file.uploaded < earliest[key]):
                 earliest[key] = file.uploaded
         pairs = [(version, when) for version, when in earliest.items() if version in live]
         return sorted(pairs, key=lambda pair: version_key(pair[0]))
-
-
-def _version_label(version: str) -> str:
-    # One label per release however its files spell it (1.0 and 1.0.0 are one release).
-    try:
-        return str(Version(version))
-    except InvalidVersion:
-        return version

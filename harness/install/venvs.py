@@ -1,23 +1,15 @@
-"""One cached virtual environment per jax release, built with uv as nox's uv backend builds a
-session's.
+"""One cached venv per jax release and build, made with uv as nox's uv backend makes a session's.
 
-A release installs what ``harness.pins.install_args`` says for it under the session's
-profile (the harness itself, editable, and the pinned release: JAX's CUDA build under a
-GPU profile) into a venv named for both (``release_env``).  A nox session's end in the
-harness (``harness.commands.nox_session``) picks the interpreter and hands the releases to
-the command as a *plan* file; this module carries it out.  A venv is built once: the install
-it holds is recorded beside it, and a venv whose record matches is used as it is.  Standard
-library only: the checks the noxfile runs in nox's own environment read plans.
+A release installs ``pins.install_args`` under the session's profile (the harness, editable, and
+the release; JAX's CUDA build under a GPU profile) into a venv named for both (``release_env``);
+``commands.nox_session`` hands the releases over as a *plan* file. A venv is built once: the
+install it holds is recorded beside it and reused while the record matches. Standard library only:
+the noxfile's checks read plans.
 
-What ``jax.export`` needs besides jax (``export_tools``: ``flatbuffers`` and, on some releases,
-``absl``, both pure Python) goes into a folder of its own beside the venvs, put last on the path
-of a step's capture process only (``harness.measure.script_capture``): a script's venv is never
-changed and its own packages come first.
-
-Every installer's command (uv, ``compileall``) runs in a process group of its own, ended whole
-(``run_whole``): uv and ``compileall -j 0`` start processes of their own, and ending only the
-command on an interrupt (Ctrl-C, SIGTERM) or a time-out would leave those running, still writing
-into the venv.
+``export_tools`` (flatbuffers, on some releases absl) go into a folder of their own, put last on the
+path of a capture process only: a script's venv is never changed. Every installer's command runs
+in a process group of its own, ended whole (``run_whole``): uv and ``compileall -j 0`` start
+processes that an interrupt or a time-out would otherwise leave writing into the venv.
 """
 
 from __future__ import annotations
@@ -58,8 +50,6 @@ UV_MISSING = (
 
 @dataclass(frozen=True)
 class ReleaseEnv:
-    """A jax release and how to install it: ``uv pip install`` arguments, interpreter, venv."""
-
     jax: str
     jaxlib: str
     python: str
@@ -108,8 +98,7 @@ def write_plan(path: Path, envs: Sequence[ReleaseEnv]) -> None:
 
 
 def read_plan(path: Path) -> list[ReleaseEnv]:
-    """The release plan nox wrote; UsageError naming the file and, for an entry, the field it lacks
-    or holds wrongly."""
+    """The release plan nox wrote; UsageError naming the file, an entry and its field."""
     # a plan of a thousand releases is a few hundred kB
     rows = read_plan_document(path, "the release plan", limit=4 * 2**20)
     if not isinstance(rows, list):
@@ -187,16 +176,14 @@ def last_lines(text: str) -> str:
 
 
 def compile_all(venv: Path) -> list[str]:
-    """Every module of ``venv`` compiled once, at its install: a release's `import jax` (a script's
-    process.import_ns) then times importing, never compiling, whether or not its processes may
-    write bytecode (PYTHONDONTWRITEBYTECODE): every release's import is timed alike."""
+    """Every module of ``venv`` compiled once at its install: ``process.import_ns`` then times
+    importing, never compiling, whatever PYTHONDONTWRITEBYTECODE says."""
     return [str(venv / "bin" / "python"), "-m", "compileall", "-q", "-j", "0", str(venv / "lib")]
 
 
 def install_record(env: ReleaseEnv) -> dict[str, object]:
-    """What a venv that holds ``env``'s install records beside it. The harness is installed
-    editable, so its code follows the checkout, but a dependency added to pyproject.toml reaches
-    the venv only through a new install: its hash is part of it."""
+    """What a venv holding ``env``'s install records; pyproject.toml's hash too, as a dependency
+    added there reaches the (editable) harness's venv only through a new install."""
     project = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
     return dict(
         python=env.python, install=list(env.install), pyproject=project, bytecode="compileall"
@@ -204,15 +191,13 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
 
 
 def mark_used(venv: Path) -> None:
-    """Say that a run takes ``venv`` now (its ``USED`` file's time set): ``jax-repro prune`` keeps
-    a venv used lately. A stamp that cannot be written costs the venv nothing but that."""
+    """Stamp ``venv`` used now (``jax-repro prune`` keeps a venv used lately), where it can."""
     with contextlib.suppress(OSError):
         os.utime(venv / USED)
 
 
 def missing_files(venv: Path) -> list[str]:
-    """Files the venv's distributions recorded (their RECORD) that are gone from ``venv`` (a module,
-    a jaxlib ``.so``), or a RECORD that cannot be read."""
+    """Files the venv's RECORDs list that are gone (a module, a ``.so``), or RECORDs unreadable."""
     site = venv_files.site_packages(venv)
     if site is None:
         return ["site-packages"]
@@ -232,13 +217,9 @@ def missing_files(venv: Path) -> list[str]:
 
 
 def ensure(env: ReleaseEnv) -> str | None:
-    """Make ``env``'s venv hold its install; None when ready, else why it cannot be installed.
-
-    An existing venv is installed into (uv pins it to exactly what is asked), never deleted: the
-    folder may hold other things a user put there; one that lost a file it installed is installed
-    again (``--reinstall``). Made under the venv's lock: two runs that need it at once (two
-    sessions, two test workers) make it once, the second waiting and then finding it ready.
-    """
+    """Make ``env``'s venv hold its install; None when ready, else why not. An existing venv is
+    installed into, never deleted (it may hold a user's things); one that lost a file is installed
+    again. Under the venv's lock: two runs that need it make it once."""
     with venv_lock(env.venv):
         record = env.venv / INSTALLED
         wanted = install_record(env)
@@ -277,8 +258,7 @@ def ensure(env: ReleaseEnv) -> str | None:
 
 
 def export_tools(cache: Path, interpreter: Path) -> Path | str:
-    """The folder holding ``EXPORT_PACKAGES`` for ``interpreter``, installed once (under its venv
-    lock: two runs that need it install it once); or why not."""
+    """The folder holding ``EXPORT_PACKAGES`` for ``interpreter``, installed once; or why not."""
     # Absolute: the capture process runs where the script runs, not where the harness was started.
     folder = (cache / "export-tools").resolve()
     if (folder / EXPORT_DONE).is_file():

@@ -1,13 +1,10 @@
-"""One case process of a side, measured under the machine's lock, and measured again while the
-machine was loaded.
+"""One case process of a side, measured under the machine's lock, and again while it was loaded.
 
-A process that finished ok while other processes kept more than ``--max-load`` cores busy is
-measured again, a second apart, up to ``LOAD_ATTEMPTS`` times; only a measurement is measured again
-(a failure, timeout or crash under load stays what it was), and a retry that fails, hangs, crashes
-or is interrupted leaves the loaded measurement standing.  Every attempt is counted in the process's
-load record.  A process that did not end ok because its side's venv changed under it (``VenvGone``)
-is no outcome of the release: it is not kept, and the measurement stops, saying so; so is one that
-could not open its TPU because another program holds the chip (``DeviceHeld``).
+A process that finished ok while others kept more than ``--max-load`` cores busy is measured again,
+a second apart, up to ``LOAD_ATTEMPTS`` times, each attempt counted in its load record; a retry that
+does not end ok leaves the loaded measurement standing. A process that met its venv changed
+(``VenvGone``) or its TPU held by another program (``DeviceHeld``) is no outcome of the release: it
+is not kept, and the measurement stops, saying so.
 """
 
 from __future__ import annotations
@@ -16,9 +13,10 @@ import dataclasses
 import time
 from collections.abc import Callable
 
+from harness.host import tpu
 from harness.measure.case_process import run_process
 from harness.measure.cells import CellRun, PlannedRun
-from harness.measure.launch import Worker, check_device, check_venv
+from harness.measure.launch import DeviceHeld, Worker, check_venv
 from harness.measure.locks import timing_lock
 from harness.store.schema import ProcessRun, RunStatus, Settings
 
@@ -70,7 +68,8 @@ def measure_process(
                 process = run_process(worker(), round_index, case, settings)
             if process.status is not RunStatus.OK:
                 check_venv(run.side, process.detail)
-                check_device(process.detail)
+                if why := tpu.held_elsewhere(process.detail):
+                    raise DeviceHeld(why)
         except BaseException:
             # Interrupted while measuring again, or the venv gone (VenvGone: not the release's
             # doing, nothing of this process is kept): the loaded measurement is kept.

@@ -1,16 +1,11 @@
-"""A pytest-benchmark suite's run, as a script's programs: each benchmark a program, its rounds the
-samples.
+"""A pytest-benchmark suite's run as a script's programs: each benchmark the program
+``bench.<name>``, each round (``stats.data``) one wall sample, judged over processes as any program.
 
-A script the harness runs finds ``BENCHMARK_JSON`` in its environment: a file in the case process's
-scratch folder, where ``pytest --benchmark-json=$HARNESS_BENCHMARK_JSON`` writes each round's time
-(``stats.data``). Each benchmark becomes the program ``bench.<name>``, each round one wall sample,
-so a benchmark is judged over processes like any program. The file is the suite's output, so
-untrusted: read within bounds, and what is left out is said as a note. The watch's runner
-(``harness.catalogue.benchmark_suite``) writes the same form, names each benchmark by its test and
-parameters (``harness_name``) and says where it stopped the suite (``harness_cut_short``: how many
-benchmarks ran of how many, and why) and what its process spent importing and collecting
-(``harness_phases``). Standard library only: the case process runs it in a venv
-that holds jax and little else.
+A script finds ``BENCHMARK_JSON`` in its environment, a file in the case process's scratch folder
+for ``pytest --benchmark-json``. The file is untrusted: read within bounds, what is left out said
+as a note. The watch's runner (``catalogue.benchmark_suite``) adds ``harness_name`` (a benchmark's
+test and parameters), ``harness_cut_short`` (how many ran of how many, and why) and
+``harness_phases`` (its import and collection). Standard library only: run in the script's venv.
 """
 
 from __future__ import annotations
@@ -28,9 +23,8 @@ from harness.store.schema import StoredProgram, TimedSample
 
 BENCHMARK_JSON = "HARNESS_BENCHMARK_JSON"  # not JAX_: results record JAX_ variables
 PREFIX = "bench."  # never the harness's own ``process`` or ``json`` programs
-# A suite's JSON holds every round of every benchmark: 1,000 benchmarks of 10,000 rounds is under
-# 200 MB; the harness reads a result back within 64 MB, so what one process keeps is bounded here
-# too.
+# A suite's JSON holds every round (1,000 benchmarks of 10,000 rounds: under 200 MB), and a result
+# is read back within 64 MB: what one process keeps is bounded here too.
 MAX_FILE_BYTES = 32 * 2**20
 MAX_BENCHMARKS = 200
 MAX_COUNT = 10**6  # benchmarks a suite plans: a bound on an untrusted count, not a limit
@@ -51,8 +45,7 @@ class SuiteRun:
     notes: list[str] = field(default_factory=list)
     # Where the watch's runner stopped the suite before the time-out: benchmarks run, planned.
     cut_short: tuple[int, int] | None = None
-    # The watch's runner: ns its process spent in import statements until the suite was collected,
-    # and in the rest of the collection.
+    # The watch's runner: ns in import statements until the suite was collected, and in the rest.
     phases: dict[str, float] = field(default_factory=dict)
 
 

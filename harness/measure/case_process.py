@@ -1,7 +1,6 @@
-"""One case process: started on a side's worker, timed out, classified, with the machine's load
-while it ran. The case process writes the ``ProcessRun`` it measured (``harness.measure.child``);
-this end reads it back and adds what only the parent knows: its place, its window, the machine's
-load, its CPUs; or, where it wrote none, why (its exit code or signal, its last lines).
+"""One case process: started on a side's worker, timed out, classified. The payload it wrote
+(``child``) is read back with what only the parent knows: its place, its window, the machine's load,
+its CPUs; or, where it wrote none, why (its exit code or signal, its last lines).
 """
 
 from __future__ import annotations
@@ -49,29 +48,10 @@ def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
     return ProcessRun(0, status, detail, died=deaths.ended(returncode, output))
 
 
-def with_stack(process: ProcessRun, stack: str) -> ProcessRun:
-    """A process that did not finish ok, with where it died (where it did not say: its detail) and
-    the faulthandler ``stack`` written at its fatal signal or time-out."""
-    if process.status in (RunStatus.OK, RunStatus.SKIPPED, RunStatus.NOT_INSTALLABLE):
-        return process
-    died = process.died or ProcessEnd(EndKind.RAISED, last_lines=process.detail)
-    if stack and not died.stack:
-        died = dataclasses.replace(died, stack=stack)
-    return dataclasses.replace(process, died=died)
-
-
-def _read_payload(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-
-
 def run_process(worker: Worker, index: int, case: dict[str, Any], settings: Settings) -> ProcessRun:
-    """Run one case process on ``worker`` (``case``: what it runs, ``child.run_request``'s
-    ``case_file``, ``sizes`` and a script's ``script_sha256`` and ``script_args``), kill it (and its
-    group) at the time-out; never raises for the case's sake. An interrupt (Ctrl-C, SIGTERM) kills
-    the case process before it propagates."""
+    """Run one case process on ``worker`` (``case``: the request's ``case_file``, ``sizes`` and a
+    script's ``script_sha256``, ``script_args``), its group killed at the time-out or an interrupt;
+    never raises for the case's sake."""
     timeout_s, affinity = settings.timeout_s, settings.affinity
     with tempfile.TemporaryDirectory(prefix="harness-") as scratch:
         out, log = Path(scratch) / "payload.json", Path(scratch) / "output.log"
@@ -119,8 +99,17 @@ def run_process(worker: Worker, index: int, case: dict[str, Any], settings: Sett
             )
         elif process is None:
             assert exited is not None
-            process = classify(exited.returncode, _read_payload(out), output)
-        process = with_stack(process, deaths.read_stack(faults))
+            try:
+                payload = json.loads(out.read_text())
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                payload = None
+            process = classify(exited.returncode, payload, output)
+        if process.status not in (RunStatus.OK, RunStatus.SKIPPED, RunStatus.NOT_INSTALLABLE):
+            # where it died (where it did not say: its detail), with faulthandler's stack
+            died = process.died or ProcessEnd(EndKind.RAISED, last_lines=process.detail)
+            if (stack := deaths.read_stack(faults)) and not died.stack:
+                died = dataclasses.replace(died, stack=stack)
+            process = dataclasses.replace(process, died=died)
         peak = process.peak_rss_bytes
         if exited is not None and peak is None:  # it died before saying: the kernel's count
             peak = exited.maxrss_bytes

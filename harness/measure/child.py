@@ -1,11 +1,8 @@
-"""The process that runs one case at one size point and writes its payload.
+"""The case process: one case at one size point (or a plain script), its ``ProcessRun`` written to
+its request's ``out`` file, from which and its exit code the harness decides its status.
 
-Forked by a side's worker (``harness.measure.worker``) or, with ``spawn`` isolation, run as
-``python -m harness.measure.child``: either way the profile's XLA flags apply from process start,
-and whatever the case does (raise, hang, abort, exhaust memory) cannot harm the sweep. It writes the
-``ProcessRun`` it measured to its request's ``out`` file; the harness decides the status from that
-file and the exit code. It runs in the side's venv with this checkout first on its path
-(``launch``).
+Forked by a side's worker or, with ``spawn`` isolation, run as ``python -m harness.measure.child``:
+the profile's XLA flags apply from process start, and whatever the case does cannot harm the sweep.
 """
 
 from __future__ import annotations
@@ -63,9 +60,7 @@ class Skip(Exception):
 
 
 def device_skip(needed: int, used: int | None, found: int, cpu: bool) -> str:
-    """Why a case that needs ``needed`` devices and uses ``used`` (its MIN_DEVICES, DEVICES_USED) is
-    not measured where there are ``found``; empty when it is (the runner asks before starting a
-    process where the profile says how many: ``sides.cpu_devices``)."""
+    """Why a case needing ``needed`` devices, using ``used``, is not run on ``found``; "" if run."""
     if found < needed:
         profile = "run it under a multi-device profile, e.g. cpu8"
         return f"needs {needed} devices, found {found} ({profile})"
@@ -105,16 +100,6 @@ def load_case(path: Path) -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def _case_jax(module: ModuleType) -> Any | None:
-    """JAX, when the case imports it (directly or through ``cases.compat``), else None: not as
-    ``sys.modules`` says, as a forked case process has JAX from its worker even for plain Python."""
-    uses = any(
-        isinstance(value, ModuleType) and value.__name__.split(".")[0] in ("jax", "cases")
-        for value in vars(module).values()
-    )
-    return sys.modules.get("jax") if uses else None
 
 
 def stored_sample(sample: timing.Sample) -> TimedSample:
@@ -177,24 +162,17 @@ class CaseError(TypeError):
     """What a case returned cannot be stored: the process fails with this, measured or not."""
 
 
-def checked_facts(facts: Any) -> dict[str, Any]:
-    """A case's facts, scrubbed, once a dict of names to what JSON holds; CaseError otherwise."""
-    if not isinstance(facts, dict) or not all(isinstance(key, str) for key in facts):
-        kind = type(facts).__name__
-        wanted = "facts() must return a dict of names to values"
-        raise CaseError(f"{wanted}, not {kind}: {facts!r:.200}")
-    try:
-        json.dumps(facts, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise CaseError(f"facts() returned what a result cannot hold: {str(exc)[:200]}") from None
-    return dict(scrub_value(facts))
-
-
 def execute(
     module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases
 ) -> ProcessRun:
     needed = int(getattr(module, "MIN_DEVICES", 1))
-    jax = _case_jax(module)
+    # JAX where the case imports it (directly or through ``cases.compat``), not as ``sys.modules``
+    # says: a forked case process has JAX from its worker even for plain Python.
+    uses = any(
+        isinstance(value, ModuleType) and value.__name__.split(".")[0] in ("jax", "cases")
+        for value in vars(module).values()
+    )
+    jax = sys.modules.get("jax") if uses else None
     configured = script_hook.configure_jax(os.environ) if jax is not None else {}
     if jax is not None:
         with phase("backend"):
@@ -236,7 +214,15 @@ def execute(
         programs[name] = program_record(prog)
     if profiling:
         script_hook.stop_profile()
-    facts = checked_facts(module.facts(**sizes)) if hasattr(module, "facts") else {}
+    facts = module.facts(**sizes) if hasattr(module, "facts") else {}
+    if not isinstance(facts, dict) or not all(isinstance(key, str) for key in facts):
+        wanted = "facts() must return a dict of names to values"
+        raise CaseError(f"{wanted}, not {type(facts).__name__}: {facts!r:.200}")
+    try:
+        json.dumps(facts, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise CaseError(f"facts() returned what a result cannot hold: {str(exc)[:200]}") from None
+    facts = dict(scrub_value(facts))
     # which jax options were set for the process (a changed default tried)
     facts |= {f"jax_config.{name}": value for name, value in configured.items()}
     holds, evidence = timing.judge_claim(module.verdict, medians(programs, compiled), sizes)
@@ -259,10 +245,9 @@ def run(
     affinity: list[int] | None = None,
 ) -> ProcessRun:
     """Run a case (or, with ``script_sha256``, a plain script of that content) as a worker's
-    request names it (its ``out``, ``log`` and ``affinity`` are the worker's: a key no request has
-    is refused, never dropped).
-    ``fault_file``: where Python's stack goes at a fatal signal and at ``dump_at_unix_s``
-    (``watch_faults``); a plain script's own process writes it there (its start-up hook)."""
+    request names it (``out``, ``log``, ``affinity`` are the worker's, taken so that an unknown key
+    is refused). ``fault_file``: where Python's stack goes at a fatal signal and at
+    ``dump_at_unix_s``; a plain script's own process writes it (its start-up hook)."""
     case_file = Path(case_file)
     phase = Phases()
     scripted = script_sha256 is not None
@@ -314,14 +299,12 @@ def run(
 
 
 def run_request(request: Mapping[str, Any]) -> None:
-    """Run what a worker's request asks, and write the payload the harness reads back
-    (``harness.measure.case_process.classify``)."""
+    """Run a worker's request, writing the payload ``case_process.classify`` reads back."""
     Path(request["out"]).write_text(json.dumps(run(**request).to_json()))
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m harness.measure.child REQUEST``: a worker's request, its JSON, run in a fresh
-    interpreter (``spawn`` isolation)."""
+    """``python -m harness.measure.child REQUEST_JSON`` (``spawn`` isolation)."""
     run_request(json.loads((sys.argv[1:] if argv is None else argv)[0]))
     return 0
 

@@ -1,11 +1,9 @@
-"""Where a process died: its signal or exit status, the last lines it wrote, and Python's stack
-then.
+"""Where a process died: its signal or exit status, its last lines, and Python's stack then.
 
-Every case process runs with ``faulthandler`` writing into a file of the harness's
-(``script_hook.watch_faults``, ``FAULT_FILE``): every thread's Python stack at a fatal signal,
-and a little before the process's time-out (``dump_after``, ``FAULT_AT``) where it is waiting
-(never faulthandler's own watchdog, whose dump can crash the process). A plain script gets the same
-from its start-up hook, so it runs unmodified. The harness reads the file back (``read_stack``).
+Every case process runs with ``faulthandler`` writing into a file of the harness's (``FAULT_FILE``):
+every thread's stack at a fatal signal, and a little before its time-out (``dump_after``,
+``FAULT_AT``), by a thread of the hook's, never faulthandler's own watchdog, whose dump can crash
+the process. A plain script gets it from its start-up hook. ``read_stack`` reads it back.
 """
 
 from __future__ import annotations
@@ -30,8 +28,7 @@ STACK_CHARS = 6000  # of the faulthandler file kept: the end, where the fatal th
 LAST_LINES = 25
 LAST_CHARS = 4000
 
-# A frame's file in a venv, up to its site-packages: the venv's whole path says nothing a reader
-# needs, and where the harness keeps its venvs.
+# A frame's file in a venv, shown from site-packages: where the harness keeps venvs is no news.
 VENV_FRAME = re.compile(r'(?<=File ")[^"\n]*/((?:site|dist)-packages/)')
 
 
@@ -86,8 +83,7 @@ def script_output(environ: Mapping[str, str], name: str) -> Any:
 
 
 def read_end(path: Path, size: int = 16 * LAST_CHARS) -> str:
-    """The last ``size`` bytes of a file as text ("" where unreadable): a process can print
-    gigabytes before it dies."""
+    """The last ``size`` bytes of a file as text, "" where unreadable (it may hold gigabytes)."""
     try:
         with open(path, "rb") as handle:
             return tail_of(handle, size)

@@ -1,10 +1,8 @@
 """The figure lines an exported script prints, and reading them back: the format's one owner.
 
-Figures are nanoseconds: one ``metric PROGRAM METRIC median=.. min=.. max=.. n=..`` line
-each, a ``fact NAME JSON`` line per entry of the case's ``facts()`` if it has one, then
-``claim holds: True|False — evidence``.  The writer (``figure_line``) is inlined into every
-exported script by ``harness.upstream.export``, so this module imports only the standard
-library; the reader (``parse_output``) serves the issue draft and ``--script`` runs alike.
+One ``metric PROGRAM METRIC median=.. min=.. max=.. n=..`` line a figure (nanoseconds), a ``fact
+NAME JSON`` line per fact, then ``claim holds: True|False — evidence``. The writer is inlined into
+every exported script, so this imports the standard library only.
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
-"""What the harness starts ends with it. Each process it starts dies with the process that started
-it (Linux: ``prctl``; elsewhere a watch), the harness with whatever started it (``follow_parent``);
-and what a killed harness leaves is ended and removed by a watchdog process that outlives it.
+"""What the harness starts ends with it: each process dies with its parent (Linux ``prctl``, else a
+watch), the harness with whatever started it (``follow_parent``), and a watchdog ends what a killed
+harness leaves.
 
-A harness killed outright (SIGKILL, the OOM killer) runs no cleanup of its own: its workers, their
-case processes, an installer it waited on and its temporary folders would stay. So a harness command
-runs ``guarded``: its temporary folders go under one of its own, every process it starts inherits a
-marker in its environment (``MARKER_VARIABLE``), and a watchdog in a session of its own holds the
-read end of a pipe only the harness writes to. When the harness ends, however it ends, the watchdog
-ends every process carrying the marker (found in ``/proc``: Linux only) and removes the folder.
-
-Standard library only: a side's worker imports it before anything else, and the watchdog runs it as
-a file (``python -I -S guardian.py MARKER FOLDER HARNESS_PID``).
+A harness killed outright (SIGKILL, the OOM killer) cleans up nothing: its workers, case processes,
+installer and temporary folders would stay. So a command runs ``guarded``: its temporary folders
+under one of its own, a marker (``MARKER_VARIABLE``) in every process it starts, and a watchdog in
+a session of its own reading a pipe only the harness writes to; when the pipe closes, the watchdog
+ends every marked process (found in ``/proc``: Linux only) and removes the folder. Standard library
+only: a worker imports it first, and the watchdog runs it as a file (``python -I -S guardian.py``).
 """
 
 from __future__ import annotations
@@ -69,14 +66,9 @@ def ignores_hangups(pid: int) -> bool:
 
 
 def follow_parent(signum: int = signal.SIGTERM) -> bool:
-    """The harness's own process: receive ``signum`` when whatever started it (nox, a CI step) dies;
-    False when it does not follow its parent.
-
-    Without it a SIGTERM to nox (``timeout``, a CI cancel) leaves the harness re-parented to init,
-    still measuring and storing; SIGTERM ends it as an interrupt does. A harness started alone
-    under ``nohup`` (it ignores SIGHUP, its parent does not) was detached on purpose and is left to
-    run; so is one whose parent is already init; one whose parent ignores SIGHUP too follows it.
-    """
+    """Receive ``signum`` when whatever started the harness (nox, a CI step) dies, else a SIGTERM to
+    nox (``timeout``, a CI cancel) leaves it measuring under init; False where it does not follow:
+    its parent is init, or it alone ignores SIGHUP (``nohup``: detached on purpose)."""
     parent = os.getppid()
     if parent == 1:
         return False
@@ -100,23 +92,6 @@ ROUNDS = 200
 ROUND_PAUSE_S = 0.05
 
 
-def _marked(marker: bytes, spared: set[int]) -> list[int]:
-    """Live processes whose environment carries ``marker``, but ``spared``; none without /proc."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        pid = int(entry.name)
-        if pid in spared:
-            continue
-        try:
-            state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
-            environ = (entry / "environ").read_bytes()
-        except (OSError, IndexError):  # it ended while we looked, or it is not ours to read
-            continue
-        if state not in (b"Z", b"X") and marker in environ.split(b"\0"):
-            found.append(pid)
-    return found
-
-
 def end_marked(marker: str, harness: int) -> None:
     """End every process carrying ``MARKER_VARIABLE=marker``, SIGTERM first, SIGKILL once the grace
     is over; but the watchdog and the ``harness`` (still alive after a clean exit, waiting)."""
@@ -124,7 +99,18 @@ def end_marked(marker: str, harness: int) -> None:
     spared = {os.getpid(), harness}
     deadline = time.monotonic() + GRACE_S
     for _ in range(ROUNDS):
-        left = _marked(wanted, spared)
+        left = []  # live processes carrying the marker, but the spared; none without /proc
+        for entry in Path("/proc").glob("[0-9]*"):
+            pid = int(entry.name)
+            if pid in spared:
+                continue
+            try:
+                state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
+                environ = (entry / "environ").read_bytes()
+            except (OSError, IndexError):  # it ended while we looked, or it is not ours to read
+                continue
+            if state not in (b"Z", b"X") and wanted in environ.split(b"\0"):
+                left.append(pid)
         if not left:
             return
         signum = signal.SIGTERM if time.monotonic() < deadline else signal.SIGKILL

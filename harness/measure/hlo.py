@@ -1,9 +1,6 @@
-"""Facts from optimized HLO: exact evidence that needs no statistics.
-
-The text is parsed by structure (instruction, shape, opcode, backend_config),
-never by ``op_name`` metadata, whose paths change between releases.  Shapes may be
-tuples with nested parentheses, and older releases print operand types, so the
-opcode is found by skipping the balanced shape after ``=``.
+"""Facts from optimized HLO: exact evidence that needs no statistics. Parsed by structure, never by
+``op_name`` metadata, whose paths change between releases; the opcode is found by skipping the
+balanced shape after ``=`` (shapes nest, and older releases print operand types).
 """
 
 from __future__ import annotations
@@ -72,8 +69,7 @@ def structure(hlo_text: str) -> dict[str, Any]:
 
 
 def cost(compiled: Any) -> dict[str, float | None]:
-    """flops and bytes accessed from ``cost_analysis()`` (a list of dicts through 0.4.38, a dict
-    since); None where it does not know the figure."""
+    """flops and bytes accessed (``cost_analysis()``: dicts through 0.4.38); None: not known."""
     try:
         analysis = compiled.cost_analysis()
     except Exception:  # not every backend implements it; absence is a fact, not a failure
@@ -107,8 +103,7 @@ MEMORY_SIZES = {
 
 
 def memory(compiled: Any) -> dict[str, int]:
-    """The buffer sizes XLA planned for the executable, from ``memory_analysis()`` where the release
-    and backend give it (none where they do not: absence is a fact)."""
+    """XLA's planned buffer sizes (``memory_analysis()``); none where not given (a fact)."""
     try:
         analysis = compiled.memory_analysis()
     except Exception:

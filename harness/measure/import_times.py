@@ -1,12 +1,9 @@
 """Where a suite's import goes: ``python -X importtime``'s report, read as a tree of modules.
 
-The watch runs one extra process of a suite per side (off the timing path, its result thrown away)
-with ``IMPORT_TIME`` naming a file: the case process then starts the script under ``-X importtime``
-and copies what the interpreter wrote to standard error there.  Each line is
-``import time: SELF | CUMULATIVE | NAME`` in microseconds, a module's line after those of the
-modules it imported, each nested one two spaces deeper.  The page names the costliest imports and,
-within each, the module whose own time is most of it (``costliest``): a finding about the suite's
-own import that no benchmark runner gives its maintainer.
+The watch runs one extra process of a suite per side (off the timing path) with ``IMPORT_TIME``
+naming a file, where the case process copies the interpreter's report (lines ``import time: SELF |
+CUMULATIVE | NAME`` in microseconds, a module after those it imported, nested two spaces deeper).
+The page names the costliest imports and the module most of each (``costliest``).
 """
 
 from __future__ import annotations
@@ -36,13 +33,11 @@ class Imported:
     children: list[Imported] = field(default_factory=list)
 
     def within(self) -> list[Imported]:
-        """Every module its import imported, at any depth."""
         return [each for child in self.children for each in (child, *child.within())]
 
 
 def parse(text: str) -> list[Imported]:
-    """The top-level imports of a ``-X importtime`` report, each with the tree it imported; lines
-    that are not the report's (the suite's own output) are passed over."""
+    """A ``-X importtime`` report's top-level imports with their trees; other lines passed over."""
     pending: list[tuple[int, Imported]] = []
     for line in text.splitlines():
         found = LINE.match(line)
@@ -58,9 +53,8 @@ def parse(text: str) -> list[Imported]:
 
 
 def costliest(text: str) -> list[str]:
-    """The ``SHOWN`` costliest top-level imports, each with the module whose own time is the most
-    of it where that is a module below it: "`import sif2jax` 56 s, of it
-    `sif2jax.cutest._constrained_minimisation.cleuven7` 45 s"."""
+    """The ``SHOWN`` costliest top-level imports, each with the module below it most of it: "`import
+    sif2jax` 56 s, of it `sif2jax.cutest._constrained_minimisation.cleuven7` 45 s"."""
     lines = []
     for top in sorted(parse(text), key=lambda m: -m.cumulative_us)[:SHOWN]:
         said = f"`import {top.name}` {format_ns(top.cumulative_us * 1e3)}"

@@ -1,15 +1,10 @@
-"""How a side's worker sets each case process apart: ``fork`` or ``spawn``, and which one a run
-takes by default; and the CPUs it is pinned to before JAX starts (``--affinity``, CPU lists as
-pyperf's).
+"""How a worker sets each case process apart (``fork`` or ``spawn``, and the default) and the CPUs
+it is pinned to before JAX starts (``--affinity``, CPU lists as pyperf's).
 
-- ``fork`` forks the worker, which imported JAX once *without* starting a backend, so a case process
-  skips a 1.5 s JAX import and still starts its own backend, devices and compilation caches with the
-  side's XLA flags;
-- ``spawn`` makes each forked process ``exec`` a new ``python -m harness.measure.child``.
-
-Pinned to one core, a scan case ran at 28.8–29.8 ms over 8 processes where unpinned it ranged
-32.8–34.4 ms on a quiet machine: the kernel moving the process and its threads between cores is part
-of the spread between processes.
+``fork`` forks the worker, which imported JAX without starting a backend: a case process skips a
+1.5 s import and still starts its own backend with the side's XLA flags; ``spawn`` ``exec``s a new
+``python -m harness.measure.child``. Pinned to one core, a scan case ran at 28.8–29.8 ms over 8
+processes, unpinned at 32.8–34.4 ms on a quiet machine: moving between cores adds to the spread.
 """
 
 from __future__ import annotations
@@ -24,10 +19,9 @@ GPU_PLATFORMS = ("cuda", "rocm", "gpu")
 
 
 def default_isolation(environ: dict[str, str] | None = None) -> str:
-    """``fork``, unless ``JAX_PLATFORMS`` pins a GPU: then ``spawn``. A ``fork`` worker imports JAX,
-    which with a CUDA plugin loads CUDA libraries; CUDA forbids a fork only once initialised, which
-    that import should not do, but no release is verified; a GPU run spends seconds compiling, so a
-    fresh interpreter's import (about 1.5 s) buys certainty."""
+    """``fork``, but ``spawn`` where ``JAX_PLATFORMS`` pins a GPU: CUDA forbids a fork once
+    initialised, which JAX's import should not do but no release is verified not to; a GPU run
+    compiles for seconds, so a fresh interpreter's 1.5 s import buys certainty."""
     platforms = (os.environ if environ is None else environ).get("JAX_PLATFORMS", "")
     return "spawn" if any(p.strip() in GPU_PLATFORMS for p in platforms.split(",")) else "fork"
 

@@ -1,10 +1,7 @@
-"""The harness's end of the workers (``harness.measure.worker``), one per side: start one, start
-case processes, stop them (``Worker``); a measurement's workers, started together and restarted when
-one died, each side's host facts (the machine, the release's versions, the devices) taken from its
-worker for its results (``WorkerPool``); and whether a side's venv changed under the running command
-(``VenvGone``). A worker is started in a session of its own, so a Ctrl-C at the terminal reaches the
-harness alone, which then kills the running case process with its whole process group and ends the
-worker; and it ends with the harness (Linux), taking its case process with it.
+"""The harness's end of the workers: one per side (``Worker``), started together and restarted when
+one died, each side's host facts taken from its worker (``WorkerPool``); and whether a side's venv
+changed under the running command (``VenvGone``). A worker has a session of its own, so a Ctrl-C
+reaches the harness alone, which kills the case process's group and ends the worker.
 """
 
 from __future__ import annotations
@@ -23,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.host import tpu
 from harness.host.environment import REPO_ROOT, scrub, shown_path
 from harness.measure import venv_files
 from harness.measure.guardian import die_with_parent
@@ -62,14 +58,11 @@ def kill_group(pid: int) -> None:
 
 
 class Worker:
-    """One side's worker process and the JSON lines exchanged with it."""
-
     def __init__(
         self, interpreter: str, environ: dict[str, str], isolation: str, log: Path
     ) -> None:
         self.log = log
-        # The worker runs this checkout's harness whatever the interpreter has installed, so
-        # the two ends of the protocol always match.
+        # This checkout's harness, whatever the interpreter has: the protocol's ends always match.
         path = os.pathsep.join(p for p in (str(REPO_ROOT), environ.get("PYTHONPATH", "")) if p)
         with open(log, "ab") as handle:
             self.proc = subprocess.Popen(
@@ -145,7 +138,6 @@ class Worker:
         return facts
 
     def start(self, request: dict[str, Any]) -> int:
-        """Start a case process; its pid."""
         try:
             self._stdin.write((json.dumps({"run": request}) + "\n").encode())
             self._stdin.flush()
@@ -158,7 +150,7 @@ class Worker:
         return self.running
 
     def wait(self, timeout: float | None) -> Exited | None:
-        """How the running case process ended, or None if it is still running at the timeout."""
+        """How the running case process ended; None while it runs at the timeout."""
         exited = self._expect("exited", timeout)
         if exited is None:
             return None
@@ -200,20 +192,17 @@ class Worker:
             self.proc.stdout.close()  # type: ignore[union-attr]
 
 
-# What a process says where jax is not in its venv: never the script's doing, jax is in every venv
-# the harness prepares.
+# What a process says where jax is not in its venv (never the script's doing: every venv has jax).
 JAX_MISSING = ("No module named 'jax'", "No module named 'jaxlib'")
 JAX_IN_A_VENV = "lib/python*/site-packages/jax/__init__.py"
 
 
 class VenvGone(HarnessError):
-    """A side's venv changed or vanished under the running command (a clean-up outside the
-    harness): a fault of the machine, not of the script; the process that met it is not kept."""
+    """A side's venv changed under the running command: the machine's fault, not the script's."""
 
 
 def venv_gone(side: Side, output: str = "") -> str:
-    """Why ``side``'s venv is no longer the one prepared ("" where nothing says so): its interpreter
-    is gone, or a process's ``output`` says jax is not in it."""
+    """Why ``side``'s venv is no longer the one prepared, "" where nothing says so."""
     python = Path(side.interpreter)
     if not python.exists():
         return f"{shown_path(python, anywhere=True)} is gone"
@@ -236,7 +225,6 @@ def venv_gone(side: Side, output: str = "") -> str:
 
 
 def check_venv(side: Side, output: str = "") -> None:
-    """VenvGone where ``side``'s venv is no longer the one prepared (``venv_gone``)."""
     if why := venv_gone(side, output):
         raise VenvGone(
             f"the venv of side {side.label!r} changed under the running command ({why}; a clean-up "
@@ -246,14 +234,7 @@ def check_venv(side: Side, output: str = "") -> None:
 
 
 class DeviceHeld(HarnessError):
-    """The side's accelerator is held by another program (a TPU chip opens in one process at a
-    time): a fault of the machine, not of the case; the process that met it is not kept."""
-
-
-def check_device(output: str) -> None:
-    """DeviceHeld where a case process's ``output`` says another program holds its TPU."""
-    if why := tpu.held_elsewhere(output):
-        raise DeviceHeld(why)
+    """Another program holds the side's TPU: the machine's fault; its process is not kept."""
 
 
 class WorkerPool:

@@ -1,11 +1,10 @@
 """How busy the machine was while a case process ran, apart from that process.
 
-A case process's timings depend on what else runs: a busy process on the other core of a 2-core
-machine moved one case from 33 ms to between 35 and 57 ms. Over a case process's window, every
-CPU's busy time (``/proc/stat``, a hypervisor's stolen time included) less the process's own CPU
-time (``os.wait4``) divided by the window's wall time reads as *other CPU cores busy on average*.
-The kernel counts in 10 ms ticks per CPU, so a process is judged loaded only when it is over the
-threshold by more than that resolution. Without ``/proc/stat`` (not Linux) the figures are null.
+A busy process on the other core of a 2-core machine moved a case from 33 ms to 35–57 ms. Over a
+process's window, every CPU's busy time (``/proc/stat``, stolen time included) less the process's
+own (``os.wait4``), over the wall time, reads as *other CPU cores busy*. The kernel counts 10 ms
+ticks per CPU, so a process is loaded only when over the threshold by more than that. Without
+``/proc/stat`` the figures are null.
 """
 
 from __future__ import annotations
@@ -18,9 +17,8 @@ from harness.store.schema import ProcessLoad, Settings
 PROC_STAT = Path("/proc/stat")
 # The threshold at which a process is flagged as loaded when --max-load is not given.
 DEFAULT_FLAG_CORES = 0.5
-# /proc/stat's aggregate "cpu" line: user nice system idle iowait irq softirq steal guest
-# guest_nice. Idle and iowait are not busy; guest time is already counted in user (and guest_nice in
-# nice).
+# /proc/stat's "cpu" line: user nice system idle iowait irq softirq steal guest guest_nice; idle
+# and iowait are not busy, guest time is already counted in user (guest_nice in nice).
 _BUSY_FIELDS = (0, 1, 2, 5, 6, 7)
 
 
@@ -50,8 +48,7 @@ def other_cpu_cores(
     """Average number of cores busy with anything but the case process over its window."""
     if busy_before is None or busy_after is None or wall_s <= 0:
         return None
-    # /proc/stat counts in clock ticks (10 ms), the rusage in microseconds: a quiet
-    # machine can come out a tick below zero.
+    # /proc/stat counts 10 ms ticks, the rusage microseconds: a quiet machine can come out below 0.
     return round(max(0.0, busy_after - busy_before - own_cpu_s) / wall_s, 3)
 
 
@@ -65,7 +62,6 @@ def resolution_cores(wall_s: float) -> float:
 
 
 def load_threshold(settings: Settings) -> float:
-    """Other cores busy above which a process counts as loaded."""
     return DEFAULT_FLAG_CORES if settings.max_load is None else settings.max_load
 
 

@@ -1,13 +1,10 @@
 """The locks measurement takes turns on: the machine's (one case process measuring at a time), a
-results folder's (one run storing into it, so two sweeps into it measure each cell once) and a
-venv's (one run making it, so two runs that need it make it once).
+results folder's (one run storing into it) and a venv's (one run making it).
 
-The locks are files in one folder every user of the machine shares (``/tmp``, or
-``HARNESS_LOCK_DIR``), so that two users' runs exclude each other too. A lock file is created
-readable and writable by everyone whatever the umask, and opened read-only when it exists: ``flock``
-needs no more, and in a sticky folder opening another user's file to create it is refused
-(``protected_regular``). A lock that cannot be used gives one warning line and falls back to one in
-the user's runtime folder (``XDG_RUNTIME_DIR``), excluding that user's own runs only, or to none.
+They are files in one folder every user shares (``/tmp``, or ``HARNESS_LOCK_DIR``), so two users'
+runs exclude each other too: created writable by everyone whatever the umask, opened read-only when
+they exist (``flock`` needs no more, and a sticky folder refuses opening another's to create it). A
+lock that cannot be used gives one warning and falls back to ``XDG_RUNTIME_DIR``'s, or none.
 """
 
 from __future__ import annotations
@@ -39,12 +36,9 @@ Lock = AbstractContextManager[float]  # held inside ``with``; its value: the sec
 
 @dataclass
 class Aside:
-    """The seconds this process spent on what is none of its own measuring: waiting for a lock
-    (another run measuring, storing, or making a venv) and making a venv under its lock (an
-    install).  A why's time budget leaves them out (``own_since``), so what it finds does not depend
-    on what else runs on the machine.  Spans nested in one another count once; only the main
-    thread's count: an install in the background runs beside this process's work, not instead of it
-    (waiting for one is a span of the main thread's)."""
+    """The seconds this process spent waiting for a lock or installing under one: a why's time
+    budget leaves them out (``own_since``), so what it finds does not depend on what else runs.
+    Nested spans count once; only the main thread's count (a background install runs beside)."""
 
     clock: Callable[[], float] = time.monotonic
     total: float = 0.0
@@ -75,8 +69,7 @@ class Aside:
         return self.clock(), self.seconds()
 
     def own_since(self, mark: tuple[float, float]) -> float:
-        """The seconds of this process's own work since ``mark``: the time gone by, less the
-        spans counted meanwhile."""
+        """The seconds of this process's own work since ``mark``: less the spans meanwhile."""
         started, aside = mark
         return (self.clock() - started) - (self.seconds() - aside)
 
@@ -124,19 +117,6 @@ def _open_lock(path: Path) -> int:
     raise LockUnusable("it kept being replaced while it was opened")
 
 
-def _candidates(name: str) -> list[tuple[Path, str]]:
-    """Where lock ``name`` may be, first choice first, with what the fallback leaves unexcluded."""
-    folder = os.environ.get(LOCK_DIR_VARIABLE) or SHARED_LOCK_DIR
-    if name == TIMING_LOCK:
-        folder = os.environ.get(TIMING_LOCK_DIR_VARIABLE) or folder
-    shared = Path(folder) / name
-    found = [(shared, "")]
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and Path(runtime).is_dir():
-        found.append((Path(runtime) / name, "other users' runs"))
-    return found
-
-
 # Warnings already given: a run takes the timing lock once per case process, and says so once.
 _WARNED: set[str] = set()
 
@@ -148,8 +128,16 @@ def _warn_once(line: str, progress: Progress) -> None:
 
 
 def _first_usable(name: str, progress: Progress) -> int | None:
+    folder = os.environ.get(LOCK_DIR_VARIABLE) or SHARED_LOCK_DIR
+    if name == TIMING_LOCK:
+        folder = os.environ.get(TIMING_LOCK_DIR_VARIABLE) or folder
+    # Where the lock may be, first choice first, with what the fallback leaves unexcluded.
+    candidates = [(Path(folder) / name, "")]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and Path(runtime).is_dir():
+        candidates.append((Path(runtime) / name, "other users' runs"))
     tried: list[str] = []
-    for path, unexcluded in _candidates(name):
+    for path, unexcluded in candidates:
         try:
             fd = _open_lock(path)
         except LockUnusable as exc:
@@ -186,8 +174,7 @@ def _exclusive(name: str, waiting: str, progress: Progress, wait: bool = True) -
 
 
 def timing_lock(progress: Progress) -> Lock:
-    """Hold the machine-wide measurement lock; yields the seconds spent waiting for it. Two case
-    processes measuring at once would slow each other down and both report nonsense."""
+    """Hold the machine-wide measurement lock: two processes measuring at once slow each other."""
     waiting = "waiting for another sweep's measurement to finish"
     return _exclusive(TIMING_LOCK, waiting, progress)
 
@@ -209,10 +196,8 @@ def stderr_line(line: str) -> None:
 
 @contextmanager
 def venv_lock(venv: Path, progress: Progress = stderr_line, wait: bool = True) -> Iterator[float]:
-    """Hold a venv while it is checked and made, so two runs that need the same venv make it once (a
-    wait is said on standard error unless ``progress`` says it).  Held, it is an install: counted
-    ``ASIDE``, as the wait is.  ``wait=False``: LockHeld at once where a run holds it (``prune``
-    leaves that venv alone)."""
+    """Hold a venv while it is checked and made, so two runs make it once; held or waited for, it
+    counts ``ASIDE``. ``wait=False``: LockHeld at once where a run holds it (``prune`` skips it)."""
     waiting = f"waiting while another install (this run's or another's) makes {venv}"
     with ASIDE.span(), _path_lock("venv", venv, waiting, progress, wait) as waited:
         yield waited

@@ -1,18 +1,16 @@
 """Measure planned cells on one or more sides, in several case processes each; store every outcome.
 
-One process sets a level its samples cannot reveal (memory layout, thread placement, clock
-frequency): the same release measured in separate processes lands at 33, 58 or 92 ms while each
-process's samples are tight. So each cell is measured in several case processes per side, and the
-sides take turns, the order rotated every round (A B C, B C A, ...). The cells take turns too:
-round k measures process k of every cell before any cell's process k + 1, so a slow spell of the
-host lands on one process of a few cells, where the spread between processes shows it, instead of
-on every process of one cell, where it would pass for that cell's level. Whatever one process does
-(raise, hang, crash) is recorded and the cell goes on.
+One process sets a level its samples cannot reveal (memory layout, thread placement, clock): one
+release measured in separate processes lands at 33, 58 or 92 ms while each process's samples are
+tight. So each cell runs several processes per side, the sides taking turns in rotated order (A B
+C, B C A, ...), and the cells too: round k measures process k of every cell before any process
+k + 1, so a slow spell of the host lands on one process of a few cells, where the spread shows it,
+not on one cell's every process, where it would pass for its level. Whatever a process does is
+recorded and the cell goes on.
 
-A cell that needs no further round is stored at once, a result per side (``interleaved_with``
-naming the others); an interrupt stores what every unfinished cell has so far, and a resumed run
-measures those cut short again. Two sweeps into one results folder take turns per run
-(``folder_lock``), so neither measures a cell the other has stored.
+A cell needing no further round is stored at once, a result per side (``interleaved_with`` naming
+the others); an interrupt stores what unfinished cells have, which a resumed run measures again.
+Runs into one results folder take turns (``folder_lock``): neither measures what the other stored.
 """
 
 from __future__ import annotations
@@ -51,8 +49,7 @@ FirstRound = Callable[[dict[str, list[ProcessRun]]], int | None]
 
 
 class Measured(NamedTuple):
-    """One planned cell on one side: what was measured and the result stored; neither for a cell
-    measured before and passed over on resume."""
+    """One planned cell on one side: what was measured and stored; neither for one passed over."""
 
     side: Side
     run: CellRun | None
@@ -129,9 +126,8 @@ def plan_line(cells: list[Cell], settings: Settings) -> str:
 
 
 def known_skip(item: PlannedRun, side: Side) -> str:
-    """Why a case process of ``side`` would skip ``item``'s case, where the side's environment says
-    (its CPU devices against the case's device needs): no process is started to learn it. Empty for
-    a plain script, and where only the process can tell."""
+    """Why a process of ``side`` would skip ``item``'s case, where its environment's CPU devices say
+    so before one is started; empty for a script, and where only the process can tell."""
     found = side.cpu_devices()
     if found is None:
         return ""
@@ -206,9 +202,8 @@ class Recorder:
     def _cells(
         self, plan: list[PlannedRun], resume: str, outcomes: dict[tuple[int, str], Measured]
     ) -> list[Cell]:
-        """The plan's cells with a run for each side still to measure; refused and passed-over cells
-        go straight to ``outcomes``.  What was stored is read once, under the folder lock: what the
-        resume line counts is what is passed over."""
+        """The plan's cells with a run for each side still to measure; refused and passed-over ones
+        go to ``outcomes``, what was stored read once under the folder lock."""
         stored: dict[tuple[int, str], str | None] = {}
         if resume != "force":
             stored = {

@@ -1,19 +1,14 @@
 """The compiled programs a plain script runs, captured with no edit to it: loaded by the start-up
-hook, by its path (the harness stays off the script's ``sys.path``), right after jax's import.
+hook by its path (the harness stays off the script's ``sys.path``), right after jax's import.
 
-``start`` wraps ``jax.jit`` so that each jitted function records its first call outside any
-tracing (its inputs, the small ones' values copied before the call could donate them) and how often
-it was called; one compiled ahead of time (``.lower``, then ``.compile()``) is recorded at its
-lowering. ``finish`` exports the most called (``jax.export``) beside a ``programs.json``.
-
-What a program depends on beyond its module is listed too, so that its reproducer runs where the
-script ran: the ``PROGRAM_FLAGS`` in force at its first call that differ from their values right
-after jax's import (or that a ``JAX_…`` variable set); the values of integer and boolean inputs
-(they index) and of small ones; typed PRNG keys as raw data and implementation; its static and
-donated arguments. A program that calls back into Python is said to, and left out: ``jax.export``
-cannot serialize a host callback. Serializing needs ``flatbuffers`` (on some releases ``absl``),
-from the folder ``HARNESS_EXPORT_TOOLS`` names, put last on ``sys.path`` by the start-up hook so the
-script's come first.
+``start`` wraps ``jax.jit``: each jitted function records its first call outside tracing (its
+inputs; the small ones' values copied before the call could donate them) and its calls; one
+compiled ahead of time is recorded at its lowering. ``finish`` exports the most called
+(``jax.export``) beside a ``programs.json`` listing what each depends on, so its reproducer runs
+where the script ran: the ``PROGRAM_FLAGS`` changed since jax's import (or set by a ``JAX_…``
+variable), integer, boolean and small inputs' values, typed PRNG keys as raw data, static and
+donated arguments. A program that calls back into Python is left out (``jax.export`` cannot
+serialize it). Serializing needs flatbuffers (some releases absl) from ``HARNESS_EXPORT_TOOLS``.
 """
 
 from __future__ import annotations
@@ -180,9 +175,8 @@ def _dynamic(args, kwargs, options):
 
 
 def _arguments(jax, args, kwargs, options) -> dict:
-    """The static arguments (baked into the exported module: named so a reader sees them) and the
-    donated ones as the positions of their leaves among the traced inputs, as the reproducer passes
-    them (one flat list: ``_flat``)."""
+    """The static arguments (baked in, named so a reader sees them) and the donated ones as their
+    leaves' positions among the traced inputs (``_flat``'s one list)."""
     static, names = _static(args, kwargs, options)
     shown = {str(i): repr(args[i])[:80] for i in sorted(static) if i < len(args)}
     shown.update((k, repr(kwargs[k])[:80]) for k in sorted(names) if k in kwargs)
@@ -200,9 +194,8 @@ def _arguments(jax, args, kwargs, options) -> dict:
 
 
 def _flat(jax, entry):
-    """The recorded function over the flat list of its traced inputs, returning the flat list of
-    its outputs, its static arguments bound: what jax.export serializes whatever pytrees the
-    script passes (a library's own nodes, an equinox Module, are refused as an in or out tree)."""
+    """The recorded function over the flat list of its traced inputs to the flat list of its
+    outputs, statics bound: jax.export refuses a library's pytree nodes (an equinox Module)."""
     args, kwargs = entry["shaped"]
     static, names = _static(args, kwargs, entry["options"])
     dynamic_args, dynamic_kwargs = _dynamic(args, kwargs, entry["options"])
@@ -221,10 +214,9 @@ def _flat(jax, entry):
 
 
 def _inputs(jax, args, kwargs, options) -> dict:
-    """The call's arguments as jax.export takes them (arrays as their shapes and dtypes), and the
-    values of the traced inputs worth keeping, copied now, before the call may donate them: every
-    integer or boolean one (they index) and typed key within the program's cap, any other up to
-    ``SAVED_LEAF_BYTES``."""
+    """The call's arguments as jax.export takes them (shapes and dtypes), and the traced inputs'
+    values worth keeping, copied before the call may donate them: integer, boolean (they index)
+    and key ones within the program's cap, others up to ``SAVED_LEAF_BYTES``."""
     import numpy as np
 
     def described(leaf):

@@ -1,16 +1,13 @@
 """The start-up hook a plain script runs under: ``python script_hook.py REPORT FILE ARGS...``.
 
 It runs ``FILE`` exactly as ``python FILE ARGS...`` would (``__main__``, ``sys.argv``,
-``sys.path[0]``, the working directory, exit status and output are the script's), and writes
-REPORT, a small JSON file, with what the script spent where: the first import of jax by any route
-(JAX's own cost, never the user's code), JAX's duration events (an event this release's source never
-names is reported absent, so a reader records it missing, never as zero), the time stamps between
-them, what the hook spent after the script (taken out of ``process.wall_ns``), and what
+``sys.path[0]``, working directory, exit status and output are the script's) and writes REPORT, a
+small JSON file: the first import of jax by any route, JAX's duration events (one this release's
+source never names is reported absent, never zero), what the hook spent after the script, and what
 ``XLA_FLAGS`` held when jax started its backend, the one moment XLA reads it.
 
 Standard library only, importing nothing of the harness (the script's venv need not hold it): run
-by its path. The case process imports it for ``configure_jax`` and ``start_profile``. Nothing is
-written into the user's file or venv.
+by its path; the case process imports it for ``configure_jax`` and ``start_profile``.
 """
 
 from __future__ import annotations
@@ -40,10 +37,9 @@ _report: dict = {
     "started_ns": STARTED_NS,
     "events": {p: {"count": 0, "total_ns": 0} for p in EVENTS},
 }
-# jax options set right after jax's import and read back (a changed default tried, no edit to the
-# script); a folder to profile the process into (``jax.profiler``, from jax's import to the end); a
-# folder to export the programs the script jits into (``script_capture``) with what jax.export needs
-# (flatbuffers); a file for where its host time went (``cProfile``): the extra processes of a why.
+# The extra processes of a why: jax options set right after jax's import (a changed default tried);
+# a folder to profile into (``jax.profiler``); a folder to export the programs jitted into
+# (``script_capture``) with jax.export's tools (flatbuffers); a file for ``cProfile``.
 JAX_CONFIG = "HARNESS_JAX_CONFIG"
 PROFILE_DIR = "HARNESS_PROFILE_DIR"
 EXPORT_DIR = "HARNESS_EXPORT_DIR"
@@ -136,10 +132,8 @@ def _on_duration(event: str, duration_secs: float, *args: object, **kwargs: obje
 
 
 class _JaxImportTimer:
-    """A finder first on ``sys.meta_path``: it times the first import of jax by whatever route the
-    script takes, since each passes through the finders (``builtins.__import__`` alone misses
-    ``importlib``'s). jax's loader is wrapped for the one ``exec_module`` that runs jax's
-    ``__init__``, and restored on the module once it ran."""
+    """A finder first on ``sys.meta_path``, which every route of import passes (``__import__``
+    alone misses ``importlib``'s): jax's loader wrapped for its ``exec_module``, then restored."""
 
     def find_spec(self, name, path=None, target=None):
         if name != "jax" or "imported_ns" in _report:

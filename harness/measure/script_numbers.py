@@ -1,11 +1,11 @@
-"""A plain script's own numbers and values: every field of a JSON object it prints on a line of its
-own (``json.FIELD``, docs/scripts.md), read as written.  A number a result can hold is its figure
-(an integer exactly, at any of its 19 digits; the median where several lines print different ones,
-as a cost printed per step is); every field's values *as written* (``printed``) are kept too where a
-figure cannot say them: a string, a boolean, null, NaN or an infinity, a number past a result's
-range (``1e400``, an integer of 25 digits), or several values in one process.  Nested objects and
-lists are facts.  Lines are untrusted input, read within bounds (``LINE_CHARS``, ``MAX_FIELDS``,
-``store.bounds``); whatever is left out is said in ``skipped``, which the result keeps as its notes.
+"""A plain script's own numbers: every field of a JSON object it prints on a line of its own
+(``json.FIELD``, docs/scripts.md), read as written.
+
+A number a result can hold is a figure (an integer exactly, to 19 digits; the median of several
+lines); the values *as written* (``printed``) are kept where a figure cannot say them (a string,
+a boolean, null, NaN, infinity, a number past a result's range, several values in a process).
+Nested objects and lists are facts. Lines are untrusted, read within bounds; what is left out is
+said in ``skipped``, the result's notes.
 """
 
 from __future__ import annotations
@@ -102,8 +102,7 @@ def literal(value: object) -> tuple[str, int | float | None] | None:
 
 
 def script_numbers(stdout: str) -> ScriptNumbers:
-    """The figures, values and facts of every JSON object line in ``stdout``, in the order first
-    printed."""
+    """The figures, values and facts of every JSON object line in ``stdout``, as first printed."""
     written: dict[str, dict[str, None]] = {}  # every distinct value of each field, in order
     numbers: dict[str, list[int | float]] = {}
     out = ScriptNumbers()
@@ -149,8 +148,7 @@ def script_numbers(stdout: str) -> ScriptNumbers:
 
 
 def _kept(texts: list[str]) -> tuple[str, ...]:
-    """The first ``MAX_PRINTED`` values, and for the rest how many and their digest (``…``): two
-    processes whose 9th values differ still differ."""
+    """The first ``MAX_PRINTED`` values, then how many and their digest: later ones still differ."""
     if len(texts) <= MAX_PRINTED:
         return tuple(texts)
     digest = hashlib.sha256("\n".join(texts).encode("utf-8", "surrogatepass")).hexdigest()[:12]

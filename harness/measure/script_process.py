@@ -1,17 +1,11 @@
 """A plain repro script's case process: run ``python FILE`` once, time it, read what it printed.
 
-Run in the case process a side's worker started (``harness.measure.child``, its request naming the
-script by ``script_sha256``), so the script runs with the side's interpreter and environment, under
-the measurement lock and the timeout every case process runs under (the script is in its group,
-which the harness kills). It runs from its own folder, without the harness on ``PYTHONPATH``.
-
-It is judged on the figure lines it prints (``figures``), else as a whole process (``process``),
-split into phases by the start-up hook it runs under (``script_hook``: the script itself runs
-unmodified); the numbers of its JSON lines (``script_numbers``) and a pytest-benchmark suite's
-rounds (``benchmark_json``) are figures too; docs/scripts.md lists the metrics. A script that sets
-``XLA_FLAGS`` itself runs with its flags: each flag the harness set that XLA did not get is
-recorded (``script.xla_flags``) and said in a note. Either way the statistics run over processes,
-as for a case; a non-zero exit is a failed process (a signal: crashed), its last output kept.
+Run in a case process (``child``), so the script has the side's interpreter and environment, the
+measurement lock and the case process's timeout (the script is in its group), from its own folder
+without the harness on ``PYTHONPATH``. It is judged on its figure lines, else as a whole process
+split into phases by its start-up hook (``script_hook``); its JSON lines and a pytest-benchmark
+suite's rounds are figures too (docs/scripts.md). Each harness XLA flag a script's own
+``XLA_FLAGS`` dropped is recorded (``script.xla_flags``) and said in a note.
 """
 
 from __future__ import annotations
@@ -58,8 +52,7 @@ OUTPUT_BYTES = 8 * 1024 * 1024
 HOOK = Path(__file__).with_name("script_hook.py")
 REPORT_BYTES = 64 * 1024
 # A fact's JSON beyond this many characters is kept cut, as text: ten processes printing megabytes
-# each would otherwise make a result larger than any reader reads
-# (``store.bounds.MAX_DOCUMENT_BYTES``).
+# would make a result larger than any reader reads (``store.bounds.MAX_DOCUMENT_BYTES``).
 FACT_CHARS = 4000
 # How deep a fact's value lies in a result document (result → processes → [i] → facts → value).
 FACT_DEPTH = 5
@@ -88,9 +81,8 @@ def script_environment(environ: dict[str, str]) -> dict[str, str]:
 def programs_from(
     figures: list[Figure],
 ) -> tuple[dict[str, StoredProgram], dict[str, CompiledFunction]]:
-    """Programs and compiled functions from one process's figure lines: a sample is the printed
-    medians; ``kinds`` says which of wall and dispatch it printed, so a figure it did not print is
-    never stood in for by another."""
+    """One process's figure lines as programs (a sample: the printed medians; ``kinds``: which of
+    wall and dispatch it printed, never one standing in for the other) and compiled functions."""
     by_program: dict[str, dict[str, Figure]] = {}
     for figure in figures:
         by_program.setdefault(figure.program, {})[figure.metric] = figure
@@ -122,21 +114,15 @@ def programs_from(
     return programs, compiled
 
 
-def flag_values(flags: str) -> dict[str, str]:
-    """``--name=value`` flags (``--name`` alone: "") by name, the last one winning, as XLA reads."""
-    found = {}
-    for word in flags.split():
-        if word.startswith("--"):
-            name, _, value = word[2:].partition("=")
-            found[name] = value
-    return found
-
-
 def lost_flags(harness: str, seen: str) -> list[str]:
     """The flags of ``harness`` (what it put in ``XLA_FLAGS``) that XLA did not get as set, from
     what the variable held when XLA read it (``seen``): a script that replaced the variable loses
     them all, one that appended to it none, one that set a flag again to another value that one."""
-    wanted, got = flag_values(harness), flag_values(seen)
+
+    def values(flags: str) -> dict[str, str]:  # the last one winning, as XLA reads them
+        return dict(word[2:].partition("=")[::2] for word in flags.split() if word[:2] == "--")
+
+    wanted, got = values(harness), values(seen)
     return [f"--{name}" for name, value in wanted.items() if got.get(name) != value]
 
 
@@ -166,12 +152,9 @@ def undeclared_import(stderr: str) -> str:
 
 
 def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, Any]]:
-    """The ``process.PHASE_ns`` figures of the hook's report, and the events as counted.
-
-    An event that never fired is 0 only where the release's source names it; else the phase is
-    missing, and so is ``run_ns``, which would otherwise hold it. Without an import of jax there
-    are no JAX phases, and ``run_ns`` is the script's whole run under the hook.
-    """
+    """The ``process.PHASE_ns`` figures of the hook's report, and the events as counted. An event
+    that never fired is 0 only where the release's source names it; else the phase is missing, and
+    so is ``run_ns``, which would hold it. Without jax, ``run_ns`` is the script's whole run."""
     figures: dict[str, float] = {}
     found = report.get("events")
     events: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -194,14 +177,6 @@ def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, A
         spent = sum(figures.get(f"process.{phase}_ns", 0.0) for phase in EVENT_PHASES)
         figures["process.run_ns"] = max(0.0, float(ended - began) - spent)
     return figures, {phase: events[phase] for phase in EVENT_PHASES if phase in events}
-
-
-def _read_report(path: Path) -> dict[str, Any]:
-    try:  # none, too large (read_bounded's DocumentProblem is a ValueError), or not JSON
-        parsed = json.loads(read_bounded(path, limit=REPORT_BYTES))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
 
 
 def run_script(
@@ -259,7 +234,11 @@ def run_script(
         start = out.read(OUTPUT_BYTES + 1)
         stdout, cut = start[:OUTPUT_BYTES].decode(errors="replace"), len(start) > OUTPUT_BYTES
         stderr = deaths.tail_of(err, 64 * 1024)
-        report = _read_report(report_path)
+        try:  # none, too large (read_bounded's DocumentProblem is a ValueError), or not JSON
+            report = json.loads(read_bounded(report_path, limit=REPORT_BYTES))
+        except (OSError, ValueError, RecursionError):
+            report = {}
+        report = report if isinstance(report, dict) else {}
         suite = read_suite_run(Path(env[BENCHMARK_JSON]))
         hooks = report.get("after_script_ns")
         # the hook's scan after the script: not the script's
@@ -372,8 +351,7 @@ def _measured(
 
 
 def _reserved_programs(figures: Figures) -> list[str]:
-    """Leave out the figure lines of a program named as the harness's own (``RESERVED_PROGRAMS``),
-    which would merge into those figures; a note says so."""
+    """Leave out (with a note) the figure lines of a program named as the harness's own."""
     reserved = [f for f in figures.lines if f.program in RESERVED_PROGRAMS]
     figures.lines = [f for f in figures.lines if f.program not in RESERVED_PROGRAMS]
     return [

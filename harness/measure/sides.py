@@ -1,11 +1,9 @@
 """Sides of a measurement: what is compared, each measured by a worker of its own.
 
-A *side* is an interpreter (a release's venv), the environment variables it runs with, and the
-release and profile labels its results are stored under. Without a plan there is one side: this
-interpreter, this environment, ``--profile``. A plan file (``run --sides PLAN.json``, its keys in
-docs/measuring.md) lists several, measured in interleaved rounds. No two sides may share a label,
-or a release, a profile and sizes (their results would be stored as one cell). The file is input:
-every problem is one ``UsageError`` naming the file.
+A *side* is an interpreter, the variables it runs with, and the release and profile labels its
+results are stored under; without a plan, this interpreter and ``--profile``. A plan file (``run
+--sides PLAN.json``, docs/measuring.md) lists several; no two may share a label, or a release,
+profile and sizes. The file is input: every problem is one ``UsageError`` naming it.
 """
 
 from __future__ import annotations
@@ -68,8 +66,7 @@ class Side:
             object.__setattr__(self, "label", f"jax {self.release} · {self.profile}{resized}")
 
     def cpu_devices(self) -> int | None:
-        """How many CPU devices a case process of this side will find, where its environment says
-        (the CPU platform alone); None where only the process can tell."""
+        """The CPU devices a process of this side finds, where its environment says; else None."""
         environ = self.environment()  # the side's variables over the harness's
         if environ.get("JAX_PLATFORMS") != "cpu":
             return None
@@ -151,7 +148,19 @@ def _side(entry: Any, where: str) -> Side:
         metrics = [parse_metric_name(m).metric_name for m in metrics]
     except UsageError as exc:
         raise UsageError(f"{where}: 'compare_metrics': {exc}") from None
-    sizes = _sizes(entry.get("sizes", {}), where)
+    planned = entry.get("sizes", {})
+    if not isinstance(planned, dict):
+        raise UsageError(f"{where}: 'sizes' must be an object of size names to whole numbers")
+    sizes = {}
+    for name, number in planned.items():
+        if not isinstance(number, int) or isinstance(number, bool):
+            size, shown = str(name)[:40], json.dumps(number)[:40]
+            raise UsageError(f"{where}: the size {size!r} must be a whole number, not {shown}")
+        try:
+            key, parsed = parse_size(f"{name}={number}")
+        except UsageError as exc:
+            raise UsageError(f"{where}: {exc}") from None
+        sizes[key] = parsed
     libraries = None
     if entry.get("libraries") is not None:
         try:
@@ -168,22 +177,6 @@ def _flag(entry: dict[str, Any], key: str, default: bool, where: str) -> bool:
     if not isinstance(value, bool):
         raise UsageError(f"{where}: {key!r} must be true or false, not {json.dumps(value)[:40]}")
     return value
-
-
-def _sizes(value: Any, where: str) -> dict[str, int]:
-    if not isinstance(value, dict):
-        raise UsageError(f"{where}: 'sizes' must be an object of size names to whole numbers")
-    sizes = {}
-    for name, number in value.items():
-        if not isinstance(number, int) or isinstance(number, bool):
-            size, shown = str(name)[:40], json.dumps(number)[:40]
-            raise UsageError(f"{where}: the size {size!r} must be a whole number, not {shown}")
-        try:
-            key, parsed = parse_size(f"{name}={number}")
-        except UsageError as exc:
-            raise UsageError(f"{where}: {exc}") from None
-        sizes[key] = parsed
-    return sizes
 
 
 def load_plan(path: Path) -> list[Side]:

@@ -1,11 +1,9 @@
-"""When a cell needs another round of processes: its planned rounds, then, with a target ratio,
-while its sides' processes could not yet see that ratio, or, measured until decided, while a
-comparison of its sides is open.
+"""When a cell needs another round: its planned rounds, then, with a target ratio, while its sides
+could not yet see that ratio, or, until decided, while a comparison of its sides is open.
 
 The target ratio is read from the spread within each side, never from how far the sides are apart:
 stopping when a difference showed would make every difference look real. Measuring until decided
-does stop on the difference, which is why its test's level is spent over the looks
-(``harness.analysis.spending``). Both judgements are the analysis stage's, handed in.
+stops on the difference, so its test's level is spent over the looks (``analysis.spending``).
 """
 
 from __future__ import annotations
@@ -18,22 +16,18 @@ from harness.measure.cells import Cell, CellRun, next_look, pair_name
 from harness.metric_names import MetricKey
 from harness.store.schema import COUNT_SECONDS, ProcessRun, RunStatus, Settings, look_number
 
-# From each side's processes finished ok so far, the ratio a comparison of them could detect, judged
-# on metrics of the given kinds (all when empty); None: no spread to read yet
-# (``harness.analysis.power.detectable_in_records``).
+# The ratio a comparison of each side's ok processes could detect, on metrics of the given kinds
+# (all when empty); None: no spread yet (``harness.analysis.power.detectable_in_records``).
 DetectableRatio = Callable[[list[list[ProcessRun]], tuple[str, ...]], float | None]
 
 
-# The metrics a cell measured until decided has already settled for its caller, their comparisons
-# open or not: from each side's processes so far, by the side's label (library or JAX's share of a
-# step, ``harness.explain.held_library``); those metrics are not looked at again.
+# The metrics the caller has already settled from each side's processes (by label), open or not
+# (``harness.explain.held_library``): not looked at again.
 SettledCell = Callable[[dict[str, list[ProcessRun]]], set[MetricKey]]
 
 
 class OpenComparison(Protocol):
-    """For two sides (A, B: their processes so far) measured until decided, the comparisons another
-    look could still decide, described; empty: every one decided
-    (``harness.analysis.sequential.open_comparison``)."""
+    """Two sides' comparisons another look could still decide (``sequential.open_comparison``)."""
 
     def __call__(
         self,
@@ -98,8 +92,7 @@ class StopRules:
     def _open_comparisons(
         self, pairs: list[tuple[CellRun, CellRun]], settled: set[str], counts_only: bool = False
     ) -> list[list[str]]:
-        """Each pair's open comparisons, on its metrics but those ``settled`` (``counts_only``: of
-        presences and endings, past the last look of the rest)."""
+        """Each pair's open comparisons, ``settled`` ones aside (``counts_only``: counts alone)."""
         assert self.undecided is not None
         found: list[list[str]] = []
         for a, b in pairs:

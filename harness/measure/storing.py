@@ -87,8 +87,7 @@ def not_installable_result(
 
 
 def store(folder: Path, result: Result) -> StoredResult:
-    """Store ``result`` under ``folder`` (what no reader would read left out with a note) and read
-    it back; HarnessError (one line) when the folder cannot take it."""
+    """Store ``result`` (what no reader reads left out) and read it back; HarnessError if not."""
     try:
         return read_result(write_result(folder, readable(result)))
     except UnreadableResult as exc:
@@ -106,9 +105,8 @@ def same_script(stored: StoredResult, case: CaseInfo) -> bool:
 
 
 def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side) -> str | None:
-    """Status of the newest result of this cell on ``side``, measured on ``machine``, if it was
-    measured before (a skip by a case's claim, ``Side.claim_skip``'s, is not, for a side that
-    measures every case)."""
+    """Status of this cell's newest result on ``side`` and ``machine``, if measured before (a skip
+    by ``Side.claim_skip`` is not, for a side that measures every case)."""
 
     # Only a result of this script's content and arguments was measured before
     # (``check_results_folder`` refused a folder of others, under the same lock).

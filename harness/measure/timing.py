@@ -1,15 +1,11 @@
 """Async-aware timing, after JAX's benchmarking guide.
 
-A *program* is a list of steps ``(label, thunk)``: each thunk dispatches JAX work and returns its
-output without waiting for it. One sample runs every step in order, records when Python regained
-control after each (the *marks*), then blocks on all outputs and records the wall time: so
-``dispatch`` (last mark) and ``wall`` are separate by construction, and compile time is measured
-apart from both. A program much shorter than the clock's resolution is timed in *loops* (after
-pyperf): a sample runs the whole program ``loops`` times and stores the per-iteration means, so
-dispatch and wall keep their meaning for multi-step programs.
-
-Standard library only, so that the issue-draft exporter can inline it into a standalone script;
-the blocking function is injected.
+A *program* is a list of steps ``(label, thunk)``, each dispatching JAX work and returning its
+output without waiting. A sample runs every step, records when Python regained control after each
+(the *marks*), then blocks on all outputs and records the wall time: ``dispatch`` (last mark) and
+``wall`` are apart by construction, compile time apart from both. A program far shorter than the
+clock's resolution runs in *loops* (after pyperf), a sample storing per-iteration means. Standard
+library only, the blocking function injected: the issue draft's exporter inlines it.
 """
 
 from __future__ import annotations

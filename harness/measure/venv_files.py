@@ -1,10 +1,7 @@
-"""A venv's files against what its install recorded (each ``*.dist-info/RECORD``: path, sha256,
-size): a file a process died on that no longer holds what was installed (truncated, overwritten by
-something outside the harness) is a fault of the machine, never of the script or of JAX.
-
-Cheap: only the files a dying process's output names under ``site-packages/`` (a traceback's
-frames, an ``ImportError`` naming a library) are hashed.  A venv found damaged is marked, so that
-its next preparation installs it again (``--reinstall``) and clears the mark.
+"""A venv's files against what its install recorded (``*.dist-info/RECORD``'s sha256): a file a
+process died on that no longer holds what was installed is a fault of the machine, not of the
+script or JAX. Only the files a dying process names under ``site-packages/`` are hashed; a damaged
+venv is marked, so that its next preparation installs it again (``--reinstall``).
 """
 
 from __future__ import annotations
@@ -42,15 +39,8 @@ def _recorded(site: Path, named: set[str]) -> dict[str, str]:
     return found
 
 
-def _digest(path: Path) -> str:
-    with open(path, "rb") as handle:
-        digest = hashlib.file_digest(handle, "sha256").digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
-
-
 def damaged(venv: Path, output: str) -> list[str]:
-    """The files ``output`` names under the venv's site-packages whose content is not what their
-    distribution's RECORD says (or that are gone), by their path there."""
+    """The files ``output`` names in site-packages that are not what their RECORD says, or gone."""
     site = site_packages(venv)
     named = {found.group(1) for found in SITE_FILE.finditer(output)}
     if site is None or not named:
@@ -59,7 +49,9 @@ def damaged(venv: Path, output: str) -> list[str]:
     bad = []
     for name, expected in sorted(recorded.items()):
         try:
-            if _digest(site / name) != expected:
+            with open(site / name, "rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").digest()
+            if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != expected:
                 bad.append(name)
         except OSError:
             bad.append(name)

@@ -1,25 +1,16 @@
-"""A side's long-lived worker: starts one case process per request, reports how it ended
-(docs/measuring.md, "A case process").
+"""A side's long-lived worker: one case process per request, and how it ended (docs/measuring.md).
 
-Started by the harness (``harness.measure.launch``) as ``INTERPRETER -m harness.measure.worker``
-with the side's environment. It speaks JSON lines: requests on stdin, answers on stdout (its own
-output, JAX's import warnings included, goes to stderr, the harness's log):
+Run as ``INTERPRETER -m harness.measure.worker`` with the side's environment, it speaks JSON lines
+(requests on stdin, answers on stdout; its own output, JAX's warnings included, goes to the log):
+``{"ready": {...}}`` once it imported JAX without starting a backend (``fork`` only) and took the
+host facts; ``{"run": {...}}`` answered ``{"started": {"pid"}}``, then ``{"exited": {"pid",
+"returncode", "cpu_s", "maxrss_bytes"}}`` (from ``os.wait4``); anything else ``{"error": ...}``.
+EOF on stdin ends it.
 
-- on start: ``{"ready": {"pid", "isolation", "release", "host", "preloaded"}}``, after importing
-  JAX once *without* starting a backend (``fork`` isolation only) and taking the host facts;
-- a request ``{"run": {REQUIRED..., "affinity", ...}}`` is answered ``{"started": {"pid"}}`` once
-  the case process exists, and ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}``
-  once it has ended (``returncode`` negative: killed by that signal; from ``os.wait4``);
-- anything else is answered ``{"error": "..."}``. EOF on stdin ends the worker.
-
-Nothing a case process starts outlives it, however it ends; what each part is for:
-
-- its process group (its session): the harness kills it at a timeout or an interrupt, the worker
-  once the process has exited (``wait_for``); this alone works everywhere;
-- the worker is a child subreaper (Linux): what left the group becomes its child once its parent is
-  gone, and it kills that (``end_leftovers``);
-- the worker gets SIGTERM when the harness dies (Linux): a harness killed by SIGKILL cleans up
-  nothing, so the worker does (``end_all``); a case process gets SIGKILL when the worker dies.
+Nothing a case process starts outlives it: its process group is killed once it exited
+(``wait_for``); as a child subreaper (Linux) the worker kills what left the group
+(``end_leftovers``); on SIGTERM, sent when the harness dies (even by SIGKILL), it ends the case
+process's tree (``end_all``), and a case process gets SIGKILL when the worker dies.
 """
 
 from __future__ import annotations
@@ -39,9 +30,8 @@ from typing import IO, Any
 from harness.measure.guardian import PR_SET_CHILD_SUBREAPER, die_with_parent, prctl
 from harness.measure.isolation import ISOLATIONS
 
-# Older JAX releases (0.4.26 among them) warn on every ``os.fork()`` once JAX is imported,
-# because it may be multithreaded.  The worker never starts a JAX backend — the threads that
-# warning is about — so its forks are as safe as a new interpreter.
+# Older JAX releases (0.4.26) warn on every ``os.fork()`` once imported; the worker never starts the
+# backend whose threads the warning is about, so its forks are as safe as a new interpreter.
 warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
 
 # Imported once by a ``fork`` worker, so that each case process starts with them loaded.
@@ -113,24 +103,6 @@ def preload() -> list[str]:
     return loaded
 
 
-def become_case_process(worker_pid: int, log: str, affinity: list[int] | None) -> None:
-    """In the forked process: a session of its own, standard descriptors only, output to ``log``."""
-    os.setsid()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker's cleanup is not the case's
-    die_with_parent()
-    if os.getppid() != worker_pid:  # the worker died before the request to die with it was made
-        os._exit(CASE_PROCESS_ERROR)
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    # The worker's protocol pipes must not stay open in a case process.
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-    if affinity is not None:
-        os.sched_setaffinity(0, affinity)
-
-
 def start_case_process(request: dict[str, Any], isolation: str) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
@@ -140,7 +112,21 @@ def start_case_process(request: dict[str, Any], isolation: str) -> int:
         return pid
     code = CASE_PROCESS_ERROR
     try:
-        become_case_process(worker_pid, request["log"], request.get("affinity"))
+        # A session of its own, standard descriptors only, its output to the request's log.
+        os.setsid()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker's cleanup is not the case's
+        die_with_parent()
+        if os.getppid() != worker_pid:  # the worker died before it was asked to die with it
+            os._exit(CASE_PROCESS_ERROR)
+        fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        # The worker's protocol pipes must not stay open in a case process.
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        if request.get("affinity") is not None:
+            os.sched_setaffinity(0, request["affinity"])
         if isolation == "spawn":
             child = [sys.executable, "-m", "harness.measure.child", json.dumps(request)]
             os.execv(sys.executable, child)
@@ -161,9 +147,8 @@ def start_case_process(request: dict[str, Any], isolation: str) -> int:
 
 
 def wait_for(pid: int) -> dict[str, Any]:
-    # Kill what the case process started once it has exited, however it ended (it finished, or
-    # the harness killed it): first its group, while it is unreaped (WNOWAIT), then, once reaped,
-    # what left the group and came to the worker.
+    # Once it exited, however it ended, kill what it started: its group while it is unreaped
+    # (WNOWAIT), then, once reaped, what left the group and came to the worker.
     os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
     # Unreaped, its pid stays taken, so the group's id cannot have passed to another group.
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -196,8 +181,7 @@ def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
 
     from harness.host.environment import host_facts, package_versions
 
-    # Before the preload: importing JAX sets variables of its own (TPU_SKIP_MDS_QUERY...),
-    # and the host's facts record the side's environment, not JAX's additions.
+    # Before the preload: JAX's import sets variables (TPU_SKIP_MDS_QUERY) that are not the side's.
     host = host_facts()
     SIDE_ENVIRON.update(os.environ)
     preloaded = preload() if isolation == "fork" else []
@@ -226,8 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Whatever a case leaves behind comes to the worker, not to init, to be killed (end_leftovers).
     prctl(PR_SET_CHILD_SUBREAPER, 1)
-    # Answers go to a private copy of stdout; whatever else writes to stdout (an import's
-    # banner, a stray print) lands in the worker's log instead of in the protocol.
+    # Answers go to a copy of stdout; anything else printed there (a banner) lands in the log.
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     serve(sys.stdin, answers, args.isolation)
