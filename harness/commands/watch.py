@@ -1,13 +1,7 @@
-"""``watch``: each script, suite or case triaged over two releases, the findings summed up, the
-settled ones remembered.
-
-Every target is its own triage over (baseline, release), with the triage's own machinery: the plan
-and the prober (``RangeRun``), the interleaved first round and the confirmation of each candidate
-(``harness.steps.triage.triage`` with a ``PairConfirmer``), each metric the first round left
-undecided measured again the same way (``measured_again``), the answer page, and, for each change
-the watch calls (``harness.steps.watch``), why it happened, asked once per target in
-``watch_one``.  Every target is checked before anything is measured, so a script that cannot be
-watched is one line, not an hour lost.
+"""``watch``: each script, suite or case triaged over two releases with the triage's own machinery
+(``RangeRun``, ``harness.steps.triage``), the findings summed up (``harness.steps.watch``), the
+settled ones remembered.  Every target is checked before anything is measured, so a script that
+cannot be watched is one line, not an hour lost.
 """
 
 from __future__ import annotations
@@ -77,8 +71,7 @@ REMEMBERED_SETTINGS = ("repeats", "max_seconds", "effort", "max_load")
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """One thing watched: the case or script, what kind it is, and the suite a wrapper script
-    runs."""
+    """One thing watched, and the suite a wrapper script runs."""
 
     case: CaseInfo
     kind: str
@@ -87,8 +80,7 @@ class Target:
 
 
 def the_pair(options: WatchOptions) -> tuple[str, str, dict[str, str]]:
-    """(baseline, release) and their jaxlibs, as the release plan has them and the command line
-    names them."""
+    """(baseline, release) and their jaxlibs, as the plan and the command line name them."""
     envs = release_plan(options.releases_plan, "watch", "finds the releases on the index")
     if len(envs) != 2:
         raise UsageError(
@@ -106,8 +98,7 @@ def the_pair(options: WatchOptions) -> tuple[str, str, dict[str, str]]:
 
 
 def targets(options: WatchOptions) -> list[Target]:
-    """What is watched, in order: the cases and scripts, then the suite (its wrapper script written
-    now)."""
+    """The cases and scripts, then the suite (its wrapper script written now)."""
     found = [Target(case, case.subject.kind) for case in options.cases]
     if options.suite is not None:
         folder = inside(options.out, SUITES)
@@ -198,8 +189,7 @@ def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> di
 
 
 def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
-    """What asking why found, per change the watch calls: each metric's trial, then the step's
-    listing once."""
+    """Per change the watch calls: each metric's trial, then the step's listing once."""
     lines: list[str] = []
     said: set[tuple[str, str]] = set()
     for change in called_changes(found):
@@ -280,8 +270,7 @@ class SuiteFloor(SuiteCap):
         self, found: TriageOutcome, still_open: list[MetricKey], confirmer: PairConfirmer
     ) -> tuple[list[MetricKey], dict[MetricKey, tuple[str, float]], ConfirmPairs]:
         """The open benchmarks measuring again can decide, those it cannot (each said, with the
-        smallest change still detectable), and the confirmer held to the processes and time
-        left."""
+        smallest change still detectable), and the confirmer held to what is left."""
         if self.stop():  # nothing is measured again: every benchmark left open says why
             return [], self.unmeasured(found, still_open), confirmer
         measuring = self.options.measuring
@@ -301,9 +290,8 @@ def watch_one(
     jaxlib: dict[str, str],
     deadline: float | None = None,
 ) -> TargetWatch:
-    """The target's watch: from memory where this pair was watched with the same script and
-    libraries, else triaged, its changes asked why, its page written, and remembered once
-    settled."""
+    """From memory where this pair was watched with the same script and libraries, else triaged,
+    its changes asked why, its page written, and remembered once settled."""
     material = memory_material(run, target, jaxlib)
     key = memory_key(material)
     remembered = memory.recall(target.case.name, key)

@@ -79,6 +79,8 @@ OPEN = {UNDER_LOAD, UNDECIDED, NOT_MEASURED}
 # 2: a metric the first round left undecided is no longer filed as unchanged (issue 66).
 MEMORY_VERSION = 2
 MAX_SPENT = 2000  # results an open watch read, kept per target and key
+# What a memory file that is not one raises as it is read (it is then measured again).
+UNREADABLE = (OSError, DocumentProblem, ValueError, KeyError, TypeError, AttributeError)
 
 
 @dataclass(frozen=True)
@@ -681,25 +683,19 @@ class Memory:
         # Never followed: a link planted at the file is not read, and is replaced when it is filed.
         return child(self.folder, f"{target}-{key[:32]}{ending}")
 
+    def _read(self, target: str, key: str, ending: str = ".json") -> Any:
+        read = read_bounded(self._file(target, key, ending), limit=4 * 2**20, follow_links=False)
+        return parse_document(read)
+
     def recall(self, target: str, key: str) -> TargetWatch | None:
         """The watch filed under ``key``, or None: none, or a file that is not one (remeasured)."""
         try:
-            data = parse_document(
-                read_bounded(self._file(target, key), limit=4 * 2**20, follow_links=False)
-            )
+            data = self._read(target, key)
             if data.get("key") != key:
                 return None
             watched = TargetWatch.from_json(data["watch"])
             when = data.get("watched_at")
-        except (
-            OSError,
-            DocumentProblem,
-            UsageError,
-            ValueError,
-            KeyError,
-            TypeError,
-            AttributeError,
-        ):
+        except (UsageError, *UNREADABLE):
             return None
         if not isinstance(when, str) or recalled_problem(watched, target, when):
             return None  # a file tampered with is no memory: measured again
@@ -714,13 +710,9 @@ class Memory:
         """The stored results a watch of this key read and left open: never read again, so the next
         watch measures what stayed undecided anew (empty where none, or a file that is not one)."""
         try:
-            data = parse_document(
-                read_bounded(
-                    self._file(target, key, ".open.json"), limit=4 * 2**20, follow_links=False
-                )
-            )
+            data = self._read(target, key, ".open.json")
             ids = data["results"] if data.get("key") == key else []
-        except (OSError, DocumentProblem, ValueError, KeyError, TypeError, AttributeError):
+        except UNREADABLE:
             return frozenset()
         if not isinstance(ids, list):
             return frozenset()
