@@ -27,14 +27,9 @@ ConfirmPairs = Callable[[Mapping[Pair, tuple[Criterion, ...]]], dict[Pair, tuple
 
 @dataclass
 class PairConfirmer:
-    """Measures the two releases around each step again, in one interleaved run with
-    ``prober.processes`` processes each, then looks until the steps' metrics are decided
-    (``prober.max_processes``), or reuses a confirmation stored before.
-
-    A stored result confirms a pair when enough processes measured it interleaved with the pair's
-    other release (``interleaved_with`` names that side), so both halves of a pair come from one
-    run.
-    """
+    """Measures the two releases around each step again, interleaved, ``prober.processes`` each,
+    then until the steps' metrics are decided (``prober.max_processes``), or reuses a confirmation
+    stored before: enough processes interleaved with the pair's other (``interleaved_with``)."""
 
     prober: ReleaseProber
 
