@@ -116,8 +116,7 @@ class SideLoad:
 
 @dataclass(frozen=True)
 class TargetWatch:
-    """What a watch says of one target: its findings, the loads it was measured under, the smallest
-    change it could have seen, and where its triage page is."""
+    """What a watch says of one target."""
 
     target: str  # the case's name, ``script-<stem>`` for a script
     kind: str  # "case", "script" or "pytest-benchmark"
@@ -191,8 +190,7 @@ class TargetWatch:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetWatch:
-        """The memory's watch as ``to_json`` wrote it; UsageError (a metric's name), ValueError,
-        KeyError, TypeError if not."""
+        """As ``to_json`` wrote it; UsageError, ValueError, KeyError, TypeError if not."""
         findings = tuple(
             Finding(
                 str(f["kind"]),
@@ -265,8 +263,7 @@ def _not_run(probe: Probe) -> str:
 
 
 def _cut_short(probe: Probe | None) -> list[tuple[int, int]]:
-    """How many benchmarks ran, of how many, in each of a side's processes its suite's runner
-    stopped before the time-out (``cut_short`` in the process's script record)."""
+    """(ran, planned) benchmarks of each process its suite's runner stopped before the time-out."""
     if probe is None or probe.result is None:
         return []
     records = [process.script or {} for process in probe.result.result.finished()]
@@ -315,13 +312,6 @@ def _ends(probe: Probe) -> str:
     return _not_run(probe)
 
 
-def _measured_nothing(probes: Sequence[Probe | None]) -> Finding:
-    sides = [f"jax {p.release}: {_ends(p)}" for p in probes if p is not None]
-    hint = more_time(probes)
-    said = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
-    return Finding(MEASURED_NOTHING, None, said)
-
-
 def _skipped_on_both(base: Probe, new: Probe | None) -> bool:
     return all(
         probe is not None
@@ -346,9 +336,8 @@ def findings(
     again: Mapping[MetricKey, Comparison] = MappingProxyType({}),
     beyond: Mapping[MetricKey, str] = MappingProxyType({}),
 ) -> list[Finding]:
-    """The findings of a triage over (baseline, release): its sides that did not run, then each
-    confirmed step (``answered``: each change with its triage answer's sentence), each undecided
-    (``beyond``: why one was not measured again)."""
+    """Its sides that did not run, then each confirmed step (``answered``: each change with its
+    triage answer's sentence), each undecided (``beyond``: why one was not measured again)."""
     answers = {id(confirmation): text for text, confirmation in answered}
     first = found.first_round
     probes = _probes(found)
@@ -379,13 +368,13 @@ def findings(
     elif baseline not in ran and base is not None and _skipped_on_both(base, new):
         said.append(Finding(NOT_APPLICABLE, None, f"skipped on both releases: {_not_run(base)}"))
     elif baseline not in ran and base is not None and ran_at_all(base.result):
-        said.append(_measured_nothing([base, new]))
+        sides = [f"jax {p.release}: {_ends(p)}" for p in (base, new) if p is not None]
+        hint = more_time([base, new])
+        text = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
+        said.append(Finding(MEASURED_NOTHING, None, text))
     elif baseline not in ran and base is not None:
-        said.append(
-            Finding(
-                NOT_MEASURED, None, f"could not be measured on jax {baseline}: {_not_run(base)}"
-            )
-        )
+        text = f"could not be measured on jax {baseline}: {_not_run(base)}"
+        said.append(Finding(NOT_MEASURED, None, text))
     # Both ran: a process that timed out, or a suite stopped before its time-out, is said with the
     # time that would let it finish (what finished is judged).
     hint = more_time([base, new]) if baseline in ran and release in ran else ""
@@ -398,7 +387,7 @@ def findings(
         if confirmation.confirmed:
             # Load slows a process; it neither makes processes die nor changes what they print.
             exact = confirmation.comparison is not None and not confirmation.comparison.shape.ratio
-            loaded = [] if exact else _under_load(confirmation, _probes(found))
+            loaded = [] if exact else _under_load(confirmation, probes)
             text = answers.get(id(confirmation), f"{step.criterion.name}: {step.said}")
             if loaded:
                 text += f"; not called a change: measured under load on {', '.join(loaded)}"
@@ -430,8 +419,7 @@ def _left_open(confirmation: Confirmation) -> list[Finding]:
 
 
 def first_round_open(found: TriageOutcome) -> list[MetricKey]:
-    """The metrics the first round left undecided between the two releases that no candidate step
-    measures again: their intervals still hold a change past the factor."""
+    """The metrics the first round left undecided that no candidate step measures again."""
     first = found.first_round
     stepped = {step.criterion.metric for step in first.steps}
     release = first.releases[-1]
@@ -450,8 +438,8 @@ def measured_again(
     keys: Sequence[MetricKey],
     thresholds: Thresholds,
 ) -> tuple[dict[MetricKey, Comparison], set[str]]:
-    """Each metric of ``keys`` on the two releases measured again together, until decided as a
-    candidate step's are (a stored confirmation of the pair is read, not redone); results read."""
+    """Each metric of ``keys`` on the two releases measured again together, until decided, as a
+    candidate step's are; and the results read."""
     first = found.first_round
     pair = (first.releases[0], first.releases[-1])
     before, after = confirm_pairs({pair: tuple(Criterion.of(key) for key in keys)})[pair]
@@ -524,8 +512,7 @@ def _ratio_of(comparison: Comparison | None) -> float | None:
 
 
 def benchmark_medians(found: TriageOutcome) -> dict[MetricKey, tuple[float, float]]:
-    """Each benchmark of a suite the first round compared: its median round on the baseline and on
-    the release (the process medians' median, as the comparison has them)."""
+    """Each benchmark the first round compared: its median round on the baseline and the release."""
     release = found.first_round.releases[-1]
     return {
         key: (comparison.baseline.median, comparison.candidate.median)
@@ -667,8 +654,7 @@ def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None
 
 
 def memory_key(material: Mapping[str, Any]) -> str:
-    """The digest a remembered watch is filed under: of everything that would make a new watch
-    measure something else (``material``, canonical JSON)."""
+    """The digest a remembered watch is filed under (``material`` as canonical JSON)."""
     canonical = json.dumps({"memory": MEMORY_VERSION, **material}, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -708,7 +694,7 @@ class Memory:
 
     def spent(self, target: str, key: str) -> frozenset[str]:
         """The stored results a watch of this key read and left open: never read again, so the next
-        watch measures what stayed undecided anew (empty where none, or a file that is not one)."""
+        watch measures what stayed undecided anew."""
         try:
             data = self._read(target, key, ".open.json")
             ids = data["results"] if data.get("key") == key else []
