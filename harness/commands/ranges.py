@@ -1,11 +1,6 @@
-"""What ``bisect``, ``sweep`` and ``triage`` share: the release plan read, the prober built, the
-answers' names, their setting and where they are written, and the advice an answer gives.
-
-The plan (written by ``nox -s bisect`` / ``sweep`` / ``triage`` from the package index and the
-release rules of ``harness.pins``) lists every release of the range, oldest first, with what it
-installs.  Results go to the results folder like any other run's and are reused from there; the
-answers go to ``reports/bisect-<case>-<range>-<key>.{md,json}`` (``harness.steps.answers``),
-``reports/sweep-<case>.md`` and ``reports/triage-<case>-<range>-<key>.md``.
+"""What ``bisect``, ``sweep`` and ``triage`` share: the release plan read (written by their nox
+sessions from the package index and ``harness.pins``), the prober built, the answers' names, their
+setting and where they are written, and the advice an answer gives.
 """
 
 from __future__ import annotations
@@ -128,8 +123,7 @@ def labelled(
 
 
 def refuse_unknown(names: Sequence[str], options: RangeOptions) -> None:
-    """A usage error for the metric asked for where results of the case (``names``: their metrics)
-    have none of that name."""
+    """A usage error for the metric asked for where the case's ``names`` (metrics) lack it."""
     metric = options.metric
     if metric is not None and names and metric.metric_name not in names:
         raise UsageError(
@@ -139,8 +133,7 @@ def refuse_unknown(names: Sequence[str], options: RangeOptions) -> None:
 
 
 def stored_metric_names(options: RangeOptions) -> list[str]:
-    """Every metric a stored ok result of the case has (a results folder holds one version of a
-    script)."""
+    """Every metric a stored ok result of the case has (a results folder holds one script's)."""
     folder = options.places.results / options.case.name
     if not folder.is_dir():
         return []
@@ -153,8 +146,7 @@ def prober_for(
     labels: dict[str, ReleaseEnv],
     pins: dict[str, tuple[str, ...]] | None = None,
 ) -> ReleaseProber:
-    """The prober of the range's releases (``labels``), each in the environment its case or script
-    runs in."""
+    """The prober of ``labels``, each release in its case's or script's environment."""
     measuring, choice = options.measuring, options.libraries
     environments = Environments(
         options.case,
@@ -231,9 +223,8 @@ def undecided_hint(options: RangeOptions, open_: Sequence[str] = ()) -> Finding:
 
 
 def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
-    """A metric none of the measured results has, once they are measured (no stored result named
-    them before); a metric declared (``--higher-is-better``, ``--value``, ``--cost``) none has is
-    said in one line."""
+    """A metric none of the measured results has, refused; one declared (``--higher-is-better``,
+    ``--value``, ``--cost``) that none has, said in one line."""
     names = sorted(
         {name for m in found.ok() if m.result is not None for name in metric_names(m.result)}
     )
@@ -251,8 +242,7 @@ def say_unknown_declared(names: Sequence[str], options: RangeOptions) -> None:
 
 
 def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
-    """The metrics a sweep or triage compares: the one asked for, none with --claim, every one
-    (None) otherwise."""
+    """The one asked for, none with --claim, every one (None) otherwise."""
     if options.metric is not None:
         return [options.metric]
     return None if options.criterion.by is Judged.EVERY else []

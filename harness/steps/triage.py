@@ -1,14 +1,11 @@
 """Triage: a range's releases screened, every step found, each step confirmed, one answer per
-change.
-
-A first round screens the range: its ends and a grid first, then only between neighbours that differ
-(``grid.grid_sweep``), or every release in one interleaved run (``bisection.sweep``,
-``--every-release``); each step between consecutive measured releases that ran ok is listed,
-regressions and fixes alike. A step can be the noise of one run, so each is measured again: the two
-releases around it, interleaved, with looks of more processes until the step's metrics are decided
-(``ConfirmPairs``), and a step stands only when the second measurement shows the same change on its
-own. Each confirmed step is one answer (its sentence: ``harness.render.triage_words``). The
-measuring comes through callables, so the logic is tested with fake ones.
+change.  A first round screens the range: its ends and a grid, then only between neighbours that
+differ (``grid.grid_sweep``), or every release in one interleaved run (``bisection.sweep``,
+``--every-release``); each step between consecutive releases that ran ok is listed, regressions
+and fixes alike. A step can be the noise of one run, so each is measured again: the two releases
+around it, interleaved, until the step's metrics are decided (``ConfirmPairs``), and a step stands
+only when the second measurement shows the same change on its own. The measuring comes through
+callables, so the logic is tested with fake ones.
 """
 
 from __future__ import annotations
@@ -244,7 +241,6 @@ def triage(
         )
         progress(
             f"[triage] ({number}/{len(first.steps)}) {step.criterion.name} {step.before} → "
-            f"{step.after}: "
-            f"{verdict} ({confirmation.reason})"
+            f"{step.after}: {verdict} ({confirmation.reason})"
         )
     return found
