@@ -223,8 +223,7 @@ def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[
 
 
 class SuiteFloor(SuiteCap):
-    """A suite's floor and its watch's ``--max-time`` (``SuiteCap``; ``deadline``, monotonic),
-    where its import goes, and the benchmarks measuring again can still decide."""
+    """``SuiteCap`` for one target: where its import goes, and what measuring again can decide."""
 
     def __init__(self, target: Target, run: RangeRun, deadline: float | None) -> None:
         name = target.case.name
@@ -310,9 +309,7 @@ def watch_one(
     first_round = dataclasses.replace(
         run.prober,
         accept=lambda stored: first_look(stored) and stored.result.id not in spent,
-        measure=functools.partial(run.prober.measure, first_round=suite)
-        if suite
-        else run.prober.measure,
+        measure=functools.partial(run.prober.measure, first_round=suite),
     )
     confirmer = PairConfirmer(
         dataclasses.replace(run.prober, accept=lambda stored: stored.result.id not in spent)

@@ -65,8 +65,7 @@ def fewest(thresholds: Thresholds) -> int:
 
 @dataclass(frozen=True)
 class ProcessCost:
-    """What a process of the suite took, in seconds: in all, and each of ``PARTS`` the wrapper
-    said."""
+    """What a process of the suite took, in seconds: in all, and each of ``PARTS`` it said."""
 
     wall_s: float
     parts: Mapping[str, float]

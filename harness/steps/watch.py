@@ -706,20 +706,21 @@ class Memory:
 
     def remember_open(self, target: str, key: str, read: set[str]) -> None:
         """File the results a watch left open read, beside those earlier open watches read."""
-        self.folder.mkdir(parents=True, exist_ok=True)
         ids = sorted(self.spent(target, key) | read)[-MAX_SPENT:]
-        document = {"key": key, "results": ids}
-        replace_file(self._file(target, key, ".open.json"), json.dumps(document, indent=1) + "\n")
+        self._write(target, key, {"key": key, "results": ids}, ".open.json")
 
     def remember(
         self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str
     ) -> None:
         """File a settled watch under ``key``, with what the key is made of (for a reader)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
         document = {
             "key": key,
             "material": material,
             "watched_at": when,
             "watch": watched.to_json(),
         }
-        replace_file(self._file(watched.target, key), json.dumps(document, indent=1) + "\n")
+        self._write(watched.target, key, document)
+
+    def _write(self, target: str, key: str, document: Any, ending: str = ".json") -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        replace_file(self._file(target, key, ending), json.dumps(document, indent=1) + "\n")
