@@ -312,15 +312,6 @@ def _ends(probe: Probe) -> str:
     return _not_run(probe)
 
 
-def _skipped_on_both(base: Probe, new: Probe | None) -> bool:
-    return all(
-        probe is not None
-        and probe.result is not None
-        and probe.result.result.status == RunStatus.SKIPPED
-        for probe in (base, new)
-    )
-
-
 def _probes(found: TriageOutcome) -> dict[str, Probe]:
     return {m.release: m for m in found.first_round.measurements}
 
@@ -365,16 +356,19 @@ def findings(
         hint = more_time([new])
         text = f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}"
         said.append(Finding(kind, None, text + (f"; {hint}" if hint else "")))
-    elif baseline not in ran and base is not None and _skipped_on_both(base, new):
-        said.append(Finding(NOT_APPLICABLE, None, f"skipped on both releases: {_not_run(base)}"))
-    elif baseline not in ran and base is not None and ran_at_all(base.result):
-        sides = [f"jax {p.release}: {_ends(p)}" for p in (base, new) if p is not None]
-        hint = more_time([base, new])
-        text = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
-        said.append(Finding(MEASURED_NOTHING, None, text))
     elif baseline not in ran and base is not None:
-        text = f"could not be measured on jax {baseline}: {_not_run(base)}"
-        said.append(Finding(NOT_MEASURED, None, text))
+        ends = {p.result.result.status if p is not None and p.result else None for p in (base, new)}
+        if ends == {RunStatus.SKIPPED}:
+            text = f"skipped on both releases: {_not_run(base)}"
+            said.append(Finding(NOT_APPLICABLE, None, text))
+        elif ran_at_all(base.result):
+            sides = [f"jax {p.release}: {_ends(p)}" for p in (base, new) if p is not None]
+            hint = more_time([base, new])
+            text = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
+            said.append(Finding(MEASURED_NOTHING, None, text))
+        else:
+            text = f"could not be measured on jax {baseline}: {_not_run(base)}"
+            said.append(Finding(NOT_MEASURED, None, text))
     # Both ran: a process that timed out, or a suite stopped before its time-out, is said with the
     # time that would let it finish (what finished is judged).
     hint = more_time([base, new]) if baseline in ran and release in ran else ""
