@@ -241,11 +241,13 @@ def say_unknown_declared(names: Sequence[str], options: RangeOptions) -> None:
         )
 
 
-def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
-    """The one asked for, none with --claim, every one (None) otherwise."""
+def swept(options: RangeOptions) -> tuple[list[MetricKey] | None, bool]:
+    """The metrics a sweep or triage compares (the one asked for, none with --claim, every one:
+    None), and whether it judges the claim."""
+    with_claim = options.criterion.by in (Judged.CLAIM, Judged.EVERY)
     if options.metric is not None:
-        return [options.metric]
-    return None if options.criterion.by is Judged.EVERY else []
+        return [options.metric], with_claim
+    return (None if options.criterion.by is Judged.EVERY else []), with_claim
 
 
 def stored_libraries(
