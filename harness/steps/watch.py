@@ -16,18 +16,10 @@ gives is read here as findings a maintainer acts on:
 - *not measured*: a side could not be installed, or a suite's runner stopped some processes before
   their time-out (what finished is judged, the rest said).
 
-A broken target, a regression or one that measured nothing makes the watch exit 1; otherwise
-anything undecided, under load or not measured makes it 3; else 0.  The smallest change the watch
-could have seen at this machine's noise is the ratio the first round's processes flag reliably
-(``harness.analysis.power``) at the screen's level, or the confirmation's at its most processes,
-whichever is larger: a change must pass both (a suite's: over its benchmarks).
-
-What is remembered: a target settled on a pair (regression, improvement, or nothing found) is keyed
-by everything that would make a new watch measure something else (``memory_key``): the pair and its
-jaxlibs, the target's content, the libraries each side resolved to, the profile and the rule.  The
-same key later is reported from memory, not measured; a new release on the index is a new key.  A
-target left open is not filed; the results it read are (``Memory.spent``), and never read again, so
-the next watch measures it anew.
+What is remembered: a target settled on a pair is keyed by everything that would make a new watch
+measure something else (``memory_key``), and reported from memory under that key, not measured; a
+new release on the index is a new key.  A target left open is not filed; the results it read are
+never read again (``Memory.spent``), so the next watch measures it anew.
 """
 
 from __future__ import annotations
