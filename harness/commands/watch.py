@@ -230,7 +230,7 @@ class SuiteFloor(SuiteCap):
         super().__init__(
             run.options.thresholds, deadline, lambda line: progress(f"[watch] {name}: {line}")
         )
-        self.name, self.options = name, run.options
+        self.options = run.options
         self.imports: dict[str, list[str]] = {}  # release → its costliest imports, said
 
     def to_json(self) -> dict[str, Any]:
@@ -246,9 +246,9 @@ class SuiteFloor(SuiteCap):
         if cost is None or cost.parts.get("import", 0.0) <= cost.wall_s / 2:
             return
         if (left := self.left()) is not None and left < 2 * cost.wall_s:
-            progress(
-                f"[watch] {self.name}: where its import goes not asked: --max-time leaves "
-                f"{format_seconds(left)}, less than its process a side"
+            self.say(
+                f"where its import goes not asked: --max-time leaves {format_seconds(left)}, less "
+                "than its process a side"
             )
             return
         for label in run.labels:
@@ -257,7 +257,7 @@ class SuiteFloor(SuiteCap):
                 continue
             with tempfile.TemporaryDirectory(prefix="harness-importtime-") as folder:
                 report = Path(folder) / "importtime.txt"
-                progress(f"[watch] {self.name}: where its import goes on {label} (-X importtime)")
+                self.say(f"where its import goes on {label} (-X importtime)")
                 run.sides.one_more_process(side, env={IMPORT_TIME: str(report)})
                 try:
                     text = read_bounded(report, limit=IMPORT_BYTES).decode(errors="replace")
