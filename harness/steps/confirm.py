@@ -86,19 +86,16 @@ class PairConfirmer:
             probes = []
             for release, partner in ((before, after), (after, before)):
                 result = self.confirmation(release, partner)
-                how = (
-                    "stored"
-                    if (before, after) not in missing or result is None
-                    else "stored by another run meanwhile"
-                    if release in reused
-                    else "measured again"
-                )
-                count = f" ({len(result.result.processes)} processes)" if result else ""
-                note = (
-                    f"{how} with jax {partner}{count}"
-                    if result
-                    else f"no result measured together with jax {partner}"
-                )
+                note = f"no result measured together with jax {partner}"
+                if result is not None:
+                    how = (
+                        "stored"
+                        if (before, after) not in missing
+                        else "stored by another run meanwhile"
+                        if release in reused
+                        else "measured again"
+                    )
+                    note = f"{how} with jax {partner} ({len(result.result.processes)} processes)"
                 probes.append(Probe(release, result, note))
             found[(before, after)] = (probes[0], probes[1])
         return found

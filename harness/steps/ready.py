@@ -134,13 +134,10 @@ class Readiness:
             )
         if isinstance(prepared, Failed):  # could not be tried: no answer, nothing stored
             return Probe(release, None, prepared.line)
-        previous = self.stored(release)
-        if previous is not None and (previous.result.status, previous.result.detail) == (
-            RunStatus.NOT_INSTALLABLE,
-            prepared.line,
-        ):
-            return Probe(release, previous, prepared.line)
-        return Probe(release, self._store_not_installable(release, prepared), prepared.line)
+        previous, said = self.stored(release), (RunStatus.NOT_INSTALLABLE, prepared.line)
+        if previous is None or (previous.result.status, previous.result.detail) != said:
+            previous = self._store_not_installable(release, prepared)
+        return Probe(release, previous, prepared.line)
 
     def measured(
         self, side: Side, by_release: Callable[..., dict[str, StoredResult | None]], *how: Any
