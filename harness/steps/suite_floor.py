@@ -99,9 +99,8 @@ class ProcessCost:
 
 @dataclass(frozen=True)
 class Floor:
-    """The least a verdict costs, said after the first process of each side: what a process costs,
-    the processes a side a verdict needs at the factor (no spread is known yet: the rank test's
-    fewest), and whether ``cap_s`` (what ``--max-time`` leaves) affords them."""
+    """The least a verdict costs (see above), and whether ``cap_s`` (what ``--max-time`` leaves)
+    affords it."""
 
     cost: ProcessCost
     thresholds: Thresholds

@@ -258,8 +258,7 @@ def _cut_short(probe: Probe | None) -> list[tuple[int, int]]:
     """(ran, planned) benchmarks of each process its suite's runner stopped before the time-out."""
     if probe is None or probe.result is None:
         return []
-    records = [process.script or {} for process in probe.result.result.finished()]
-    cuts = [record.get("cut_short") for record in records]
+    cuts = [(process.script or {}).get("cut_short") for process in probe.result.result.finished()]
     return [
         (cut["ran"], cut["planned"])
         for cut in cuts
