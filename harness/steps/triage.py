@@ -18,13 +18,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import compare_claims, flip_chance
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
-from harness.analysis.statuses import (
-    change_between,
-    compare_endings,
-    measured,
-    ran,
-    summarise,
-)
+from harness.analysis.statuses import change_between, compare_endings, measured, summarise
 from harness.metric_names import Criterion
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
@@ -85,13 +79,11 @@ class TriageOutcome:
     def faults(self) -> list[tuple[str, str]]:
         """Each release of the first round some of whose processes were killed from outside, and the
         sentence saying so (``StatusSummary.fault``): never a change, never "no change" either."""
-        found = []
-        for probe in self.first_round.measurements:
-            if probe.result is not None and ran(probe.result):
-                fault = summarise(probe.result).fault()
-                if fault:
-                    found.append((probe.release, fault))
-        return found
+        return [
+            (probe.release, fault)
+            for probe in self.first_round.measurements
+            if probe.ends is not None and (fault := probe.ends.fault())
+        ]
 
     def skipped_between(self, step: ReleaseStep) -> list[str]:
         """Releases between a step's two that did not run ok: the change may lie in any of them."""
