@@ -40,8 +40,6 @@ from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import Comparison, Thresholds, Verdict
-from harness.analysis.statuses import ran as ran_at_all
-from harness.analysis.statuses import summarise
 from harness.errors import UsageError
 from harness.host.environment import holds_secret, redact
 from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
@@ -298,9 +296,7 @@ def more_time(probes: Sequence[Probe | None]) -> str:
 
 def _ends(probe: Probe) -> str:
     """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why not."""
-    if probe.result is not None and ran_at_all(probe.result):
-        return summarise(probe.result).words()
-    return _not_run(probe)
+    return probe.ends.words() if probe.ends is not None else _not_run(probe)
 
 
 def _probes(found: TriageOutcome) -> dict[str, Probe]:
@@ -352,7 +348,7 @@ def findings(
         if ends == {RunStatus.SKIPPED}:
             text = f"skipped on both releases: {_not_run(base)}"
             said.append(Finding(NOT_APPLICABLE, None, text))
-        elif ran_at_all(base.result):
+        elif base.ends is not None:
             sides = [f"jax {p.release}: {_ends(p)}" for p in (base, new) if p is not None]
             hint = more_time([base, new])
             text = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
