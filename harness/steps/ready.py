@@ -168,13 +168,8 @@ class Readiness:
     def _store_not_installable(self, release: str, unavailable: Unavailable) -> StoredResult:
         # What was asked of the release (its libraries, holding nothing): a later probe finds it.
         side = Side(release, self.profile, sys.executable, libraries=unavailable.libraries)
-        context = RunContext(
-            self.results_dir,
-            self.settings,
-            DEFAULT_SEED,
-            Budget.for_this_machine((), device_class(self.profile)),
-            "",
-        )
+        budget = Budget.for_this_machine((), device_class(self.profile))
+        context = RunContext(self.results_dir, self.settings, DEFAULT_SEED, budget, "")
         cell = self.plan(self.settings)[0]
         host = read_record(HostFacts, host_facts(), "host")
         result = not_installable_result(context, cell, side, unavailable.line, host)

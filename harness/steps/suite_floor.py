@@ -48,14 +48,10 @@ STOPPED = "measuring stopped at --max-time"
 def processes_needed(spread: float, thresholds: Thresholds) -> int | None:
     """The fewest processes a side whose comparison flags a change of the rule's factor reliably
     (``detectable_ratio``) at a spread of log process medians ``spread``; None past ``MOST``."""
-    return next(
-        (
-            k
-            for k in range(2, MOST + 1)
-            if detectable_ratio(spread, k, thresholds) <= thresholds.factor
-        ),
-        None,
-    )
+    for k in range(2, MOST + 1):
+        if detectable_ratio(spread, k, thresholds) <= thresholds.factor:
+            return k
+    return None
 
 
 def fewest(thresholds: Thresholds) -> int:

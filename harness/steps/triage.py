@@ -224,13 +224,9 @@ def triage(
         before, after = again[(step.before, step.after)]
         confirmation = confirm(step, before, after, step.criterion.metric, thresholds)
         found.confirmations.append(confirmation)
-        verdict = (
-            "confirmed"
-            if confirmation.confirmed
-            else "undecided"
-            if confirmation.undecided
-            else "not confirmed"
-        )
+        verdict = "confirmed" if confirmation.confirmed else "not confirmed"
+        if confirmation.undecided:  # never a confirmed one
+            verdict = "undecided"
         progress(
             f"[triage] ({number}/{len(first.steps)}) {step.criterion.name} {step.before} → "
             f"{step.after}: {verdict} ({confirmation.reason})"
