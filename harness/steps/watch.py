@@ -467,14 +467,10 @@ def first_round_undecided(
         later = again.get(key)
         if later is not None and later.verdict == Verdict.UNCHANGED:
             continue
-        how = (
-            f"{later.said} when measured again at {min(later.processes)} processes a side, "
-            "not confirmed"
-            if later is not None
-            else f"not measured again: {beyond[key]}"
-            if key in beyond
-            else "not measured again"
-        )
+        how = "not measured again" + (f": {beyond[key]}" if key in beyond else "")
+        if later is not None:
+            at = min(later.processes)
+            how = f"{later.said} when measured again at {at} processes a side, not confirmed"
         text = (
             f"{metric} {baseline} → {release}: {comparison.ratio_cell or 'n/a'}, "
             f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
@@ -567,14 +563,10 @@ def exit_status(watched: Sequence[TargetWatch]) -> int:
 
 def first_regression(watched: TargetWatch) -> Finding | None:
     """The regression an issue draft would be about: the first of a metric (not the claim's)."""
-    return next(
-        (
-            f
-            for f in watched.findings
-            if f.kind == REGRESSION and f.criterion is not None and f.criterion.figures is not None
-        ),
-        None,
-    )
+    for f in watched.findings:
+        if f.kind == REGRESSION and f.criterion is not None and f.criterion.figures is not None:
+            return f
+    return None
 
 
 TARGET_KINDS = ("case", "script", "pytest-benchmark")
