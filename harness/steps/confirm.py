@@ -89,12 +89,10 @@ class PairConfirmer:
                 note = f"no result measured together with jax {partner}"
                 if result is not None:
                     how = (
-                        "stored"
-                        if (before, after) not in missing
-                        else "stored by another run meanwhile"
-                        if release in reused
-                        else "measured again"
+                        "stored by another run meanwhile" if release in reused else "measured again"
                     )
+                    if (before, after) not in missing:
+                        how = "stored"
                     note = f"{how} with jax {partner} ({len(result.result.processes)} processes)"
                 probes.append(Probe(release, result, note))
             found[(before, after)] = (probes[0], probes[1])
