@@ -1,11 +1,6 @@
-"""What ``bisect``, ``sweep`` and ``triage`` share: the release plan read, the prober built, the
-answers' names, their setting and where they are written, and the advice an answer gives.
-
-The plan (written by ``nox -s bisect`` / ``sweep`` / ``triage`` from the package index and the
-release rules of ``harness.pins``) lists every release of the range, oldest first, with what it
-installs.  Results go to the results folder like any other run's and are reused from there; the
-answers go to ``reports/bisect-<case>-<range>-<key>.{md,json}`` (``harness.steps.answers``),
-``reports/sweep-<case>.md`` and ``reports/triage-<case>-<range>-<key>.md``.
+"""What ``bisect``, ``sweep`` and ``triage`` share: the release plan read (written by their nox
+sessions from the package index and ``harness.pins``), the prober built, the answers' names, their
+setting and where they are written, and the advice an answer gives.
 """
 
 from __future__ import annotations
@@ -128,8 +123,7 @@ def labelled(
 
 
 def refuse_unknown(names: Sequence[str], options: RangeOptions) -> None:
-    """A usage error for the metric asked for where results of the case (``names``: their metrics)
-    have none of that name."""
+    """A usage error for the metric asked for where the case's ``names`` (metrics) lack it."""
     metric = options.metric
     if metric is not None and names and metric.metric_name not in names:
         raise UsageError(
@@ -139,8 +133,7 @@ def refuse_unknown(names: Sequence[str], options: RangeOptions) -> None:
 
 
 def stored_metric_names(options: RangeOptions) -> list[str]:
-    """Every metric a stored ok result of the case has (a results folder holds one version of a
-    script)."""
+    """Every metric a stored ok result of the case has (a results folder holds one script's)."""
     folder = options.places.results / options.case.name
     if not folder.is_dir():
         return []
@@ -153,8 +146,7 @@ def prober_for(
     labels: dict[str, ReleaseEnv],
     pins: dict[str, tuple[str, ...]] | None = None,
 ) -> ReleaseProber:
-    """The prober of the range's releases (``labels``), each in the environment its case or script
-    runs in."""
+    """The prober of ``labels``, each release in its case's or script's environment."""
     measuring, choice = options.measuring, options.libraries
     environments = Environments(
         options.case,
@@ -210,20 +202,6 @@ def rerun_command(options: RangeOptions, why_budget_s: float, every_kind: bool =
     return nox_command("bisect", target, words, options.sizes, options.profile)
 
 
-def why_budget(budget: WhyBudget, options: RangeOptions, measuring_s: float) -> WhyBudget:
-    """``budget`` fitted to a run that measured for ``measuring_s`` (its default share of that),
-    with the commands that ask what it leaves out."""
-    budget.at_most(measuring_s)
-    fourfold = 4 * (budget.seconds or 0)
-    budget.again = budget.again or rerun_command(options, fourfold)
-    budget.again_with = budget.again_with or (
-        lambda seconds: rerun_command(options, max(seconds, fourfold))
-    )
-    budget.every_kind = options.why_every_kind
-    budget.again_every = budget.again_every or rerun_command(options, fourfold, every_kind=True)
-    return budget
-
-
 def no_change_hint(options: RangeOptions) -> Finding:
     return Finding(
         f"The endpoints agree, but a change introduced and undone between {options.first} and "
@@ -245,9 +223,8 @@ def undecided_hint(options: RangeOptions, open_: Sequence[str] = ()) -> Finding:
 
 
 def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
-    """A metric none of the measured results has, once they are measured (no stored result named
-    them before); a metric declared (``--higher-is-better``, ``--value``, ``--cost``) none has is
-    said in one line."""
+    """A metric none of the measured results has, refused; one declared (``--higher-is-better``,
+    ``--value``, ``--cost``) that none has, said in one line."""
     names = sorted(
         {name for m in found.ok() if m.result is not None for name in metric_names(m.result)}
     )
@@ -264,12 +241,13 @@ def say_unknown_declared(names: Sequence[str], options: RangeOptions) -> None:
         )
 
 
-def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
-    """The metrics a sweep or triage compares: the one asked for, none with --claim, every one
-    (None) otherwise."""
+def swept(options: RangeOptions) -> tuple[list[MetricKey] | None, bool]:
+    """The metrics a sweep or triage compares (the one asked for, none with --claim, every one:
+    None), and whether it judges the claim."""
+    with_claim = options.criterion.by in (Judged.CLAIM, Judged.EVERY)
     if options.metric is not None:
-        return [options.metric]
-    return None if options.criterion.by is Judged.EVERY else []
+        return [options.metric], with_claim
+    return (None if options.criterion.by is Judged.EVERY else []), with_claim
 
 
 def stored_libraries(
@@ -298,8 +276,7 @@ def stored_libraries(
 
 @dataclass
 class RangeRun:
-    """A bisect, sweep or triage under way: its checked options, the releases of its plan, the
-    prober that measures them, and when it started."""
+    """A bisect, sweep or triage under way: its checked options, its plan, its prober."""
 
     options: RangeOptions  # with --vary, naming the labels
     envs: list[ReleaseEnv]  # the release plan
@@ -356,8 +333,7 @@ class RangeRun:
 
     @property
     def asks_why(self) -> bool:
-        """Whether a step's changed defaults are tried and its compiled programs compared: not with
-        ``--no-why``, nor on a library's own releases (jax held, so neither changes)."""
+        """Not with ``--no-why``, nor on a library's own releases (jax held: no defaults change)."""
         return self.options.explain and not self.options.libraries.vary
 
     def explain(
@@ -369,27 +345,33 @@ class RangeRun:
         kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
     ) -> tuple[Found, ...]:
         """Why the step ``pair`` moved on ``criteria`` (its metrics, or how its processes end):
-        every kind asked in the order its shape asks them (``kinds_for``), within the why's budget
-        (unless the user set one: the command's own work before its first why, lock waits and
-        installs left out); the files a kind keeps
-        go beside the answer ``stem``; what is found so far handed to ``kept`` as each kind
-        settles.  Below releases, the defaults compared are those of the range's ``releases``."""
-        budget = why_budget(self.why_budget, self.options, ASIDE.own_since(self.own))
-        before, after = pair
-        progress(
-            f"[{self.options.command}] why {before} → {after} moved: asking every kind of evidence"
+        every kind asked in the order its shape asks them (``kinds_for``), within the why's budget,
+        its files beside the answer ``stem``, what is found so far handed to ``kept`` as each kind
+        settles; the defaults compared are those of the range's ``releases``."""
+        # Unless the user set one, the budget is a share of the command's own work before its first
+        # why (lock waits and installs left out); with the commands that ask what it leaves out.
+        budget, options = self.why_budget, self.options
+        budget.at_most(ASIDE.own_since(self.own))
+        fourfold = 4 * (budget.seconds or 0)
+        budget.again = budget.again or rerun_command(options, fourfold)
+        budget.again_with = budget.again_with or (
+            lambda seconds: rerun_command(options, max(seconds, fourfold))
         )
+        budget.every_kind = options.why_every_kind
+        budget.again_every = budget.again_every or rerun_command(options, fourfold, every_kind=True)
+        before, after = pair
+        progress(f"[{options.command}] why {before} → {after} moved: asking every kind of evidence")
         libraries = self.libraries()
         step = Step(
             before,
             after,
             tuple(criteria),
-            hardware(self.options.profile),
-            self.options.thresholds,
-            self.options.places.out,
+            hardware(options.profile),
+            options.thresholds,
+            options.places.out,
             stem,
-            repo_at_hand(self.options.jax_repo, self.envs[0].venv.parent),
-            script=self.options.case.subject.script_file,
+            repo_at_hand(options.jax_repo, self.envs[0].venv.parent),
+            script=options.case.subject.script_file,
             libraries=libraries.moved_with_jax(before, after),
             declared=tuple(libraries.moved(before, after)),
             defaults_between=releases,
@@ -423,15 +405,20 @@ class RangeRun:
         quiet: bool = False,
     ) -> None:
         """The answer printed (unless not ``printed``: a bisect of several metrics prints them on
-        one screen), its page written under the reports folder (with ``data_file``, its data beside
-        it; ``quiet``: without a line saying so, as each kind of a why rewrites it)."""
+        one screen), its page (and ``data_file``) written; ``quiet``: as each kind of a why does."""
         if printed:
             progress.done()
             print(answer.text, end="")
         out = self.options.places.out
-        _write(inside(out, f"{stem}.md"), answer.markdown, quiet=quiet)
-        if data_file:
-            _write(inside(out, f"{stem}.json"), dumps(answer.data), quiet=quiet)
+        files = [(f"{stem}.md", answer.markdown)]
+        files += [(f"{stem}.json", dumps(answer.data))] if data_file else []
+        for name, text in files:
+            path = inside(out, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # the reports folder may hold a link planted at this name: replaced, not followed
+            replace_file(path, text)
+            if not quiet:
+                progress(f"written: {path}")
 
     def answer_then_why(
         self,
@@ -443,11 +430,10 @@ class RangeRun:
         printed: bool = True,
         releases: Pair | None = None,
     ) -> Answer:
-        """The answer first, its why after: the page written (and its answers said) as soon as the
-        answer is known, then written again as each kind of each step's why settles, each kind's
-        lines said as it comes; the screen printed (unless not ``printed``) once the why is done, or
-        when it is stopped (Ctrl-C, a CI's time-out), with what it had found, before the stop goes
-        on."""
+        """The answer first, its why after: the page written (its answers said) at once, then again
+        as each kind of each step's why settles (its lines said); the screen printed (unless not
+        ``printed``) once the why is done, or when stopped (Ctrl-C, a CI's time-out) with what it
+        had found."""
         evidence: dict[Pair, tuple[Found, ...]] = {}
         first = answer_of(evidence)
         self.publish(first, stem, data_file=data_file, printed=False)
@@ -465,7 +451,7 @@ class RangeRun:
 
         try:
             for pair, criteria in steps.items():
-                keep: Callable[[tuple[Found, ...]], None] = functools.partial(kept, pair)
+                keep = functools.partial(kept, pair)
                 evidence[pair] = self.explain(pair, criteria, stem, releases, keep)
         except KeyboardInterrupt:
             self.publish(answer_of(evidence), stem, data_file=data_file, printed=printed)
@@ -480,8 +466,7 @@ class RangeRun:
         return first
 
     def report(self, stem: str) -> str:
-        """Where the answer ``stem``'s page is written, as the last line of its screen says it: from
-        the folder the command runs in where it is below it (``reports/…``), else whole."""
+        """The answer ``stem``'s page, as its screen's last line says it (``shown_path``)."""
         return shown_path(inside(self.options.places.out, f"{stem}.md"))
 
     def write_json(self, kind: str, body: dict[str, Any]) -> None:
@@ -490,11 +475,3 @@ class RangeRun:
         if where is not None:
             write_text(where, dumps(document(kind, body)))
             progress(f"written: {where}")
-
-
-def _write(path: Path, text: str, *, quiet: bool = False) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # the reports folder may hold a link planted at this name: replaced, not followed
-    replace_file(path, text)
-    if not quiet:
-        progress(f"written: {path}")

@@ -8,21 +8,20 @@ from harness.commands.ranges import (
     RangeRun,
     progress,
     refuse_unknown_metric,
-    swept_metrics,
+    swept,
 )
-from harness.metric_names import Judged
 from harness.render.release_answers import sweep_answer
 from harness.steps.bisection import sweep
 
 
 def execute(options: RangeOptions) -> int:
     run = RangeRun.start(options)
-    metrics = swept_metrics(options)
+    metrics, with_claim = swept(options)
     found = sweep(
         run.releases,
         run.prober,
         metrics=metrics,
-        with_claim=options.criterion.by in (Judged.CLAIM, Judged.EVERY),
+        with_claim=with_claim,
         thresholds=options.thresholds,
         progress=progress,
     )

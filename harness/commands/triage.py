@@ -12,9 +12,9 @@ from harness.commands.ranges import (
     RangeRun,
     progress,
     refuse_unknown_metric,
-    swept_metrics,
+    swept,
 )
-from harness.metric_names import Criterion, Judged
+from harness.metric_names import Criterion
 from harness.render.release_answers import Answer
 from harness.render.triage_answer import triage_answer
 from harness.steps import reuse
@@ -43,17 +43,15 @@ def execute(options: RangeOptions) -> int:
     first_round = dataclasses.replace(
         run.prober, accept=reuse.first_round(options.measuring.processes)
     )
-    with_claim = options.criterion.by in (Judged.CLAIM, Judged.EVERY)
+    metrics, with_claim = swept(options)
     glance = None  # the exact evidence first, in fewer processes
     if options.measuring.processes > (fewer := glance_processes(with_claim)):
         settings = dataclasses.replace(run.prober.settings, processes=fewer)
         glance = dataclasses.replace(first_round, settings=settings)
-    confirmer = PairConfirmer(run.prober)
-    metrics = swept_metrics(options)
     found = triage(
         run.releases,
         first_round,
-        confirmer,
+        PairConfirmer(run.prober),
         metrics=metrics,
         with_claim=with_claim,
         thresholds=options.thresholds,

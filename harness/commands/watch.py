@@ -1,13 +1,7 @@
-"""``watch``: each script, suite or case triaged over two releases, the findings summed up, the
-settled ones remembered.
-
-Every target is its own triage over (baseline, release), with the triage's own machinery: the plan
-and the prober (``RangeRun``), the interleaved first round and the confirmation of each candidate
-(``harness.steps.triage.triage`` with a ``PairConfirmer``), each metric the first round left
-undecided measured again the same way (``measured_again``), the answer page, and, for each change
-the watch calls (``harness.steps.watch``), why it happened, asked once per target in
-``watch_one``.  Every target is checked before anything is measured, so a script that cannot be
-watched is one line, not an hour lost.
+"""``watch``: each script, suite or case triaged over two releases with the triage's own machinery
+(``RangeRun``, ``harness.steps.triage``), the findings summed up (``harness.steps.watch``), the
+settled ones remembered.  Every target is checked before anything is measured, so a script that
+cannot be watched is one line, not an hour lost.
 """
 
 from __future__ import annotations
@@ -77,8 +71,7 @@ REMEMBERED_SETTINGS = ("repeats", "max_seconds", "effort", "max_load")
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """One thing watched: the case or script, what kind it is, and the suite a wrapper script
-    runs."""
+    """One thing watched, and the suite a wrapper script runs."""
 
     case: CaseInfo
     kind: str
@@ -87,8 +80,7 @@ class Target:
 
 
 def the_pair(options: WatchOptions) -> tuple[str, str, dict[str, str]]:
-    """(baseline, release) and their jaxlibs, as the release plan has them and the command line
-    names them."""
+    """(baseline, release) and their jaxlibs, as the plan and the command line name them."""
     envs = release_plan(options.releases_plan, "watch", "finds the releases on the index")
     if len(envs) != 2:
         raise UsageError(
@@ -106,8 +98,7 @@ def the_pair(options: WatchOptions) -> tuple[str, str, dict[str, str]]:
 
 
 def targets(options: WatchOptions) -> list[Target]:
-    """What is watched, in order: the cases and scripts, then the suite (its wrapper script written
-    now)."""
+    """The cases and scripts, then the suite (its wrapper script written now)."""
     found = [Target(case, case.subject.kind) for case in options.cases]
     if options.suite is not None:
         folder = inside(options.out, SUITES)
@@ -198,8 +189,7 @@ def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> di
 
 
 def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
-    """What asking why found, per change the watch calls: each metric's trial, then the step's
-    listing once."""
+    """Per change the watch calls: each metric's trial, then the step's listing once."""
     lines: list[str] = []
     said: set[tuple[str, str]] = set()
     for change in called_changes(found):
@@ -233,15 +223,14 @@ def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[
 
 
 class SuiteFloor(SuiteCap):
-    """A suite's floor and its watch's ``--max-time`` (``SuiteCap``; ``deadline``, monotonic),
-    where its import goes, and the benchmarks measuring again can still decide."""
+    """``SuiteCap`` for one target: where its import goes, and what measuring again can decide."""
 
     def __init__(self, target: Target, run: RangeRun, deadline: float | None) -> None:
         name = target.case.name
         super().__init__(
             run.options.thresholds, deadline, lambda line: progress(f"[watch] {name}: {line}")
         )
-        self.name, self.options = name, run.options
+        self.options = run.options
         self.imports: dict[str, list[str]] = {}  # release → its costliest imports, said
 
     def to_json(self) -> dict[str, Any]:
@@ -257,9 +246,9 @@ class SuiteFloor(SuiteCap):
         if cost is None or cost.parts.get("import", 0.0) <= cost.wall_s / 2:
             return
         if (left := self.left()) is not None and left < 2 * cost.wall_s:
-            progress(
-                f"[watch] {self.name}: where its import goes not asked: --max-time leaves "
-                f"{format_seconds(left)}, less than its process a side"
+            self.say(
+                f"where its import goes not asked: --max-time leaves {format_seconds(left)}, less "
+                "than its process a side"
             )
             return
         for label in run.labels:
@@ -268,7 +257,7 @@ class SuiteFloor(SuiteCap):
                 continue
             with tempfile.TemporaryDirectory(prefix="harness-importtime-") as folder:
                 report = Path(folder) / "importtime.txt"
-                progress(f"[watch] {self.name}: where its import goes on {label} (-X importtime)")
+                self.say(f"where its import goes on {label} (-X importtime)")
                 run.sides.one_more_process(side, env={IMPORT_TIME: str(report)})
                 try:
                     text = read_bounded(report, limit=IMPORT_BYTES).decode(errors="replace")
@@ -280,8 +269,7 @@ class SuiteFloor(SuiteCap):
         self, found: TriageOutcome, still_open: list[MetricKey], confirmer: PairConfirmer
     ) -> tuple[list[MetricKey], dict[MetricKey, tuple[str, float]], ConfirmPairs]:
         """The open benchmarks measuring again can decide, those it cannot (each said, with the
-        smallest change still detectable), and the confirmer held to the processes and time
-        left."""
+        smallest change still detectable), and the confirmer held to what is left."""
         if self.stop():  # nothing is measured again: every benchmark left open says why
             return [], self.unmeasured(found, still_open), confirmer
         measuring = self.options.measuring
@@ -301,9 +289,8 @@ def watch_one(
     jaxlib: dict[str, str],
     deadline: float | None = None,
 ) -> TargetWatch:
-    """The target's watch: from memory where this pair was watched with the same script and
-    libraries, else triaged, its changes asked why, its page written, and remembered once
-    settled."""
+    """From memory where this pair was watched with the same script and libraries, else triaged,
+    its changes asked why, its page written, and remembered once settled."""
     material = memory_material(run, target, jaxlib)
     key = memory_key(material)
     remembered = memory.recall(target.case.name, key)
@@ -322,9 +309,7 @@ def watch_one(
     first_round = dataclasses.replace(
         run.prober,
         accept=lambda stored: first_look(stored) and stored.result.id not in spent,
-        measure=functools.partial(run.prober.measure, first_round=suite)
-        if suite
-        else run.prober.measure,
+        measure=functools.partial(run.prober.measure, first_round=suite),
     )
     confirmer = PairConfirmer(
         dataclasses.replace(run.prober, accept=lambda stored: stored.result.id not in spent)

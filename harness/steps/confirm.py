@@ -27,14 +27,9 @@ ConfirmPairs = Callable[[Mapping[Pair, tuple[Criterion, ...]]], dict[Pair, tuple
 
 @dataclass
 class PairConfirmer:
-    """Measures the two releases around each step again, in one interleaved run with
-    ``prober.processes`` processes each, then looks until the steps' metrics are decided
-    (``prober.max_processes``), or reuses a confirmation stored before.
-
-    A stored result confirms a pair when enough processes measured it interleaved with the pair's
-    other release (``interleaved_with`` names that side), so both halves of a pair come from one
-    run.
-    """
+    """Measures the two releases around each step again, interleaved, ``prober.processes`` each,
+    then until the steps' metrics are decided (``prober.max_processes``), or reuses a confirmation
+    stored before: enough processes interleaved with the pair's other (``interleaved_with``)."""
 
     prober: ReleaseProber
 
@@ -91,19 +86,14 @@ class PairConfirmer:
             probes = []
             for release, partner in ((before, after), (after, before)):
                 result = self.confirmation(release, partner)
-                how = (
-                    "stored"
-                    if (before, after) not in missing or result is None
-                    else "stored by another run meanwhile"
-                    if release in reused
-                    else "measured again"
-                )
-                count = f" ({len(result.result.processes)} processes)" if result else ""
-                note = (
-                    f"{how} with jax {partner}{count}"
-                    if result
-                    else f"no result measured together with jax {partner}"
-                )
+                note = f"no result measured together with jax {partner}"
+                if result is not None:
+                    how = (
+                        "stored by another run meanwhile" if release in reused else "measured again"
+                    )
+                    if (before, after) not in missing:
+                        how = "stored"
+                    note = f"{how} with jax {partner} ({len(result.result.processes)} processes)"
                 probes.append(Probe(release, result, note))
             found[(before, after)] = (probes[0], probes[1])
         return found

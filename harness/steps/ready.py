@@ -3,12 +3,8 @@
 A release whose environment could not be tried (the index out of reach, a failed sync, a write
 refused) is answered by a ``Probe`` without a result and nothing is stored; one that is not
 installable (the resolver proved it cannot be had) is stored as such, once, so that a later run
-reads the answer back.
-
-Installs stand beside measuring, not between it (``Ahead``): the releases a command will measure
-next are prepared in the background, at most ``INSTALLS_AHEAD`` at once, while others are measured
-(one case process at a time, under the timing lock, as ever); each venv's own lock keeps two
-preparations of one venv apart.
+reads the answer back.  Installs stand beside measuring, not between it (``Ahead``); each venv's
+own lock keeps two preparations of one venv apart.
 """
 
 from __future__ import annotations
@@ -59,12 +55,11 @@ INSTALLS_AHEAD = 2
 
 
 class Ahead:
-    """Environments prepared in the background, in the order asked, ``INSTALLS_AHEAD`` at once.
-
-    Its workers are daemon threads: a command that ends (or is interrupted) leaves what was not
-    started, and the installer a worker waits on is ended with the harness (``guarded``). On Linux
-    they run at a lower CPU priority, as do the installers they start, so that a measurement beside
-    them gets the CPU first."""
+    """Environments prepared in the background, in the order asked, ``INSTALLS_AHEAD`` at once,
+    while others are measured.  Its workers are daemon threads: a command that ends leaves what was
+    not started, and the installer a worker waits on is ended with the harness (``guarded``). On
+    Linux they run at a lower CPU priority, as do their installers, so a measurement gets the CPU
+    first."""
 
     def __init__(self, prepare: Callable[[str], Outcome]) -> None:
         self._prepare = prepare
@@ -85,8 +80,7 @@ class Ahead:
                 self._workers += 1
 
     def take(self, release: str) -> Outcome | None:
-        """``release``'s environment prepared in the background, waited for; None where it was not
-        asked for (the caller prepares it)."""
+        """``release``'s environment prepared in the background, waited for; None if not asked."""
         with self._lock:
             future = self._futures.pop(release, None)
         if future is None:
@@ -130,8 +124,7 @@ class Readiness:
         object.__setattr__(self, "ahead", prepare)  # a frozen dataclass's own field, set once
 
     def side(self, release: str) -> Side | Probe:
-        """A side for ``release``, its environment ready; else a probe that says why there is none
-        (a release that is not installable is stored as such, once)."""
+        """A side for ``release``, its environment ready; else a probe that says why not."""
         prepared = self.ahead.take(release)
         if prepared is None:
             prepared = self.environments.prepare(release, self.envs[release])
@@ -141,13 +134,10 @@ class Readiness:
             )
         if isinstance(prepared, Failed):  # could not be tried: no answer, nothing stored
             return Probe(release, None, prepared.line)
-        previous = self.stored(release)
-        if previous is not None and (previous.result.status, previous.result.detail) == (
-            RunStatus.NOT_INSTALLABLE,
-            prepared.line,
-        ):
-            return Probe(release, previous, prepared.line)
-        return Probe(release, self._store_not_installable(release, prepared), prepared.line)
+        previous, said = self.stored(release), (RunStatus.NOT_INSTALLABLE, prepared.line)
+        if previous is None or (previous.result.status, previous.result.detail) != said:
+            previous = self._store_not_installable(release, prepared)
+        return Probe(release, previous, prepared.line)
 
     def measured(
         self, side: Side, by_release: Callable[..., dict[str, StoredResult | None]], *how: Any
@@ -162,8 +152,7 @@ class Readiness:
         return by_release([again], *how).get(side.release) if isinstance(again, Side) else None
 
     def sides(self, releases: Sequence[str], progress: Callable[[str], None]) -> list[Side]:
-        """A side for each release of ``releases`` whose environment could be made ready, in order;
-        for each of the others, why not. Two are installed at once (``Ahead``)."""
+        """A side for each release whose environment could be made ready; the others said."""
         self.ahead.start(releases)
         sides, started = [], time.monotonic()
         for number, release in enumerate(releases, start=1):
@@ -179,13 +168,8 @@ class Readiness:
     def _store_not_installable(self, release: str, unavailable: Unavailable) -> StoredResult:
         # What was asked of the release (its libraries, holding nothing): a later probe finds it.
         side = Side(release, self.profile, sys.executable, libraries=unavailable.libraries)
-        context = RunContext(
-            self.results_dir,
-            self.settings,
-            DEFAULT_SEED,
-            Budget.for_this_machine((), device_class(self.profile)),
-            "",
-        )
+        budget = Budget.for_this_machine((), device_class(self.profile))
+        context = RunContext(self.results_dir, self.settings, DEFAULT_SEED, budget, "")
         cell = self.plan(self.settings)[0]
         host = read_record(HostFacts, host_facts(), "host")
         result = not_installable_result(context, cell, side, unavailable.line, host)

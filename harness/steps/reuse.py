@@ -41,10 +41,8 @@ class ReusePolicy:
     max_processes: int | None = None  # the most processes a measurement until decided may take now
 
     def counts(self, release: str, stored: StoredResult) -> bool:
-        """Whether a stored result counts at all: of this script's content and arguments (a run into
-        the same folder may have stored another's meanwhile), measured in an environment like
-        ``release``'s now, one this policy accepts, and not one that spent a smaller budget than
-        this policy's on staying undecided."""
+        """Whether a stored result counts at all (a run into the same folder may have stored another
+        script's meanwhile)."""
         return (
             same_script(stored, self.case)
             and self.environments.matches(release, stored.result.libraries)
@@ -84,12 +82,9 @@ class ReusePolicy:
 
 
 def first_round(processes: int) -> Accept:
-    """The results a triage's first round counts: measured with the planned processes only (not
-    until decided; older confirmations: in fewer than twice ``processes``), so that on a resume a
-    confirmation never stands in for the first look."""
-    return lambda stored: (
-        len(stored.result.processes) < 2 * processes and stored.result.settings.decide is None
-    )
+    """The results a triage's first round counts: no confirmation, so that on a resume none stands
+    in for the first look."""
+    return lambda stored: not is_confirmation(stored, processes)
 
 
 def spent_a_smaller_budget(stored: StoredResult, max_processes: int | None) -> bool:

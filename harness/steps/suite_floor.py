@@ -45,17 +45,13 @@ MOST = 200  # processes a side looked at for a verdict's need: beyond, none is i
 STOPPED = "measuring stopped at --max-time"
 
 
-def processes_needed(spread: float, thresholds: Thresholds, most: int = MOST) -> int | None:
+def processes_needed(spread: float, thresholds: Thresholds) -> int | None:
     """The fewest processes a side whose comparison flags a change of the rule's factor reliably
-    (``detectable_ratio``) at a spread of log process medians ``spread``; None past ``most``."""
-    return next(
-        (
-            k
-            for k in range(2, most + 1)
-            if detectable_ratio(spread, k, thresholds) <= thresholds.factor
-        ),
-        None,
-    )
+    (``detectable_ratio``) at a spread of log process medians ``spread``; None past ``MOST``."""
+    for k in range(2, MOST + 1):
+        if detectable_ratio(spread, k, thresholds) <= thresholds.factor:
+            return k
+    return None
 
 
 def fewest(thresholds: Thresholds) -> int:
@@ -65,8 +61,7 @@ def fewest(thresholds: Thresholds) -> int:
 
 @dataclass(frozen=True)
 class ProcessCost:
-    """What a process of the suite took, in seconds: in all, and its import, collection and
-    benchmarks' rounds (those the wrapper said)."""
+    """What a process of the suite took, in seconds: in all, and each of ``PARTS`` it said."""
 
     wall_s: float
     parts: Mapping[str, float]
@@ -100,9 +95,8 @@ class ProcessCost:
 
 @dataclass(frozen=True)
 class Floor:
-    """The least a verdict costs, said after the first process of each side: what a process costs,
-    the processes a side a verdict needs at the factor (no spread is known yet: the rank test's
-    fewest), and whether ``cap_s`` (what ``--max-time`` leaves) affords them."""
+    """The least a verdict costs (see above), and whether ``cap_s`` (what ``--max-time`` leaves)
+    affords it."""
 
     cost: ProcessCost
     thresholds: Thresholds
@@ -167,10 +161,7 @@ def floor(
 
 class SuiteCap:
     """A suite's floor, said once after its first process of each side (``Floor``), and the
-    watch's ``--max-time`` (``deadline``, on ``clock``) kept on the whole path: the first round
-    takes at most what leaves a verdict its processes (``Floor.most``), a confirmation or
-    measuring again only what the cap leaves then, and none once no verdict is in reach
-    (``stop``): each candidate is then left undecided, saying why."""
+    watch's ``--max-time`` (``deadline``, on ``clock``) kept on the whole path (see above)."""
 
     def __init__(
         self,
@@ -242,8 +233,7 @@ class SuiteCap:
         self, found: TriageOutcome, still_open: Sequence[MetricKey]
     ) -> dict[MetricKey, tuple[str, float]]:
         """Where measuring stopped at the cap, each benchmark it left open (``still_open``, and
-        each candidate not confirmed), with why, and the smallest change still detectable within
-        it: none, since the cap leaves too few processes for the rank test."""
+        each candidate not confirmed), with why, and the smallest change still detectable: none."""
         if not self.stopped:
             return {}
         said = f"{STOPPED}: {self.stopped}; the smallest change still detectable within it: none"

@@ -1,14 +1,11 @@
 """Triage: a range's releases screened, every step found, each step confirmed, one answer per
-change.
-
-A first round screens the range: its ends and a grid first, then only between neighbours that differ
-(``grid.grid_sweep``), or every release in one interleaved run (``bisection.sweep``,
-``--every-release``); each step between consecutive measured releases that ran ok is listed,
-regressions and fixes alike. A step can be the noise of one run, so each is measured again: the two
-releases around it, interleaved, with looks of more processes until the step's metrics are decided
-(``ConfirmPairs``), and a step stands only when the second measurement shows the same change on its
-own. Each confirmed step is one answer (its sentence: ``harness.render.triage_words``). The
-measuring comes through callables, so the logic is tested with fake ones.
+change.  A first round screens the range: its ends and a grid, then only between neighbours that
+differ (``grid.grid_sweep``), or every release in one interleaved run (``bisection.sweep``,
+``--every-release``); each step between consecutive releases that ran ok is listed, regressions
+and fixes alike. A step can be the noise of one run, so each is measured again: the two releases
+around it, interleaved, until the step's metrics are decided (``ConfirmPairs``), and a step stands
+only when the second measurement shows the same change on its own. The measuring comes through
+callables, so the logic is tested with fake ones.
 """
 
 from __future__ import annotations
@@ -21,13 +18,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import compare_claims, flip_chance
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
-from harness.analysis.statuses import (
-    change_between,
-    compare_endings,
-    measured,
-    ran,
-    summarise,
-)
+from harness.analysis.statuses import change_between, compare_endings, measured, summarise
 from harness.metric_names import Criterion
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
@@ -88,13 +79,11 @@ class TriageOutcome:
     def faults(self) -> list[tuple[str, str]]:
         """Each release of the first round some of whose processes were killed from outside, and the
         sentence saying so (``StatusSummary.fault``): never a change, never "no change" either."""
-        found = []
-        for probe in self.first_round.measurements:
-            if probe.result is not None and ran(probe.result):
-                fault = summarise(probe.result).fault()
-                if fault:
-                    found.append((probe.release, fault))
-        return found
+        return [
+            (probe.release, fault)
+            for probe in self.first_round.measurements
+            if probe.ends is not None and (fault := probe.ends.fault())
+        ]
 
     def skipped_between(self, step: ReleaseStep) -> list[str]:
         """Releases between a step's two that did not run ok: the change may lie in any of them."""
@@ -235,16 +224,11 @@ def triage(
         before, after = again[(step.before, step.after)]
         confirmation = confirm(step, before, after, step.criterion.metric, thresholds)
         found.confirmations.append(confirmation)
-        verdict = (
-            "confirmed"
-            if confirmation.confirmed
-            else "undecided"
-            if confirmation.undecided
-            else "not confirmed"
-        )
+        verdict = "confirmed" if confirmation.confirmed else "not confirmed"
+        if confirmation.undecided:  # never a confirmed one
+            verdict = "undecided"
         progress(
             f"[triage] ({number}/{len(first.steps)}) {step.criterion.name} {step.before} → "
-            f"{step.after}: "
-            f"{verdict} ({confirmation.reason})"
+            f"{step.after}: {verdict} ({confirmation.reason})"
         )
     return found

@@ -16,18 +16,10 @@ gives is read here as findings a maintainer acts on:
 - *not measured*: a side could not be installed, or a suite's runner stopped some processes before
   their time-out (what finished is judged, the rest said).
 
-A broken target, a regression or one that measured nothing makes the watch exit 1; otherwise
-anything undecided, under load or not measured makes it 3; else 0.  The smallest change the watch
-could have seen at this machine's noise is the ratio the first round's processes flag reliably
-(``harness.analysis.power``) at the screen's level, or the confirmation's at its most processes,
-whichever is larger: a change must pass both (a suite's: over its benchmarks).
-
-What is remembered: a target settled on a pair (regression, improvement, or nothing found) is keyed
-by everything that would make a new watch measure something else (``memory_key``): the pair and its
-jaxlibs, the target's content, the libraries each side resolved to, the profile and the rule.  The
-same key later is reported from memory, not measured; a new release on the index is a new key.  A
-target left open is not filed; the results it read are (``Memory.spent``), and never read again, so
-the next watch measures it anew.
+What is remembered: a target settled on a pair is keyed by everything that would make a new watch
+measure something else (``memory_key``), and reported from memory under that key, not measured; a
+new release on the index is a new key.  A target left open is not filed; the results it read are
+never read again (``Memory.spent``), so the next watch measures it anew.
 """
 
 from __future__ import annotations
@@ -48,8 +40,6 @@ from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import Comparison, Thresholds, Verdict
-from harness.analysis.statuses import ran as ran_at_all
-from harness.analysis.statuses import summarise
 from harness.errors import UsageError
 from harness.host.environment import holds_secret, redact
 from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
@@ -79,6 +69,8 @@ OPEN = {UNDER_LOAD, UNDECIDED, NOT_MEASURED}
 # 2: a metric the first round left undecided is no longer filed as unchanged (issue 66).
 MEMORY_VERSION = 2
 MAX_SPENT = 2000  # results an open watch read, kept per target and key
+# What a memory file that is not one raises as it is read (it is then measured again).
+UNREADABLE = (OSError, DocumentProblem, ValueError, KeyError, TypeError, AttributeError)
 
 
 @dataclass(frozen=True)
@@ -114,8 +106,7 @@ class SideLoad:
 
 @dataclass(frozen=True)
 class TargetWatch:
-    """What a watch says of one target: its findings, the loads it was measured under, the smallest
-    change it could have seen, and where its triage page is."""
+    """What a watch says of one target."""
 
     target: str  # the case's name, ``script-<stem>`` for a script
     kind: str  # "case", "script" or "pytest-benchmark"
@@ -189,8 +180,7 @@ class TargetWatch:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetWatch:
-        """The memory's watch as ``to_json`` wrote it; UsageError (a metric's name), ValueError,
-        KeyError, TypeError if not."""
+        """As ``to_json`` wrote it; UsageError, ValueError, KeyError, TypeError if not."""
         findings = tuple(
             Finding(
                 str(f["kind"]),
@@ -263,12 +253,10 @@ def _not_run(probe: Probe) -> str:
 
 
 def _cut_short(probe: Probe | None) -> list[tuple[int, int]]:
-    """How many benchmarks ran, of how many, in each of a side's processes its suite's runner
-    stopped before the time-out (``cut_short`` in the process's script record)."""
+    """(ran, planned) benchmarks of each process its suite's runner stopped before the time-out."""
     if probe is None or probe.result is None:
         return []
-    records = [process.script or {} for process in probe.result.result.finished()]
-    cuts = [record.get("cut_short") for record in records]
+    cuts = [(process.script or {}).get("cut_short") for process in probe.result.result.finished()]
     return [
         (cut["ran"], cut["planned"])
         for cut in cuts
@@ -308,25 +296,7 @@ def more_time(probes: Sequence[Probe | None]) -> str:
 
 def _ends(probe: Probe) -> str:
     """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why not."""
-    if probe.result is not None and ran_at_all(probe.result):
-        return summarise(probe.result).words()
-    return _not_run(probe)
-
-
-def _measured_nothing(probes: Sequence[Probe | None]) -> Finding:
-    sides = [f"jax {p.release}: {_ends(p)}" for p in probes if p is not None]
-    hint = more_time(probes)
-    said = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
-    return Finding(MEASURED_NOTHING, None, said)
-
-
-def _skipped_on_both(base: Probe, new: Probe | None) -> bool:
-    return all(
-        probe is not None
-        and probe.result is not None
-        and probe.result.result.status == RunStatus.SKIPPED
-        for probe in (base, new)
-    )
+    return probe.ends.words() if probe.ends is not None else _not_run(probe)
 
 
 def _probes(found: TriageOutcome) -> dict[str, Probe]:
@@ -344,9 +314,8 @@ def findings(
     again: Mapping[MetricKey, Comparison] = MappingProxyType({}),
     beyond: Mapping[MetricKey, str] = MappingProxyType({}),
 ) -> list[Finding]:
-    """The findings of a triage over (baseline, release): its sides that did not run, then each
-    confirmed step (``answered``: each change with its triage answer's sentence), each undecided
-    (``beyond``: why one was not measured again)."""
+    """Its sides that did not run, then each confirmed step (``answered``: each change with its
+    triage answer's sentence), each undecided (``beyond``: why one was not measured again)."""
     answers = {id(confirmation): text for text, confirmation in answered}
     first = found.first_round
     probes = _probes(found)
@@ -374,16 +343,19 @@ def findings(
         hint = more_time([new])
         text = f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}"
         said.append(Finding(kind, None, text + (f"; {hint}" if hint else "")))
-    elif baseline not in ran and base is not None and _skipped_on_both(base, new):
-        said.append(Finding(NOT_APPLICABLE, None, f"skipped on both releases: {_not_run(base)}"))
-    elif baseline not in ran and base is not None and ran_at_all(base.result):
-        said.append(_measured_nothing([base, new]))
     elif baseline not in ran and base is not None:
-        said.append(
-            Finding(
-                NOT_MEASURED, None, f"could not be measured on jax {baseline}: {_not_run(base)}"
-            )
-        )
+        ends = {p.result.result.status if p is not None and p.result else None for p in (base, new)}
+        if ends == {RunStatus.SKIPPED}:
+            text = f"skipped on both releases: {_not_run(base)}"
+            said.append(Finding(NOT_APPLICABLE, None, text))
+        elif base.ends is not None:
+            sides = [f"jax {p.release}: {_ends(p)}" for p in (base, new) if p is not None]
+            hint = more_time([base, new])
+            text = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
+            said.append(Finding(MEASURED_NOTHING, None, text))
+        else:
+            text = f"could not be measured on jax {baseline}: {_not_run(base)}"
+            said.append(Finding(NOT_MEASURED, None, text))
     # Both ran: a process that timed out, or a suite stopped before its time-out, is said with the
     # time that would let it finish (what finished is judged).
     hint = more_time([base, new]) if baseline in ran and release in ran else ""
@@ -396,7 +368,7 @@ def findings(
         if confirmation.confirmed:
             # Load slows a process; it neither makes processes die nor changes what they print.
             exact = confirmation.comparison is not None and not confirmation.comparison.shape.ratio
-            loaded = [] if exact else _under_load(confirmation, _probes(found))
+            loaded = [] if exact else _under_load(confirmation, probes)
             text = answers.get(id(confirmation), f"{step.criterion.name}: {step.said}")
             if loaded:
                 text += f"; not called a change: measured under load on {', '.join(loaded)}"
@@ -428,8 +400,7 @@ def _left_open(confirmation: Confirmation) -> list[Finding]:
 
 
 def first_round_open(found: TriageOutcome) -> list[MetricKey]:
-    """The metrics the first round left undecided between the two releases that no candidate step
-    measures again: their intervals still hold a change past the factor."""
+    """The metrics the first round left undecided that no candidate step measures again."""
     first = found.first_round
     stepped = {step.criterion.metric for step in first.steps}
     release = first.releases[-1]
@@ -448,8 +419,8 @@ def measured_again(
     keys: Sequence[MetricKey],
     thresholds: Thresholds,
 ) -> tuple[dict[MetricKey, Comparison], set[str]]:
-    """Each metric of ``keys`` on the two releases measured again together, until decided as a
-    candidate step's are (a stored confirmation of the pair is read, not redone); results read."""
+    """Each metric of ``keys`` on the two releases measured again together, until decided, as a
+    candidate step's are; and the results read."""
     first = found.first_round
     pair = (first.releases[0], first.releases[-1])
     before, after = confirm_pairs({pair: tuple(Criterion.of(key) for key in keys)})[pair]
@@ -496,14 +467,10 @@ def first_round_undecided(
         later = again.get(key)
         if later is not None and later.verdict == Verdict.UNCHANGED:
             continue
-        how = (
-            f"{later.said} when measured again at {min(later.processes)} processes a side, "
-            "not confirmed"
-            if later is not None
-            else f"not measured again: {beyond[key]}"
-            if key in beyond
-            else "not measured again"
-        )
+        how = "not measured again" + (f": {beyond[key]}" if key in beyond else "")
+        if later is not None:
+            at = min(later.processes)
+            how = f"{later.said} when measured again at {at} processes a side, not confirmed"
         text = (
             f"{metric} {baseline} → {release}: {comparison.ratio_cell or 'n/a'}, "
             f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
@@ -522,8 +489,7 @@ def _ratio_of(comparison: Comparison | None) -> float | None:
 
 
 def benchmark_medians(found: TriageOutcome) -> dict[MetricKey, tuple[float, float]]:
-    """Each benchmark of a suite the first round compared: its median round on the baseline and on
-    the release (the process medians' median, as the comparison has them)."""
+    """Each benchmark the first round compared: its median round on the baseline and the release."""
     release = found.first_round.releases[-1]
     return {
         key: (comparison.baseline.median, comparison.candidate.median)
@@ -597,14 +563,10 @@ def exit_status(watched: Sequence[TargetWatch]) -> int:
 
 def first_regression(watched: TargetWatch) -> Finding | None:
     """The regression an issue draft would be about: the first of a metric (not the claim's)."""
-    return next(
-        (
-            f
-            for f in watched.findings
-            if f.kind == REGRESSION and f.criterion is not None and f.criterion.figures is not None
-        ),
-        None,
-    )
+    for f in watched.findings:
+        if f.kind == REGRESSION and f.criterion is not None and f.criterion.figures is not None:
+            return f
+    return None
 
 
 TARGET_KINDS = ("case", "script", "pytest-benchmark")
@@ -665,8 +627,7 @@ def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None
 
 
 def memory_key(material: Mapping[str, Any]) -> str:
-    """The digest a remembered watch is filed under: of everything that would make a new watch
-    measure something else (``material``, canonical JSON)."""
+    """The digest a remembered watch is filed under (``material`` as canonical JSON)."""
     canonical = json.dumps({"memory": MEMORY_VERSION, **material}, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -681,25 +642,19 @@ class Memory:
         # Never followed: a link planted at the file is not read, and is replaced when it is filed.
         return child(self.folder, f"{target}-{key[:32]}{ending}")
 
+    def _read(self, target: str, key: str, ending: str = ".json") -> Any:
+        read = read_bounded(self._file(target, key, ending), limit=4 * 2**20, follow_links=False)
+        return parse_document(read)
+
     def recall(self, target: str, key: str) -> TargetWatch | None:
         """The watch filed under ``key``, or None: none, or a file that is not one (remeasured)."""
         try:
-            data = parse_document(
-                read_bounded(self._file(target, key), limit=4 * 2**20, follow_links=False)
-            )
+            data = self._read(target, key)
             if data.get("key") != key:
                 return None
             watched = TargetWatch.from_json(data["watch"])
             when = data.get("watched_at")
-        except (
-            OSError,
-            DocumentProblem,
-            UsageError,
-            ValueError,
-            KeyError,
-            TypeError,
-            AttributeError,
-        ):
+        except (UsageError, *UNREADABLE):
             return None
         if not isinstance(when, str) or recalled_problem(watched, target, when):
             return None  # a file tampered with is no memory: measured again
@@ -712,15 +667,11 @@ class Memory:
 
     def spent(self, target: str, key: str) -> frozenset[str]:
         """The stored results a watch of this key read and left open: never read again, so the next
-        watch measures what stayed undecided anew (empty where none, or a file that is not one)."""
+        watch measures what stayed undecided anew."""
         try:
-            data = parse_document(
-                read_bounded(
-                    self._file(target, key, ".open.json"), limit=4 * 2**20, follow_links=False
-                )
-            )
+            data = self._read(target, key, ".open.json")
             ids = data["results"] if data.get("key") == key else []
-        except (OSError, DocumentProblem, ValueError, KeyError, TypeError, AttributeError):
+        except UNREADABLE:
             return frozenset()
         if not isinstance(ids, list):
             return frozenset()
@@ -728,20 +679,21 @@ class Memory:
 
     def remember_open(self, target: str, key: str, read: set[str]) -> None:
         """File the results a watch left open read, beside those earlier open watches read."""
-        self.folder.mkdir(parents=True, exist_ok=True)
         ids = sorted(self.spent(target, key) | read)[-MAX_SPENT:]
-        document = {"key": key, "results": ids}
-        replace_file(self._file(target, key, ".open.json"), json.dumps(document, indent=1) + "\n")
+        self._write(target, key, {"key": key, "results": ids}, ".open.json")
 
     def remember(
         self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str
     ) -> None:
         """File a settled watch under ``key``, with what the key is made of (for a reader)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
         document = {
             "key": key,
             "material": material,
             "watched_at": when,
             "watch": watched.to_json(),
         }
-        replace_file(self._file(watched.target, key), json.dumps(document, indent=1) + "\n")
+        self._write(watched.target, key, document)
+
+    def _write(self, target: str, key: str, document: Any, ending: str = ".json") -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        replace_file(self._file(target, key, ending), json.dumps(document, indent=1) + "\n")

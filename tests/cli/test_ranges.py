@@ -184,14 +184,14 @@ def test_the_why_is_bounded_by_a_budget_of_seconds_or_not_at_all(tmp_path):
 
 
 def test_a_bisect_by_status_needs_no_metric_and_names_its_answer_and_triage_by_it(tmp_path):
-    from harness.commands.ranges import swept_metrics, triage_command
+    from harness.commands.ranges import swept, triage_command
 
     script = tmp_path / "repro.py"
     script.write_text("print(1)\n")
     argv = ["bisect", "--script", str(script), "--status", "--good", "0.4.26", "--bad", "0.4.30"]
     options = check(parse([*argv, "--results", str(tmp_path / "r")]))
     assert options.criterion.ending and options.metric is None
-    assert swept_metrics(options) == [], "by status: no metric compared"
+    assert swept(options) == ([], False), "by status: no metric compared, nor the claim"
     assert "--status" in triage_command(options)
     spelt = [*argv[:3], "--metric", "process.end", *argv[4:], "--results", str(tmp_path / "r")]
     assert check(parse(spelt)).criterion == options.criterion, "--metric process.end"
