@@ -16,6 +16,7 @@ import os
 import random
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -129,13 +130,15 @@ def test_the_issue_draft_refuses_a_planted_folder_link_and_replaces_planted_file
 
 
 def test_bisect_sweep_and_triage_reports_replace_a_planted_link(tmp_path, capsys):
-    from harness.commands.ranges import _write as write
+    from harness.commands.ranges import RangeRun
 
-    victim = tmp_path / "victim"
-    victim.write_text("keep")
     (tmp_path / "reports").mkdir()
+    victim = tmp_path / "reports" / "victim"  # a link out of the folder is refused by inside()
+    victim.write_text("keep")
     (tmp_path / "reports" / "sweep-scan_sync.md").symlink_to(victim)
-    write(tmp_path / "reports" / "sweep-scan_sync.md", "# Sweep")
+    run = SimpleNamespace(options=SimpleNamespace(places=SimpleNamespace(out=tmp_path / "reports")))
+    answer = SimpleNamespace(text="", markdown="# Sweep", data={})
+    RangeRun.publish(run, answer, "sweep-scan_sync", data_file=False, printed=False, quiet=True)  # type: ignore[arg-type]
     assert (
         victim.read_text() == "keep"
         and (tmp_path / "reports" / "sweep-scan_sync.md").read_text() == "# Sweep"
