@@ -174,6 +174,8 @@ def wrapper_name(suite: Path) -> str:
 
 
 DEADLINE = "HARNESS_SUITE_DEADLINE_UNIX_S"  # when the suite must have stopped, in Unix seconds
+# An extra process under -X importtime writes its report here; not JAX_: results never record it.
+IMPORT_TIME = "HARNESS_IMPORT_TIME"
 
 
 def wrapper_text(digest: str, compile_cache: bool = False) -> str:
@@ -187,6 +189,7 @@ def wrapper_text(digest: str, compile_cache: bool = False) -> str:
         .replace("@DIGEST@", digest)
         .replace("@SUITE_PATH@", SUITE_PATH)
         .replace("@DEADLINE@", DEADLINE)
+        .replace("@IMPORT_TIME@", IMPORT_TIME)
         .replace("@COMPILE_CACHE@", CACHE if compile_cache else "")
     )
 
@@ -400,6 +403,8 @@ scratch = os.path.dirname(suite.path)  # the harness's, for this process: nothin
 storage, temporary = os.path.join(scratch, "pytest-benchmark"), os.path.join(scratch, "pytest-tmp")
 fixed = ["-q", "-p", "no:cacheprovider", "--benchmark-only", "--benchmark-storage=file://" + storage]
 fixed.append("--basetemp=" + temporary)  # tmp_path too: the last --basetemp is pytest's
+if os.environ.get("@IMPORT_TIME@"):  # -X importtime writes to fd 2, which pytest's capture takes
+    fixed.append("--capture=sys")  # while it collects: the suite's own imports would go unread
 code = pytest.main([*own, *sys.argv[1:], *fixed], plugins=[suite])
 if int(code) == pytest.ExitCode.USAGE_ERROR:  # said as what it is, not by pytest's last line (rootdir: …)
     print("pytest refused the suite's arguments (--pytest-args): a usage error, above", file=sys.stderr)

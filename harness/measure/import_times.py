@@ -1,8 +1,9 @@
 """Where a suite's import goes: ``python -X importtime``'s report, read as a tree of modules.
 
 The watch runs one extra process of a suite per side (off the timing path) with ``IMPORT_TIME``
-naming a file, where the case process copies the interpreter's report (lines ``import time: SELF |
-CUMULATIVE | NAME`` in microseconds, a module after those it imported, nested two spaces deeper).
+(``benchmark_suite``'s) naming a file, where the case process copies the interpreter's report
+(lines ``import time: SELF | CUMULATIVE | NAME`` in microseconds, a module after those it
+imported, nested two spaces deeper).
 The page names the costliest imports and the module most of each (``costliest``).
 """
 
@@ -13,7 +14,6 @@ from dataclasses import dataclass, field
 
 from harness.units import format_ns
 
-IMPORT_TIME = "HARNESS_IMPORT_TIME"  # not JAX_: a path, which results never record
 MAX_BYTES = 16 * 2**20  # of the report copied: a suite imports thousands of modules, a line each
 LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)([A-Za-z_][\w.]*)\s*$")
 SHOWN = 3

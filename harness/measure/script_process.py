@@ -24,13 +24,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from harness.catalogue.benchmark_suite import DEADLINE, SUITE_PATH
+from harness.catalogue.benchmark_suite import DEADLINE, IMPORT_TIME, SUITE_PATH
 from harness.host.environment import REDACTED, REPO_ROOT, SECRET_NAME, scrub, scrub_value
 from harness.measure import deaths
 from harness.measure.benchmark_json import BENCHMARK_JSON, SuiteRun, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
 from harness.measure.guardian import die_with_parent
-from harness.measure.import_times import IMPORT_TIME
 from harness.measure.import_times import MAX_BYTES as IMPORT_BYTES
 from harness.measure.script_hook import FAULT_AT
 from harness.measure.script_numbers import script_numbers

@@ -361,6 +361,7 @@ class WhyBudget:
     # what counts as the why's time: its own, from its first question (``left``)
     aside: Aside = field(default_factory=lambda: ASIDE)
     started: tuple[float, float] | None = None  # ``Aside.mark`` at the first question
+    ceiling: float | None = None  # what a watch's --max-time leaves: the why is under the cap too
     # What the kinds asked before the settling one leave for it: a cost's library and reproducer
     # never spend what its changed defaults need.
     kept_for_settling: float = 0.0
@@ -368,9 +369,12 @@ class WhyBudget:
     again_every: str = ""  # the command that asks them (said where an answered step left some)
 
     def at_most(self, seconds: float) -> None:
-        """With no budget set: a share of ``seconds``, what the command's own measuring took."""
+        """With no budget set: a share of ``seconds``, what the command's own measuring took; never
+        past the ``ceiling``."""
         if self.seconds is None:
             self.seconds, self.by_default = max(seconds * DEFAULT_SHARE, 1.0), True
+        if self.ceiling is not None:
+            self.seconds = min(self.seconds, self.ceiling)
 
     def used(self) -> float:
         return self.aside.own_since(self.started) if self.started is not None else 0.0

@@ -14,6 +14,7 @@ import pytest
 from harness.catalogue import benchmark_suite
 from harness.catalogue.benchmark_suite import (
     CACHE,
+    IMPORT_TIME,
     RUNNER,
     SUITE_PATH,
     suite_digest,
@@ -25,6 +26,7 @@ from harness.errors import UsageError
 from harness.host.environment import allowed_variables
 from harness.install.venvs import uv_command
 from harness.measure.benchmark_json import BENCHMARK_JSON, CUT_SHORT_NOTE
+from harness.measure.import_times import parse
 from harness.measure.script_hook import FAULT_AT
 from tests.conftest import REPO
 
@@ -267,6 +269,27 @@ def measured(python, suite_path, tmp_path, args=(), **environ):
 
 def listing(folder):
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.venv
+def test_an_extra_process_under_importtime_reports_the_suite_s_own_imports(
+    tmp_path, pytest_benchmark_python
+):
+    """Issue 78 #3: -X importtime writes to fd 2, which pytest captures while it collects; on
+    optimistix the report then named pytest's imports alone, never sif2jax's minute."""
+    library = tmp_path / "library"
+    shutil.copytree(LIBRARY, library)
+    report = tmp_path / "importtime.txt"
+    args = ("-k", "solve", "--max-dimension=4")
+    measured(
+        pytest_benchmark_python,
+        library / "benchmarks",
+        tmp_path,
+        args,
+        **{IMPORT_TIME: str(report)},
+    )
+    names = {m.name for root in parse(report.read_text()) for m in (root, *root.within())}
+    assert any(name.endswith("_slow_import") for name in names), sorted(names)[:40]
 
 
 @pytest.mark.venv

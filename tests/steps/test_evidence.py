@@ -263,6 +263,18 @@ def test_unless_the_user_set_one_the_budget_is_a_share_of_what_the_command_s_own
     assert unset.seconds == 80.0 and given.seconds == 90.0, "a why adds at most half again"
 
 
+def test_a_watch_s_cap_bounds_the_why_however_its_budget_was_set():
+    """Measured on optimistix: the cap spent, the why still took its minutes after it."""
+    unset, given, spent = (
+        WhyBudget(ceiling=30.0),
+        WhyBudget(90.0, ceiling=30.0),
+        WhyBudget(ceiling=0.0),
+    )
+    for budget in (unset, given, spent):
+        budget.at_most(200.0)
+    assert (unset.seconds, given.seconds, spent.seconds) == (30.0, 30.0, 0.0)
+
+
 class Stopped(Kind):
     def gather(self, step, sides, found):
         raise KeyboardInterrupt
