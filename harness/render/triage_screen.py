@@ -3,8 +3,6 @@ changes, the why of its first metric, the bisect below the releases), the undeci
 
 from __future__ import annotations
 
-import dataclasses
-
 from harness.analysis.metrics import hlo_facts
 from harness.analysis.significance import Thresholds
 from harness.findings import FollowUp, leading
@@ -25,7 +23,7 @@ from harness.render.why import libraries_line, next_steps, why_lines
 from harness.steps.answers import Setting
 from harness.steps.grid import small_within, twice_safe_bounds
 from harness.steps.judge import FIX, REGRESSION
-from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
+from harness.steps.triage import Confirmation, TriageOutcome, screening
 from harness.units import format_ratio
 
 
@@ -134,9 +132,7 @@ def small_changes(found: TriageOutcome, thresholds: Thresholds) -> list[tuple[Co
     """Each confirmed cost step whose ratio stays within what another run's first round would list
     nine times in ten (``grid.twice_safe_bounds``), said ``×1.3 (within ×1.57)``: --every-release
     or not."""
-    screen = dataclasses.replace(
-        thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
-    )
+    screen = screening(thresholds)
     bounds = twice_safe_bounds(found.first_round, screen)
     small = []
     for change in found.changes():

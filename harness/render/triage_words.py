@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from harness.analysis.significance import Thresholds
 from harness.analysis.statuses import error_line, innermost_frame
 from harness.steps.probes import Probe
-from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
+from harness.steps.triage import Confirmation, TriageOutcome, screening
 
 
 def answered(found: TriageOutcome) -> list[tuple[str, Confirmation]]:
@@ -46,7 +46,7 @@ def family_error(found: TriageOutcome, thresholds: Thresholds) -> str:
     return (
         f"{'; '.join(parts)}: the chance that any confirmed change is a false alarm is at most "
         f"{' + '.join(terms)} = {min(1.0, bound):.2g}. The first round, at level "
-        f"{max(SCREEN_ALPHA, thresholds.alpha):g}, only chose what to measure again."
+        f"{screening(thresholds).alpha:g}, only chose what to measure again."
     )
 
 

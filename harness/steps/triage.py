@@ -32,6 +32,13 @@ from harness.steps.ready import Probe
 SCREEN_ALPHA = 0.01
 
 
+def screening(thresholds: Thresholds) -> Thresholds:
+    """The first round's screen: at least ``SCREEN_ALPHA``'s level, no rank guard."""
+    return dataclasses.replace(
+        thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
+    )
+
+
 @dataclass(frozen=True)
 class Confirmation:
     """One step of the first round and what measuring its two releases again showed."""
@@ -188,9 +195,7 @@ def triage(
     """Screen ``releases`` with ``measure``, then confirm every step at once (``confirm_pairs``).
     ``every_release``: each measured (a watch's few; ``--every-release``), else a grid refined where
     neighbours differ (``grid.grid_sweep``; ``glance``: glanced at first, in fewer processes)."""
-    screen = dataclasses.replace(
-        thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
-    )
+    screen = screening(thresholds)
     if every_release:
         progress(f"[triage] first round: {len(releases)} releases, measured together")
     grid = functools.partial(grid_sweep, glance=glance)

@@ -47,7 +47,7 @@ from harness.measure.import_times import SAID as IMPORT_SAID
 from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Probe
-from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
+from harness.steps.triage import Confirmation, TriageOutcome, screening
 from harness.store.bounds import string_problem
 from harness.store.files import DocumentProblem, child, parse_document, read_bounded, replace_file
 from harness.store.results import StoredResult
@@ -528,9 +528,7 @@ def detectable(
     the spread its processes showed: it must pass the screen (``processes`` a side, the screen's
     level, no rank guard) and the confirmation (up to ``most`` a side, the strict level)."""
     spreads = first_round_spreads(found)
-    screen = dataclasses.replace(
-        thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
-    )
+    screen = screening(thresholds)
     return {
         key: max(
             detectable_ratio(spread, processes, screen), detectable_ratio(spread, most, thresholds)
