@@ -42,7 +42,7 @@ from harness.units import sizes_text, time_left
 
 # A stored result standing for a planned cell on a side (``measure(reuse=...)``), or None.
 Reuse = Callable[[PlannedRun, Side], StoredResult | None]
-# Told each side's first process (by label) once a cell has one of each: what a process costs is
+# Told each side's processes (by label) after each round of a cell's first: what a process costs is
 # said before the rest are paid (``harness.steps.suite_floor``); it answers the most processes a
 # side the cell may take (None: as the settings say), so that a time cap is not overrun in vain.
 FirstRound = Callable[[dict[str, list[ProcessRun]]], int | None]
@@ -261,7 +261,7 @@ class Recorder:
                         left = pace.line(going, self.settings)
                         self._measure_process(cell, run, round_index, left)
                         pace.done()
-                    if round_index == 0 and self.first_round is not None:
+                    if self.first_round is not None:
                         cell.capped = self.first_round(
                             {r.side.label: r.processes for r in cell.runs}
                         )

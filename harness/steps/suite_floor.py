@@ -6,7 +6,8 @@ statements until the suite is collected, the rest of the collection, every round
 of the process is Python's start, pytest-benchmark's calibration and warm-up, and the end.
 
 After the first process of each side the watch says that, the processes a verdict at the rule's
-factor needs a side, and the time that makes (``Floor``): before any spread between processes is
+factor needs a side, and the time that makes (``Floor``), and once more after the second where that
+cost a fifth less (the first filled the compilation cache): before any spread between processes is
 known, the fewest the rank test passes at the level with.  After the first round, each benchmark's
 spread of process medians (rounds within one process are not independent: the process is the
 unit) gives the processes a verdict needs (``processes_needed``); a benchmark that needs more than
@@ -43,6 +44,7 @@ from harness.units import format_ns, format_seconds
 PARTS = ("import", "collection", "benchmarks")
 MOST = 200  # processes a side looked at for a verdict's need: beyond, none is in reach
 STOPPED = "measuring stopped at --max-time"
+RESIZED = 0.2  # the share by which later processes are cheaper before the floor is said again
 
 
 def processes_needed(spread: float, thresholds: Thresholds) -> int | None:
@@ -116,13 +118,13 @@ class Floor:
         needs = f"needs at least {self.needed} a side: about {format_seconds(self.seconds)}"
         return f"a verdict at ×{self.thresholds.factor:g} {needs}"
 
-    def most(self) -> int | None:
-        """The most processes a side the first round may take, the one each side has paid
-        included: what leaves a confirmation its ``needed`` a side within the cap; one where the
-        cap cannot pay even those (measuring stops there); None without a cap."""
+    def most(self, paid: int = 1) -> int | None:
+        """The most processes a side the first round may take, the ``paid`` each side has paid
+        included: what leaves a confirmation its ``needed`` a side within the cap; ``paid`` where
+        the cap cannot pay even those (measuring stops there); None without a cap."""
         if self.cap_s is None:
             return None
-        return 1 + max(0, self.cost.affords(self.cap_s) - self.needed)
+        return paid + max(0, self.cost.affords(self.cap_s) - self.needed)
 
     def stops(self) -> str:
         """Why no verdict is in reach within ``cap_s``; "" where one is (or without a cap)."""
@@ -154,8 +156,10 @@ class Floor:
 def floor(
     first: Mapping[str, list[ProcessRun]], thresholds: Thresholds, cap_s: float | None
 ) -> Floor | None:
-    """The floor from each side's first process (None where none finished ok with a record)."""
-    cost = ProcessCost.of(p for processes in first.values() for p in processes[:1])
+    """The floor from each side's first process, or from those after it once there are (None
+    where none finished ok with a record)."""
+    later = [p for processes in first.values() for p in processes[1:]]
+    cost = ProcessCost.of(later or (p for processes in first.values() for p in processes[:1]))
     return None if cost is None else Floor(cost, thresholds, cap_s)
 
 
@@ -178,12 +182,23 @@ class SuiteCap:
         return None if self.deadline is None else max(0.0, self.deadline - self.clock())
 
     def __call__(self, first: dict[str, list[ProcessRun]]) -> int | None:
-        """The floor said once; the most processes a side the cap leaves the first round."""
+        """After each round of the first: the floor said after the first process of each side, and
+        said again once after the second where it cost less by more than ``RESIZED`` (the first
+        filled the compilation cache, or read the suite from a cold disk: a floor sized on it
+        overstates the run); the most processes a side the cap leaves the first round."""
+        paid = min((len(processes) for processes in first.values()), default=0)
         found = floor(first, self.thresholds, self.left())
-        if found is not None and self.said is None:
+        if found is None or paid > 2:
+            return None if found is None else found.most(paid)
+        if self.said is None:
             self.said = found
             self.say(found.line())
-        return None if found is None else found.most()
+        elif paid == 2 and found.cost.wall_s < (1 - RESIZED) * self.said.cost.wall_s:
+            before = format_seconds(self.said.cost.wall_s)
+            self.said = found
+            again = f"sized again on the second process of each side (the first took {before})"
+            self.say(f"{again}: {found.line()}")
+        return found.most(paid)
 
     def stop(self) -> str:
         """Why no verdict is in reach within what the cap leaves now ("" while one is), at the

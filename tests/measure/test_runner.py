@@ -524,12 +524,14 @@ def deciding_recorder(
     return runs, asked, lines
 
 
-def test_the_first_round_is_told_each_side_s_first_process_once(tmp_path, monkeypatch):
-    """Issue 78 #1: what a process costs is said after the first of each side, not after all."""
+def test_the_first_round_is_told_each_side_s_processes_after_each_round(tmp_path, monkeypatch):
+    """Issue 78 #1: what a process costs is said after the first of each side, not after all, and
+    told each round after (the floor is sized again on the second)."""
     told = []
     count = lambda sides: told.append({label: len(ps) for label, ps in sides.items()})
-    deciding_recorder(tmp_path, monkeypatch, {}, first_round=count)
-    assert told == [{"A": 1, "B": 1}]
+    runs, *_ = deciding_recorder(tmp_path, monkeypatch, {}, first_round=count)
+    assert told[0] == {"A": 1, "B": 1}
+    assert told == [{"A": k, "B": k} for k in range(1, len(runs[0].processes) + 1)]
 
 
 def test_a_cell_stops_at_the_processes_its_first_round_says_a_cap_leaves(tmp_path, monkeypatch):

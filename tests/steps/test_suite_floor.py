@@ -97,6 +97,33 @@ def test_the_floor_says_what_a_process_costs_and_what_a_verdict_needs_before_it_
     assert said.most() is None and not said.stops(), "no cap, no bound"
 
 
+def test_a_floor_whose_first_process_filled_the_compilation_cache_is_said_again_after_the_second():
+    """Issue 78: with ``--compile-cache`` optimistix's first process (fixed sif2jax) took 20 s and
+    the next ones 11 s: sized on the first alone the floor said twice the time the run took."""
+    said: list[str] = []
+    cap = SuiteCap(RULE, None, said.append)
+    first = {"A": [suite_process(20, 12, 2, 1.7)], "B": [suite_process(20, 12, 2, 1.7)]}
+    assert cap(first) is None and len(said) == 1 and "about 4 min 40 s" in said[0]
+    for side in first.values():
+        side.append(suite_process(10, 4, 2, 1.7))
+    cap(first)
+    assert said[1] == (
+        "sized again on the second process of each side (the first took 20 s): a process costs "
+        "10 s: import 4 s, collection 2 s, benchmarks 1.7 s; a verdict at ×1.05 needs at least 7 "
+        "a side: about 2 min 20 s"
+    )
+    assert cap.said is not None and cap.said.cost.wall_s == 10
+    for side in first.values():
+        side.append(suite_process(5, 1, 2, 1.7))
+    cap(first)
+    assert len(said) == 2, "said again once, after the second process alone"
+    steady = SuiteCap(RULE, None, said.append)
+    again = {side: [suite_process(20, 12, 2, 1.7), suite_process(18, 10, 2, 1.7)] for side in "AB"}
+    steady({side: processes[:1] for side, processes in again.items()})
+    steady(again)
+    assert len(said) == 3, "a second process a tenth cheaper: the floor stands"
+
+
 def test_a_cap_says_at_the_start_how_long_a_process_may_take_for_a_verdict():
     said = cap_line(1200.0, RULE)
     print(said)
