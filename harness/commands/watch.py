@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.significance import Comparison
 from harness.catalogue.benchmark_suite import (
     IMPORT_TIME,
     SUITE_PATH,
@@ -56,6 +55,7 @@ from harness.steps.watch import (
     benchmark_medians,
     blind,
     called_changes,
+    decided_in_confirmations,
     findings,
     first_regression,
     first_round_open,
@@ -332,8 +332,9 @@ def watch_one(
         )
         refuse_unknown_metric(found.first_round, options)  # a declared metric none has: said
         read = results_read(found)
-        again: dict[MetricKey, Comparison] = {}
         still_open = first_round_open(found)
+        again = decided_in_confirmations(found, still_open, options.thresholds)
+        still_open = [key for key in still_open if key not in again]
         beyond: dict[MetricKey, tuple[str, float]] = {}
         again_pairs: ConfirmPairs = confirmer
         if suite is not None:
@@ -343,7 +344,8 @@ def watch_one(
                 f"[watch] {len(still_open)} metric(s) the first round left undecided: measured "
                 "again, until decided"
             )
-            again, also = measured_again(again_pairs, found, still_open, options.thresholds)
+            measured, also = measured_again(again_pairs, found, still_open, options.thresholds)
+            again |= measured
             read |= also
         if suite is not None:
             suite.where_imports_go(run)

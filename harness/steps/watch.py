@@ -425,17 +425,39 @@ def measured_again(
     pair = (first.releases[0], first.releases[-1])
     before, after = confirm_pairs({pair: tuple(Criterion.of(key) for key in keys)})[pair]
     read = {probe.result.result.id for probe in (before, after) if probe.result is not None}
+    return compared_on(before, after, keys, thresholds), read
+
+
+def compared_on(
+    before: Probe, after: Probe, keys: Sequence[MetricKey], thresholds: Thresholds
+) -> dict[MetricKey, Comparison]:
+    """Each of ``keys`` compared on two releases measured together; none where either side did
+    not run, or neither ran ok."""
     if before.result is None or after.result is None:
-        return {}, read
+        return {}
     if RunStatus.OK not in (before.result.result.status, after.result.result.status):
-        return {}, read
+        return {}
     a, b = metric_samples(before.result), metric_samples(after.result)
-    compared = {
+    return {
         key: compare_metric(a[key], b[key], thresholds, key)
         for key in keys
         if key in a and key in b
     }
-    return compared, read
+
+
+def decided_in_confirmations(
+    found: TriageOutcome, keys: Sequence[MetricKey], thresholds: Thresholds
+) -> dict[MetricKey, Comparison]:
+    """Each of ``keys`` a confirmation of the watched pair decided on its own: its processes timed
+    every metric, not only its step's (a suite's process runs every benchmark), so what they
+    decide is not measured again."""
+    first = found.first_round
+    pair = (first.releases[0], first.releases[-1])
+    for confirmation in found.confirmations:
+        if (confirmation.before.release, confirmation.after.release) == pair:
+            compared = compared_on(confirmation.before, confirmation.after, keys, thresholds)
+            return {k: c for k, c in compared.items() if c.verdict != Verdict.UNDECIDED}
+    return {}
 
 
 def results_read(found: TriageOutcome) -> set[str]:

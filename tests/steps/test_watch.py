@@ -20,9 +20,11 @@ from harness.steps.watch import (
     SideLoad,
     TargetWatch,
     blind,
+    decided_in_confirmations,
     detectable,
     exit_status,
     findings,
+    first_round_open,
     loaded_processes,
     memory_key,
     side_loads,
@@ -74,6 +76,46 @@ def test_a_candidate_never_measured_again_is_undecided_never_unchanged():
     assert said[0].text.startswith("eager.wall_ns old → new: undecided (not measured again: ")
     assert why in said[0].text
     assert TargetWatch("t", "script", tuple(said)).outcome == "undecided"
+
+
+class Scattered(FakeScriptReleases):
+    """A script whose ``process.trace_ns`` is ×1.5 on "new" and scatters by ±``scatter``."""
+
+    def __init__(self, scales, scatter):
+        super().__init__(scales)
+        self.scatter = scatter
+
+    def __call__(self, release, again=False):
+        self.current = release
+        return super().__call__(release, again)
+
+    def adjust(self, data, scale):
+        super().adjust(data, scale)
+        level = 8e6 * (1.5 if self.current == "new" else 1)
+        for index, record in enumerate(data["processes"]):
+            jitter = 1 + self.scatter * ((index % 3) - 1)
+            record["figures"]["process.trace_ns"] = level * jitter
+
+
+def test_a_metric_the_first_round_left_open_is_read_from_a_confirmation_s_processes():
+    """Issue 78: a suite's process times every benchmark, so a candidate's confirmation (9 a side
+    on optimistix) measured the open benchmarks too: what it decides is not measured again."""
+    scales = {"old": 1, "new": 3}
+    found = triage(
+        ["old", "new"],
+        Scattered(scales, 0.9),
+        FakeConfirmer(Scattered(scales, 0.01)),
+        metrics=None,
+        with_claim=False,
+        thresholds=Thresholds(),
+    )
+    trace = parse_metric_name("process.trace_ns")
+    still_open = first_round_open(found)
+    assert trace in still_open, "±90 %: no verdict on the first round"
+    decided = decided_in_confirmations(found, still_open, Thresholds())
+    assert decided[trace].verdict == "slower", "±1 % on the candidate's confirmation"
+    assert all(c.verdict != "undecided" for c in decided.values())
+    assert decided_in_confirmations(watched({"old": 1, "new": 1}), still_open, Thresholds()) == {}
 
 
 def test_a_script_that_ran_on_the_baseline_and_fails_on_the_release_is_broken():
