@@ -10,7 +10,8 @@ factor needs a side, and the time that makes (``Floor``), and once more after th
 cost a fifth less (the first filled the compilation cache): before any spread between processes is
 known, the fewest the rank test passes at the level with.  After the first round, each benchmark's
 spread of process medians (rounds within one process are not independent: the process is the
-unit) gives the processes a verdict needs (``processes_needed``); a benchmark that needs more than
+unit) gives the processes a verdict needs (``processes_needed``): a candidate's confirmation takes
+them at its first look, said with the time they make (``sized``); a benchmark that needs more than
 ``--max-processes``, or than ``--max-time`` leaves, is not measured on in vain: its smallest change
 still detectable is said instead (``out_of_reach``).  Stopping there only leaves a benchmark
 undecided, never calls a change, so it keeps the A/A at its level.
@@ -31,7 +32,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.analysis.power import detectable_ratio
+from harness.analysis.metrics import process_samples
+from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.significance import Thresholds
 from harness.metric_names import Criterion, MetricKey
 from harness.steps.confirm import ConfirmPairs, PairConfirmer
@@ -177,6 +179,8 @@ class SuiteCap:
         self.thresholds, self.deadline, self.say, self.clock = thresholds, deadline, say, clock
         self.said: Floor | None = None
         self.stopped = ""  # why measuring stopped at the cap, once it did
+        # Per benchmark, the spread of log process medians within each side of the first round.
+        self.spreads: dict[MetricKey, float] = {}
 
     def left(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - self.clock())
@@ -187,6 +191,8 @@ class SuiteCap:
         filled the compilation cache, or read the suite from a cold disk: a floor sized on it
         overstates the run); the most processes a side the cap leaves the first round."""
         paid = min((len(processes) for processes in first.values()), default=0)
+        ok = [[p for p in processes if p.status is RunStatus.OK] for processes in first.values()]
+        self.spreads = pooled_spreads(process_samples(processes) for processes in ok)
         found = floor(first, self.thresholds, self.left())
         if found is None or paid > 2:
             return None if found is None else found.most(paid)
@@ -240,9 +246,32 @@ class SuiteCap:
             if prober is None:
                 why = f"{STOPPED}: {self.stopped}"
                 return {(a, b): (Probe(a, None, why), Probe(b, None, why)) for a, b in pairs}
-            return PairConfirmer(prober)(pairs)
+            return PairConfirmer(self.sized(prober, pairs))(pairs)
 
         return confirm
+
+    def sized(
+        self, prober: ReleaseProber, pairs: Mapping[Pair, tuple[Criterion, ...]]
+    ) -> ReleaseProber:
+        """``prober``'s first look at the processes a side the moved benchmarks' spread in the first
+        round needs for a verdict at the factor (``processes_needed``: processes by the spread
+        between them), within its bound, and said with the time that makes; as it was where that
+        is no more than its own or none is in reach."""
+        keys = {c.metric for moved in pairs.values() for c in moved if c.metric in self.spreads}
+        needs = [processes_needed(self.spreads[key], self.thresholds) for key in keys]
+        need = max((n for n in needs if n is not None), default=0)
+        if prober.max_processes is not None:
+            need = min(need, prober.max_processes)
+        if need <= prober.processes:
+            return prober
+        if self.said is not None:
+            cost = 2 * need * self.said.cost.wall_s * len(pairs)
+            self.say(
+                f"confirming {len(keys)} benchmark(s): their spread between processes needs {need} "
+                f"a side for a verdict at ×{self.thresholds.factor:g}: about {format_seconds(cost)}"
+            )
+        settings = dataclasses.replace(prober.settings, processes=need)
+        return dataclasses.replace(prober, settings=settings)
 
     def unmeasured(
         self, found: TriageOutcome, still_open: Sequence[MetricKey]

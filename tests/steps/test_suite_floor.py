@@ -28,6 +28,7 @@ from harness.steps.suite_floor import (
     ProcessCost,
     SuiteCap,
     cap_line,
+    fewest,
     floor,
     out_of_reach,
     processes_needed,
@@ -35,6 +36,7 @@ from harness.steps.suite_floor import (
 )
 from harness.steps.triage import SCREEN_ALPHA, triage
 from harness.store.schema import ProcessRun, RunStatus, Settings
+from harness.units import format_seconds
 from tests.analysis.simulated_runs import (
     KEY,
     Noise,
@@ -122,6 +124,39 @@ def test_a_floor_whose_first_process_filled_the_compilation_cache_is_said_again_
     steady({side: processes[:1] for side, processes in again.items()})
     steady(again)
     assert len(said) == 3, "a second process a tenth cheaper: the floor stands"
+
+
+def test_a_confirmation_s_first_look_is_the_processes_the_moved_benchmark_s_spread_needs(tmp_path):
+    """Issue 78 #2: processes by the spread between them: a benchmark whose process medians scatter
+    by 2 % is confirmed from its first look at the processes a verdict at ×1.05 needs, said with
+    the time it makes, not from the first round's 5 and its looks after."""
+    said: list[str] = []
+    cap = SuiteCap(RULE, None, said.append)
+
+    def process(index, u_ms):
+        record = {"wall_ns": 10 * S}
+        return ProcessRun(index, RunStatus.OK, script=record, figures={"json.u_ms": u_ms})
+
+    scatter = [1.0, 1.025, 0.975, 1.0125, 0.9875]
+    first = {side: [process(i, 50 * f) for i, f in enumerate(scatter)] for side in "AB"}
+    for paid in range(1, 6):
+        cap({side: processes[:paid] for side, processes in first.items()})
+    prober = suite_prober(tmp_path, lambda *a, **k: [])
+    pairs = {("0.1", "0.2"): (Criterion.of(OTHER),)}
+    sized = cap.sized(prober, pairs)
+    need = processes_needed(cap.spreads[OTHER], RULE)
+    assert need is not None and 5 < need < 20
+    assert sized.processes == need and sized.max_processes == 20
+    assert said[-1] == (
+        f"confirming 1 benchmark(s): their spread between processes needs {need} a side for a "
+        f"verdict at ×1.05: about {format_seconds(need * 20)}"
+    )
+    assert cap.sized(prober, {("0.1", "0.2"): (Criterion.of(KEY),)}) is prober, "no spread known"
+    tight = SuiteCap(RULE, None, said.append)
+    tight({side: [process(i, 50 * (1 + 0.001 * i)) for i in range(5)] for side in "AB"})
+    assert tight.sized(prober, pairs).processes == fewest(RULE) == 7, "the rank test's fewest"
+    roomy = replace(prober, settings=replace(prober.settings, processes=10))
+    assert tight.sized(roomy, pairs) is roomy, "its own first look already enough: as it was"
 
 
 def test_a_cap_says_at_the_start_how_long_a_process_may_take_for_a_verdict():
