@@ -234,7 +234,10 @@ class SuiteFloor(SuiteCap):
     def __init__(self, target: Target, run: RangeRun, deadline: float | None) -> None:
         name = target.case.name
         super().__init__(
-            run.options.thresholds, deadline, lambda line: progress(f"[watch] {name}: {line}")
+            run.options.thresholds,
+            deadline,
+            lambda line: progress(f"[watch] {name}: {line}"),
+            planned=run.options.measuring.processes,
         )
         self.options = run.options
         self.imports: dict[str, list[str]] = {}  # release → its costliest imports, said

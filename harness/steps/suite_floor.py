@@ -105,6 +105,7 @@ class Floor:
     cost: ProcessCost
     thresholds: Thresholds
     cap_s: float | None = None
+    planned: int | None = None  # the first round's processes a side, as asked (``--processes``)
 
     @property
     def needed(self) -> int:
@@ -134,8 +135,24 @@ class Floor:
             return ""
         return f"{self.verdict}; the cap leaves {format_seconds(self.cap_s)}"
 
+    @property
+    def first_round(self) -> int | None:
+        """The first round's processes a side: as planned, as the cap bounds it."""
+        return None if self.planned is None else min(self.planned, self.most() or self.planned)
+
+    def in_all(self) -> float | None:
+        """The whole measuring where a benchmark moves: the first round and a confirmation's
+        fewest, both sides; None without a planned first round."""
+        first = self.first_round
+        return None if first is None else 2 * (first + self.needed) * self.cost.wall_s
+
     def line(self) -> str:
         said = f"{self.cost.words()}; {self.verdict}"
+        if (whole := self.in_all()) is not None and not self.stops():
+            said += (
+                f"; with the first round's {self.first_round} a side, about "
+                f"{format_seconds(whole)} in all where a benchmark moves"
+            )
         if self.stops():
             assert self.cap_s is not None
             said += (
@@ -151,18 +168,22 @@ class Floor:
             **{f"{part}_s": round(s, 3) for part, s in self.cost.parts.items()},
             "processes_needed": self.needed,
             "seconds_needed": self.seconds,
+            "seconds_in_all": self.in_all(),
             "max_time_s": None if self.cap_s is None else round(self.cap_s, 1),
         }
 
 
 def floor(
-    first: Mapping[str, list[ProcessRun]], thresholds: Thresholds, cap_s: float | None
+    first: Mapping[str, list[ProcessRun]],
+    thresholds: Thresholds,
+    cap_s: float | None,
+    planned: int | None = None,
 ) -> Floor | None:
     """The floor from each side's first process, or from those after it once there are (None
     where none finished ok with a record)."""
     later = [p for processes in first.values() for p in processes[1:]]
     cost = ProcessCost.of(later or (p for processes in first.values() for p in processes[:1]))
-    return None if cost is None else Floor(cost, thresholds, cap_s)
+    return None if cost is None else Floor(cost, thresholds, cap_s, planned)
 
 
 class SuiteCap:
@@ -175,8 +196,10 @@ class SuiteCap:
         deadline: float | None,
         say: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
+        planned: int | None = None,
     ) -> None:
         self.thresholds, self.deadline, self.say, self.clock = thresholds, deadline, say, clock
+        self.planned = planned  # the first round's processes a side (``Floor.in_all``)
         self.said: Floor | None = None
         self.stopped = ""  # why measuring stopped at the cap, once it did
         # Per benchmark, the spread of log process medians within each side of the first round.
@@ -193,7 +216,7 @@ class SuiteCap:
         paid = min((len(processes) for processes in first.values()), default=0)
         ok = [[p for p in processes if p.status is RunStatus.OK] for processes in first.values()]
         self.spreads = pooled_spreads(process_samples(processes) for processes in ok)
-        found = floor(first, self.thresholds, self.left())
+        found = floor(first, self.thresholds, self.left(), self.planned)
         if found is None or paid > 2:
             return None if found is None else found.most(paid)
         if self.said is None:

@@ -80,8 +80,17 @@ def test_the_floor_says_what_a_process_costs_and_what_a_verdict_needs_before_it_
         "benchmarks_s": 1.7,
         "processes_needed": 7,
         "seconds_needed": 952.0,
+        "seconds_in_all": None,
         "max_time_s": None,
     }
+    planned = floor(first, RULE, None, planned=5)
+    assert planned is not None and planned.line().endswith(
+        "about 15 min 52 s; with the first round's 5 a side, about 27 min 12 s in all where a "
+        "benchmark moves"
+    )
+    assert planned.to_json()["seconds_in_all"] == 2 * 12 * 68
+    bounded = floor(first, RULE, 1200.0, planned=5)
+    assert bounded is not None and bounded.first_round == 2, "the cap's bound, not --processes"
     capped = floor(first, RULE, 600.0)
     assert capped is not None
     print(capped.line())
