@@ -141,10 +141,14 @@ class Floor:
         return None if self.planned is None else min(self.planned, self.most() or self.planned)
 
     def in_all(self) -> float | None:
-        """The whole measuring where a benchmark moves: the first round and a confirmation's
-        fewest, both sides; None without a planned first round."""
+        """The whole measuring where a benchmark moves: the first round, a confirmation's fewest,
+        and where import is most of a process the one a side that shows where it goes, both
+        sides; None without a planned first round."""
         first = self.first_round
-        return None if first is None else 2 * (first + self.needed) * self.cost.wall_s
+        if first is None:
+            return None
+        imports = self.cost.parts.get("import", 0.0) > self.cost.wall_s / 2
+        return 2 * (first + self.needed + imports) * self.cost.wall_s
 
     def line(self) -> str:
         said = f"{self.cost.words()}; {self.verdict}"
