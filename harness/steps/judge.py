@@ -1,29 +1,12 @@
-"""Is a release good or bad?  Judged by the statistics against the two endpoints, never one timing.
+"""Is a release good or bad?  Judged by the statistics against the two endpoints, never one timing
+(docs/releases.md, "Bisect and sweep", has the rule in full).
 
-The *good* endpoint shows the old behaviour, the *bad* one the new.  With a metric,
-the endpoints must differ significantly (``metrics.compare_metric``, over processes: ratio beyond
-the factor and Welch p on the process medians below alpha); that difference's direction (slower or
-faster) is the change sought.  A probed release is
-
-- **bad** when it differs significantly from the good endpoint in that direction and
-  not significantly from the bad endpoint towards the good one;
-- **good** when it differs significantly from the bad endpoint towards the good one
-  and not from the good endpoint in the change's direction;
-- otherwise ambiguous (like neither, or significantly unlike both: a partial or a
-  second change): it is measured once more with twice the samples, and if still
-  ambiguous it is **inconclusive**, which the search treats like a release that
-  cannot run (**skipped**).
-
-A prober that can (``measure_with_endpoints``) measures each release between the
-endpoints in one interleaved run with both of them, and the release is judged against
-those endpoint figures, taken under the same load, rather than the first ones.
-
-With ``--claim`` the case's own verdict decides: the endpoints' claim outcomes must
-differ, and a release is good or bad by which one it shares.  With ``--status`` how its processes
-end decides (``analysis.statuses``), on the counts of processes that died, whichever way each did:
-the endpoints' counts must differ, and a release is good or bad by which endpoint its counts are
-like; counts that decide neither way are inconclusive, and a process killed from outside is a fault
-(inconclusive, said).
+With a metric the endpoints must differ significantly, and that difference's direction is the
+change sought; a release between them is judged by its comparisons with both (``between``), in one
+interleaved run with them where the prober can (``measure_with_endpoints``), so the load of the
+moment falls on all three alike; an ambiguous one is measured once more with twice the samples, then
+is inconclusive, which the search skips.  With ``--claim`` the case's own verdict decides; with
+``--status`` the counts of processes that died (``by_ending``).
 """
 
 from __future__ import annotations
