@@ -88,9 +88,6 @@ class SideLoad:
     loaded: int
     processes: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {"release": self.release, "loaded": self.loaded, "processes": self.processes}
-
 
 @dataclass(frozen=True)
 class TargetWatch:
@@ -151,7 +148,7 @@ class TargetWatch:
             "kind": self.kind,
             "outcome": self.outcome,
             "findings": [finding.to_json() for finding in self.findings],
-            "loads": [load.to_json() for load in self.loads],
+            "loads": [dataclasses.asdict(load) for load in self.loads],
             "smallest_change": smallest,
             "detectable": {
                 key.metric_name: (ratio if math.isfinite(ratio) else None)
