@@ -8,7 +8,7 @@ import argparse
 import difflib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Generic, TypeVar
 
 from harness.errors import WRITE_FAILED_WORDS, UsageError
@@ -34,6 +34,12 @@ class Command(Generic[OptionsT]):
 
 
 AnyCommand = Command[Any]
+
+
+def options_of(kind: type[OptionsT], args: argparse.Namespace, **given: Any) -> OptionsT:
+    """A command's options: each field as ``given``, else the parsed option of the same name."""
+    named = (spec.name for spec in fields(kind))  # type: ignore[arg-type]
+    return kind(**{name: given[name] if name in given else getattr(args, name) for name in named})
 
 
 class _StoreOnce(argparse._StoreAction):

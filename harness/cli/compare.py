@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.analysis.significance import Thresholds
 from harness.cli import options
-from harness.cli.argparsing import Command
+from harness.cli.argparsing import Command, options_of
 from harness.errors import UsageError
 
 
@@ -61,17 +61,8 @@ def check(args: argparse.Namespace) -> CompareOptions:
     for folder in (args.a, b):
         if not folder.is_dir():
             raise UsageError(f"results folder not found: {folder}")
-    return CompareOptions(
-        args.a,
-        b,
-        args.a_release,
-        args.b_release,
-        args.a_profile,
-        args.b_profile,
-        args.case,
-        args.markdown,
-        options.thresholds_from(args),
-        args.json,
+    return options_of(
+        CompareOptions, args, b=b, cases=args.case, thresholds=options.thresholds_from(args)
     )
 
 

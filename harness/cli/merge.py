@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from harness.cli import options
-from harness.cli.argparsing import Command
+from harness.cli.argparsing import Command, options_of
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check(args: argparse.Namespace) -> MergeOptions:
-    return MergeOptions(list(args.sources), args.into)
-
-
 COMMAND = Command(
     name="merge",
     summary=(
@@ -49,5 +46,5 @@ COMMAND = Command(
     ),
     exit_codes="0 all usable, 1 a file was left out, 2 bad input",
     add_arguments=add_arguments,
-    check=check,
+    check=partial(options_of, MergeOptions),
 )

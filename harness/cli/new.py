@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from harness.cli import options
-from harness.cli.argparsing import Command
+from harness.cli.argparsing import Command, options_of
 
 
 @dataclass(frozen=True)
@@ -23,10 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_cases_dir(parser)
 
 
-def check(args: argparse.Namespace) -> NewOptions:
-    return NewOptions(args.name, args.cases_dir)
-
-
 COMMAND = Command(
     name="new",
     summary="write a working template case to cases/NAME.py, to edit from there",
@@ -37,5 +34,5 @@ COMMAND = Command(
     ),
     exit_codes="0 written, 2 bad input (a taken or malformed name)",
     add_arguments=add_arguments,
-    check=check,
+    check=partial(options_of, NewOptions),
 )

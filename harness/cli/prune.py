@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from functools import partial
 
 from harness.cli import options
-from harness.cli.argparsing import Command
+from harness.cli.argparsing import Command, options_of
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check(args: argparse.Namespace) -> PruneOptions:
-    return PruneOptions(args.days, args.dry_run)
-
-
 COMMAND = Command(
     name="prune",
     summary="remove the release and script venvs no run has used for N days, and say what it freed",
@@ -47,5 +44,5 @@ COMMAND = Command(
     ),
     exit_codes="0 done (or nothing to remove), 1 a venv could not be removed, 2 bad input",
     add_arguments=add_arguments,
-    check=check,
+    check=partial(options_of, PruneOptions),
 )

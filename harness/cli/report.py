@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.analysis.significance import Thresholds
 from harness.cli import options
-from harness.cli.argparsing import Command
+from harness.cli.argparsing import Command, options_of
 from harness.errors import UsageError
 
 
@@ -39,13 +39,8 @@ def check(args: argparse.Namespace) -> ReportOptions:
             f"results folder not found: {args.results} (nothing measured there yet: plain `nox` "
             "measures the catalogue, then renders it)"
         )
-    return ReportOptions(
-        args.results,
-        options.folder_to_write(args.out, "output"),
-        args.baseline,
-        options.thresholds_from(args),
-        args.json,
-    )
+    out = options.folder_to_write(args.out, "output")
+    return options_of(ReportOptions, args, out=out, thresholds=options.thresholds_from(args))
 
 
 COMMAND = Command(

@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget
 from harness.cli import options
-from harness.cli.argparsing import Command
+from harness.cli.argparsing import Command, options_of
 from harness.errors import UsageError
 from harness.measure.isolation import ISOLATIONS, default_isolation
 from harness.measure.sides import Side, load_plan, this_side
@@ -95,16 +95,16 @@ def check(args: argparse.Namespace) -> RunOptions:
             discovery.check_overrides(cases, side.sizes)
     settings = settings_from(args, len(sides))
     device = run_device(sides)
-    return RunOptions(
+    return options_of(
+        RunOptions,
+        args,
         cases=cases,
         overrides=overrides,
         budget=Budget.for_this_machine(args.budget, device),
-        seed=args.seed,
         results=results,
         sides=sides,
         settings=settings,
         resume="force" if args.force else "retry-failed" if args.retry_failed else "skip",
-        strict=args.strict,
         device=device,
     )
 

@@ -10,7 +10,7 @@ from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget
 from harness.claim_rule import MIN_CLAIM_PROCESSES
 from harness.cli import options
-from harness.cli.argparsing import Command
+from harness.cli.argparsing import Command, options_of
 from harness.pins import device_class
 from harness.store.schema import Settings
 
@@ -55,17 +55,14 @@ def check(args: argparse.Namespace) -> SearchOptions:
     discovery.check_overrides([case], pinned)
     options.verdict_processes(options.processes_from(args), MIN_CLAIM_PROCESSES, "a size")
     profile = options.profile_label(args)
-    return SearchOptions(
+    return options_of(
+        SearchOptions,
+        args,
         case=replace(case, space=case.space.fixed(pinned)),
         budget=Budget.for_this_machine(args.budget, device_class(profile)),
-        holds=args.holds,
-        max_examples=args.max_examples,
-        confirm=args.confirm,
-        seed=args.seed,
         results=options.folder_to_write(args.results),
         out=options.folder_to_write(args.out, "output"),
         profile=profile,
-        jax=args.jax,
         settings=options.sampling_from(args, **options.process_settings(args)),
     )
 

@@ -18,7 +18,7 @@ from harness.catalogue.benchmark_suite import suite_digest
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
 from harness.cli import options
-from harness.cli.argparsing import Command
+from harness.cli.argparsing import Command, options_of
 from harness.cli.ranges import Measuring, measuring_from
 from harness.errors import UsageError
 from harness.install.script_envs import NEWEST
@@ -230,14 +230,13 @@ def check(args: argparse.Namespace) -> WatchOptions:
         selection = suite_args.checked(args.pytest_args, path.name if path.is_file() else None)
         suite = SuiteTarget(path.resolve(), digest, selection, args.compile_cache)
     thresholds = options.thresholds_from(args)
-    return WatchOptions(
+    return options_of(
+        WatchOptions,
+        args,
         cases=tuple(cases),
         suite=suite,
         with_specs=tuple(args.with_),
-        requirements=args.requirements,
         policy=str(args.deps or NEWEST),
-        release=args.release,
-        baseline=args.baseline,
         profile=options.profile_label(args),
         thresholds=thresholds,
         measuring=measuring_from(args, thresholds, max_load=args.max_load),
@@ -245,7 +244,6 @@ def check(args: argparse.Namespace) -> WatchOptions:
         results=options.folder_to_write(args.results),
         out=options.folder_to_write(args.out, "output"),
         memory=options.folder_to_write(args.memory, "output"),
-        explain=args.explain,
         why_budget_s=args.why_budget,
         max_time_s=args.max_time,
     )

@@ -12,7 +12,7 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +24,6 @@ from harness.names import name_problem
 from harness.store.files import read_plan_document
 from harness.store.schema import Libraries, SchemaError, read_record
 
-KEYS = (
-    "label",
-    "release",
-    "profile",
-    "interpreter",
-    "env",
-    "sizes",
-    "compare_next",
-    "compare_metrics",
-    "libraries",
-    "claims_only",
-)
 # In the reason of a skip by ``claims_only``: a side that measures every case does not take such a
 # stored skip for a cell measured before.
 CLAIM_MARK = "(CLAIM_DEVICES)"
@@ -99,6 +87,13 @@ class Side:
             else:
                 environ[name] = value
         return environ
+
+
+# A plan's keys: a side's fields, the label first (``compare_with`` is the harness's own).
+KEYS = (
+    "label",
+    *(spec.name for spec in fields(Side) if spec.name not in ("label", "compare_with")),
+)
 
 
 def _text(

@@ -1,29 +1,12 @@
-"""Is a release good or bad?  Judged by the statistics against the two endpoints, never one timing.
+"""Is a release good or bad?  Judged by the statistics against the two endpoints, never one timing
+(docs/releases.md, "Bisect and sweep", has the rule in full).
 
-The *good* endpoint shows the old behaviour, the *bad* one the new.  With a metric,
-the endpoints must differ significantly (``metrics.compare_metric``, over processes: ratio beyond
-the factor and Welch p on the process medians below alpha); that difference's direction (slower or
-faster) is the change sought.  A probed release is
-
-- **bad** when it differs significantly from the good endpoint in that direction and
-  not significantly from the bad endpoint towards the good one;
-- **good** when it differs significantly from the bad endpoint towards the good one
-  and not from the good endpoint in the change's direction;
-- otherwise ambiguous (like neither, or significantly unlike both: a partial or a
-  second change): it is measured once more with twice the samples, and if still
-  ambiguous it is **inconclusive**, which the search treats like a release that
-  cannot run (**skipped**).
-
-A prober that can (``measure_with_endpoints``) measures each release between the
-endpoints in one interleaved run with both of them, and the release is judged against
-those endpoint figures, taken under the same load, rather than the first ones.
-
-With ``--claim`` the case's own verdict decides: the endpoints' claim outcomes must
-differ, and a release is good or bad by which one it shares.  With ``--status`` how its processes
-end decides (``analysis.statuses``), on the counts of processes that died, whichever way each did:
-the endpoints' counts must differ, and a release is good or bad by which endpoint its counts are
-like; counts that decide neither way are inconclusive, and a process killed from outside is a fault
-(inconclusive, said).
+With a metric the endpoints must differ significantly, and that difference's direction is the
+change sought; a release between them is judged by its comparisons with both (``between``), in one
+interleaved run with them where the prober can (``measure_with_endpoints``), so the load of the
+moment falls on all three alike; an ambiguous one is measured once more with twice the samples, then
+is inconclusive, which the search skips.  With ``--claim`` the case's own verdict decides; with
+``--status`` the counts of processes that died (``by_ending``).
 """
 
 from __future__ import annotations
@@ -32,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
+from typing import Any
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samples
@@ -89,6 +73,11 @@ class Judgement:
     vs_good: Comparison | None = None  # this release's samples against the good endpoint's
     vs_bad: Comparison | None = None
     claim: str | None = None  # the claim outcome, with --claim
+
+    @classmethod
+    def of(cls, probe: Probe, verdict: ReleaseVerdict, reason: str, **more: Any) -> Judgement:
+        """A verdict on ``probe``'s release, its note and its result."""
+        return cls(probe.release, verdict, reason, probe.note, probe.result, **more)
 
     @cached_property
     def ends(self) -> StatusSummary | None:
@@ -217,16 +206,16 @@ class Judge:
         claim = outcome(result) if self.metric is None else None
         if claim is not None and claim not in (HOLDS, DOES_NOT_HOLD):
             why = f"no claim verdict ({claim})"
-            return Judgement(self.good, ReleaseVerdict.SKIPPED, why, measurement.note, result)
+            return Judgement.of(measurement, ReleaseVerdict.SKIPPED, why)
         why = f"the {self.terms.old} endpoint"
-        return Judgement(self.good, ReleaseVerdict.GOOD, why, measurement.note, result, claim=claim)
+        return Judgement.of(measurement, ReleaseVerdict.GOOD, why, claim=claim)
 
     def _bad_endpoint(self, measurement: Probe) -> Judgement:
         result = measurement.result
         assert result is not None and self.good_result is not None
         self.bad_result = result
         if self.metric is None:
-            return bad_endpoint_by_claim(self.bad, measurement, self.good_result, self.terms)
+            return bad_endpoint_by_claim(measurement, self.good_result, self.terms)
         change = compare_metric(
             self.samples(self.good_result), self.samples(result), self.thresholds, self.metric
         )
@@ -248,14 +237,10 @@ class Judge:
             else:
                 needs = what_would_decide(change, self.thresholds)
                 why = f"undecided against the {old} endpoint ({_describe(change)}): {needs}"
-            return Judgement(
-                self.bad, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result, vs_good=change
-            )
+            return Judgement.of(measurement, ReleaseVerdict.AMBIGUOUS, why, vs_good=change)
         self.direction = change.verdict
         why = f"{change.said} than the {self.terms.old} endpoint ({_describe(change)})"
-        return Judgement(
-            self.bad, ReleaseVerdict.BAD, why, measurement.note, result, vs_good=change
-        )
+        return Judgement.of(measurement, ReleaseVerdict.BAD, why, vs_good=change)
 
     def _together_again(
         self, good: StoredResult, bad: StoredResult
@@ -296,11 +281,11 @@ def by_ending(judge: Judge, release: str) -> Judgement:
     words = summary.words()
     if summary.outside:
         why = f"{words}; {summary.fault()}"
-        return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
+        return Judgement.of(measurement, ReleaseVerdict.AMBIGUOUS, why)
     if release == judge.good:
         judge.good_result, judge.good_status = result, summary.alike or words
         why = f"the {judge.terms.old} endpoint: {words}"
-        return Judgement(release, ReleaseVerdict.GOOD, why, measurement.note, result)
+        return Judgement.of(measurement, ReleaseVerdict.GOOD, why)
     if judge.good_result is None:
         raise ValueError("the good endpoint must be judged before any other release")
     vs_good = compare_endings(summarise(judge.good_result), summary, judge.thresholds)
@@ -311,8 +296,8 @@ def by_ending(judge: Judge, release: str) -> Judgement:
             if vs_good.verdict is not Verdict.UNCHANGED:
                 found = f"{vs_good.said}, undecided"
             why = f"{words}, against {judge.good_status} on the {judge.terms.old} endpoint: {found}"
-            return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
-        return Judgement(release, ReleaseVerdict.BAD, words, measurement.note, result, vs_good)
+            return Judgement.of(measurement, ReleaseVerdict.AMBIGUOUS, why)
+        return Judgement.of(measurement, ReleaseVerdict.BAD, words, vs_good=vs_good)
     assert judge.bad_result is not None, "the bad endpoint is judged before any other release"
     vs_bad = compare_endings(summarise(judge.bad_result), summary, judge.thresholds)
     like_bad, like_good = (c.verdict is not Verdict.CHANGED for c in (vs_bad, vs_good))
@@ -320,10 +305,10 @@ def by_ending(judge: Judge, release: str) -> Judgement:
         neither = "tell it from neither endpoint" if like_bad else "differ from both endpoints"
         why = f"{words}: its counts {neither} (against the {judge.terms.old} one "
         why += f"{vs_good.said}; against the {judge.terms.new} one {vs_bad.said})"
-        return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
+        return Judgement.of(measurement, ReleaseVerdict.AMBIGUOUS, why)
     verdict = ReleaseVerdict.BAD if like_bad else ReleaseVerdict.GOOD
     why = f"{words}, as on the {judge.terms.word(verdict)} endpoint"
-    return Judgement(release, verdict, why, measurement.note, result, vs_good, vs_bad)
+    return Judgement.of(measurement, verdict, why, vs_good=vs_good, vs_bad=vs_bad)
 
 
 def between(
@@ -347,28 +332,23 @@ def between(
     else:
         verdict = ReleaseVerdict.AMBIGUOUS
         reason = f"not significantly unlike either endpoint ({evidence})"
-    result = measurement.result
-    return Judgement(
-        measurement.release, verdict, reason, measurement.note, result, vs_good, vs_bad
-    )
+    return Judgement.of(measurement, verdict, reason, vs_good=vs_good, vs_bad=vs_bad)
 
 
-def bad_endpoint_by_claim(
-    bad: str, measurement: Probe, good: StoredResult, terms: Terms
-) -> Judgement:
-    """The bad endpoint ``bad`` by the case's claim: bad where the claim's verdict is the good
+def bad_endpoint_by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
+    """The bad endpoint by the case's claim: bad where the claim's verdict is the good
     endpoint's other one."""
     result = measurement.result
     assert result is not None
     before, after = outcome(good), outcome(result)
     if after not in (HOLDS, DOES_NOT_HOLD):
         why = f"no claim verdict ({after})"
-        return Judgement(bad, ReleaseVerdict.SKIPPED, why, measurement.note, result)
+        return Judgement.of(measurement, ReleaseVerdict.SKIPPED, why)
     if after == before:
         why = f"the claim {after} here as on the {terms.old} endpoint: no change to find"
-        return Judgement(bad, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result, claim=after)
+        return Judgement.of(measurement, ReleaseVerdict.AMBIGUOUS, why, claim=after)
     why = f"the claim {after} here, {before} on the {terms.old} endpoint"
-    return Judgement(bad, ReleaseVerdict.BAD, why, measurement.note, result, claim=after)
+    return Judgement.of(measurement, ReleaseVerdict.BAD, why, claim=after)
 
 
 def by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
@@ -380,13 +360,9 @@ def by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
         return Judgement(measurement.release, ReleaseVerdict.SKIPPED, why, measurement.note)
     verdict = ReleaseVerdict.GOOD if found == outcome(good) else ReleaseVerdict.BAD
     why = f"the claim {found}, as on the {terms.word(verdict)} endpoint"
-    return Judgement(
-        measurement.release, verdict, why, measurement.note, measurement.result, claim=found
-    )
+    return Judgement.of(measurement, verdict, why, claim=found)
 
 
 def _skipped(measurement: Probe, why: str) -> Judgement:
     """A release left out of the search, and why: no usable result, or none of the metric."""
-    return Judgement(
-        measurement.release, ReleaseVerdict.SKIPPED, why, measurement.note, measurement.result
-    )
+    return Judgement.of(measurement, ReleaseVerdict.SKIPPED, why)

@@ -124,13 +124,7 @@ def _ok(probe: Probe) -> str | None:
     return None
 
 
-def confirm(
-    step: ReleaseStep,
-    before: Probe,
-    after: Probe,
-    metric: MetricKey | None,
-    thresholds: Thresholds,
-) -> Confirmation:
+def confirm(step: ReleaseStep, before: Probe, after: Probe, thresholds: Thresholds) -> Confirmation:
     """The step measured again: a metric's comparison, the endings', or the claim's flip, whose
     error bounds its processes with a verdict on each release in each round (``flip_chance``)."""
     if step.criterion.ending:
@@ -148,6 +142,7 @@ def confirm(
         if same and not confirmed:
             how += f", but so few processes flip twice in {error:.2g} of runs where nothing changed"
         return Confirmation(step, before, after, None, confirmed, f"measured again: {how}", error)
+    metric = step.criterion.metric
     assert metric is not None
     a, b = metric_samples(before.result).of(metric), metric_samples(after.result).of(metric)
     comparison = compare_metric(a, b, thresholds, metric)
@@ -227,7 +222,7 @@ def triage(
     again = confirm_pairs(pairs)
     for number, step in enumerate(first.steps, start=1):
         before, after = again[(step.before, step.after)]
-        confirmation = confirm(step, before, after, step.criterion.metric, thresholds)
+        confirmation = confirm(step, before, after, thresholds)
         found.confirmations.append(confirmation)
         verdict = "confirmed" if confirmation.confirmed else "not confirmed"
         if confirmation.undecided:  # never a confirmed one

@@ -1,25 +1,11 @@
 """A watch: two releases, each watched target's triage over them read as findings, the exit status,
-and what is remembered between watches.
+and what is remembered between watches (docs/watch.md says each kind of finding and exit status).
 
-Each target (a case, a plain script, a pytest-benchmark suite run as one) is triaged over the pair
-(``harness.steps.triage``: one interleaved first round, each candidate measured again).  What that
-gives is read here as findings a maintainer acts on:
-
-- *regression* / *improvement*: a confirmed change whose two measurements had no process under load;
-- *under load*: a confirmed change where some process of either side was measured while other work
-  loaded the machine: said, never called a change (work that comes and goes can make one);
-- *undecided*: measured again, and the statistics told neither a change nor its absence (a
-  candidate step, or a metric the first round left undecided: never "no change");
-- *broken*: every process failed on the release where the baseline ran;
-- *measured nothing*: every process of the baseline ran and failed or timed out (each release's
-  ends said, and the ``--timeout`` that gives more time where a process ran into it);
-- *not measured*: a side could not be installed, or a suite's runner stopped some processes before
-  their time-out (what finished is judged, the rest said).
-
-What is remembered: a target settled on a pair is keyed by everything that would make a new watch
-measure something else (``memory_key``), and reported from memory under that key, not measured; a
-new release on the index is a new key.  A target left open is not filed; the results it read are
-never read again (``Memory.spent``), so the next watch measures it anew.
+A confirmed change is called one only where no process of either side was measured under load (work
+that comes and goes can make one); what the statistics left open is undecided, never "no change".
+A target settled on a pair is remembered under everything that would make a new watch measure
+something else (``memory_key``); one left open is not, and the results it read are never read again
+(``Memory.spent``), so the next watch measures it anew.
 """
 
 from __future__ import annotations
@@ -55,6 +41,8 @@ from harness.store.schema import RunStatus
 
 REGRESSION, IMPROVEMENT = "regression", "improvement"
 UNDER_LOAD, UNDECIDED = "under load", "undecided"
+# broken: every process failed on the release where the baseline ran; not measured: a side could
+# not be installed, or a suite's runner stopped some processes before their time-out.
 BROKEN, NOT_MEASURED = "broken", "not measured"
 # Every process of the baseline ran and failed, timed out or crashed: the watch watched nothing
 # there, which fails it (a warning a weekly job ignores would measure nothing for ever).
@@ -99,9 +87,6 @@ class SideLoad:
     release: str
     loaded: int
     processes: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"release": self.release, "loaded": self.loaded, "processes": self.processes}
 
 
 @dataclass(frozen=True)
@@ -163,7 +148,7 @@ class TargetWatch:
             "kind": self.kind,
             "outcome": self.outcome,
             "findings": [finding.to_json() for finding in self.findings],
-            "loads": [load.to_json() for load in self.loads],
+            "loads": [dataclasses.asdict(load) for load in self.loads],
             "smallest_change": smallest,
             "detectable": {
                 key.metric_name: (ratio if math.isfinite(ratio) else None)
