@@ -106,19 +106,23 @@ def settable(change: Change, value: str | None) -> bool:
     return True
 
 
-def trials(found: list[Change], before: str, after: str, platform: str) -> tuple[list[Trial], int]:
-    """A step's trials, most telling first, at most ``MAX_TRIED``; and how many more there were."""
-    ordered = sorted(
-        relevant(found, platform),
+def most_telling(found: Sequence[Change], platform: str, *, by_kind: bool = True) -> list[Change]:
+    """Those that can matter on ``platform``: changed defaults first, then those named for it."""
+    return sorted(
+        relevant(list(found), platform),
         key=lambda c: (
             c.before is None or c.after is None,
             platform not in c.name.split("_"),
-            c.kind,
+            c.kind if by_kind else "",
             c.name,
         ),
     )
+
+
+def trials(found: list[Change], before: str, after: str, platform: str) -> tuple[list[Trial], int]:
+    """A step's trials, most telling first, at most ``MAX_TRIED``; and how many more there were."""
     planned = []
-    for change in ordered:
+    for change in most_telling(found, platform):
         if change.after is not None and settable(change, change.before):
             planned.append(Trial(change, after, str(change.before)))
         if change.before is not None and settable(change, change.after):
@@ -643,18 +647,9 @@ def judge_counts(
 def planned_trials(
     listed: Sequence[Change], crashing: str, before: str, platform: str
 ) -> list[tuple[Trial, str]]:
-    """Each changed default set on the crashing release to the other's value, those named for the
-    platform first."""
-    ordered = sorted(
-        relevant(list(listed), platform),
-        key=lambda c: (
-            c.before is None or c.after is None,
-            platform not in c.name.split("_"),
-            c.name,
-        ),
-    )
+    """Each changed default set on the crashing release to the other's value, most telling first."""
     planned = []
-    for change in ordered:
+    for change in most_telling(listed, platform, by_kind=False):
         value = change.before if crashing != before else change.after
         mine = change.after if crashing != before else change.before
         if mine is not None and settable(change, value):
