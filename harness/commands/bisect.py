@@ -159,5 +159,5 @@ def _bisect(
         settings[:] = [dataclasses.replace(setting, criterion=options.criterion)]
         return bisect_answer(found, settings[0], hint, run.report(stem))
 
-    answer = run.answer_then_why(steps, stem, answer_of, data_file=True, printed=printed)
+    answer = run.answer_then_why(steps, stem, answer_of, printed=printed)
     return Bisected(found, settings[0], hint), answer.data

@@ -128,6 +128,6 @@ def run_commit_bisect(options: RangeOptions) -> int:
         )
 
     releases = (options.first, options.last)
-    answer = run.answer_then_why(steps, stem, answer_of, data_file=True, releases=releases)
+    answer = run.answer_then_why(steps, stem, answer_of, releases=releases)
     run.write_json("bisect-commits", answer.data)
     return 0 if found.first_bad_commit is not None or found.jaxlib_change else 1

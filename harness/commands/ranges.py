@@ -426,17 +426,16 @@ class RangeRun:
         stem: str,
         answer_of: Callable[[dict[Pair, tuple[Found, ...]]], Answer],
         *,
-        data_file: bool,
         printed: bool = True,
         releases: Pair | None = None,
     ) -> Answer:
-        """The answer first, its why after: the page written (its answers said) at once, then again
-        as each kind of each step's why settles (its lines said); the screen printed (unless not
-        ``printed``) once the why is done, or when stopped (Ctrl-C, a CI's time-out) with what it
-        had found."""
+        """The answer first, its why after: the page and its data written (its answers said) at
+        once, then again as each kind of each step's why settles (its lines said); the screen
+        printed (unless not ``printed``) once the why is done, or when stopped (Ctrl-C, a CI's
+        time-out) with what it had found."""
         evidence: dict[Pair, tuple[Found, ...]] = {}
         first = answer_of(evidence)
-        self.publish(first, stem, data_file=data_file, printed=False)
+        self.publish(first, stem, data_file=True, printed=False)
         said = first.data.get("answers") or [first.data.get("answer")]
         for line in (each for each in said if isinstance(each, str)):
             progress(f"[{self.options.command}] answer: {line}")
@@ -447,18 +446,18 @@ class RangeRun:
                     said = line.markdown()
                     progress(f"[{self.options.command}] why {pair[0]} → {pair[1]}: {said}")
             evidence[pair] = tuple(each for each in found if not isinstance(each, Spent))
-            self.publish(answer_of(evidence), stem, data_file=data_file, printed=False, quiet=True)
+            self.publish(answer_of(evidence), stem, data_file=True, printed=False, quiet=True)
 
         try:
             for pair, criteria in steps.items():
                 keep = functools.partial(kept, pair)
                 evidence[pair] = self.explain(pair, criteria, stem, releases, keep)
         except KeyboardInterrupt:
-            self.publish(answer_of(evidence), stem, data_file=data_file, printed=printed)
+            self.publish(answer_of(evidence), stem, data_file=True, printed=printed)
             raise
         if steps:
             answer = answer_of(evidence)
-            self.publish(answer, stem, data_file=data_file, printed=printed)
+            self.publish(answer, stem, data_file=True, printed=printed)
             return answer
         progress.done()
         if printed:

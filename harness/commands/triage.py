@@ -67,7 +67,7 @@ def execute(options: RangeOptions) -> int:
         setting = run.setting(evidence=evidence)
         return triage_answer(found, setting, processes, out, stem, run.report(stem))
 
-    answer = run.answer_then_why(timing_steps(run, found), stem, answer_of, data_file=True)
+    answer = run.answer_then_why(timing_steps(run, found), stem, answer_of)
     run.write_json("triage", answer.data)
     if found.changes():
         return 0

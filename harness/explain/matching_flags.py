@@ -1,18 +1,11 @@
 """Flags named like what XLA compiled anew, tried even though their defaults did not change.
 
-A step whose compiled programs differ after optimisation by a fusion's kind or backend, or by a
-custom call's target (a new ``kCustom(__xnn_fusion)``, a ``__onednn$matmul`` gone), may come from a
-flag that has kept its default while what it governs changed underneath it.  The newer release's XLA
-flags whose names carry a word of that name (``xnn`` → ``xla_cpu_use_xnnpack``; ``onednn`` →
-``xla_cpu_use_onednn``) are each set to their other value on the newer release, in one measurement
-with the step's two sides, and judged as a changed default set back is.  A metric whose old number a
-changed default already brought back is not searched again: a workaround found ends the search for
-one.
-
-An ending's why asks them too (``CrashFlags``), after the compiled programs and only where no
-changed default made the release that dies run: each set on that release (a boolean one flipped, a
-string one emptied) and tried alone until a process dies, judged on its counts as the changed
-defaults were (``harness.explain.tried.CrashWorkaround``).
+A fusion kind or custom-call target on one release only (``kCustom(__xnn_fusion)``) may come from a
+flag that kept its default while what it governs changed underneath it: the newer release's flags
+carrying a word of that name (``xnn`` → ``xla_cpu_use_xnnpack``) are set to their other value and
+judged as a changed default set back is, unless a changed default already brought the old number
+back.  An ending asks them too (``CrashFlags``), where no changed default made the release that dies
+run (docs/releases.md).
 """
 
 from __future__ import annotations

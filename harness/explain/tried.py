@@ -1,38 +1,14 @@
 """Changed defaults, tried: does setting one back on the new release bring the old number back?
 
-For a step U → V, the options whose defaults differ (``harness.explain.defaults``: jax's from each
-release's source, XLA's from each jaxlib's own listing) are each tried with no edit to the script or
-case: on V set back to U's value (and, where U has the option, on U set to V's), as sides of one
-measurement interleaved with U and V themselves, with the same looks.  An XLA flag goes into the
-side's ``XLA_FLAGS``; a jax option into ``HARNESS_JAX_CONFIG``, which the case process or the
-script's start-up hook sets right after jax is imported and reads back (a fact of every process).  A
-script that sets ``XLA_FLAGS`` itself before jax starts its backend replaces the trial's flag (XLA
-reads only that variable, once, and per-compile options would need an edit to the script): such a
-trial is void, and said so, never counted as tried.
-
-The trials are screened first: all of them with both releases in one run of as many processes a side
-as the step's shape needs (``screen_processes``): a value, exact, is settled by equality in
-``MIN_ALIKE`` processes a side, so a trial the screen decides on every value is answered by it; a
-cost is screened at ``SCREEN_PROCESSES``, and only the trials that move a metric at least
-``SCREEN_SHARE`` of the way toward the other release are measured until decided (the sequential
-test), as is a value or presence the screen left undecided (their counts); the others are dropped
-and said so (``screened_out``).
-
-The answer names the setting that brings the old number back (V with it is different from V, and
-not different from U): a workaround, and a strong hint at the cause; or says that none did.  Which
-options are tried: those that can matter on the profile's platform, changed defaults first, options
-named for the platform before others, at most ``MAX_TRIED`` (said when reached).
-
-An ending (``process.end``: a release whose processes die, in every one or in some, beside one that
-runs ok, told by the counts at the step's thresholds) has no number to bring back; what a user wants
-is a workaround (``CrashWorkaround``, asked first).  Each changed default is set on the release that
-dies to the other release's value and run alone in doubling rounds until a process dies (dropped
-there, at about one process per death rate; how it died is said, a new way to die is a hint too) or
-until as many as the release measured ran ok (``EVERY_DEAD_SCREEN`` where it died in every one),
-judged against the release's counts by the ending's comparison (``judge_counts``); the first told
-apart ends the search.  The flags named like what XLA compiled anew are tried so after the compiled
-programs (``harness.explain.matching_flags``).  Kinds that judge only a number (where the time goes)
-are not asked for an ending, said once (``NOT_ASKED``).
+Each default that differs over a step U → V (``harness.explain.defaults``) is tried with no edit to
+the script: on V set back to U's value (and on U set to V's), as sides interleaved with U and V.  An
+XLA flag goes into the side's ``XLA_FLAGS``, a jax option into ``HARNESS_JAX_CONFIG``; a script that
+replaces ``XLA_FLAGS`` itself makes a flag's trial void, said so, never counted as tried.  The
+trials are screened first at a few processes a side (``screen``), and only those that move a metric
+toward the other release are measured until decided.  An ending has no number to bring back: each
+default is set on the release that dies and run until a process dies or it is told apart from the
+release's counts, the first that runs ends the search (``CrashWorkaround``).  docs/releases.md says
+the whole method and its words.
 """
 
 from __future__ import annotations
@@ -130,19 +106,23 @@ def settable(change: Change, value: str | None) -> bool:
     return True
 
 
-def trials(found: list[Change], before: str, after: str, platform: str) -> tuple[list[Trial], int]:
-    """A step's trials, most telling first, at most ``MAX_TRIED``; and how many more there were."""
-    ordered = sorted(
-        relevant(found, platform),
+def most_telling(found: Sequence[Change], platform: str, *, by_kind: bool = True) -> list[Change]:
+    """Those that can matter on ``platform``: changed defaults first, then those named for it."""
+    return sorted(
+        relevant(list(found), platform),
         key=lambda c: (
             c.before is None or c.after is None,
             platform not in c.name.split("_"),
-            c.kind,
+            c.kind if by_kind else "",
             c.name,
         ),
     )
+
+
+def trials(found: list[Change], before: str, after: str, platform: str) -> tuple[list[Trial], int]:
+    """A step's trials, most telling first, at most ``MAX_TRIED``; and how many more there were."""
     planned = []
-    for change in ordered:
+    for change in most_telling(found, platform):
         if change.after is not None and settable(change, change.before):
             planned.append(Trial(change, after, str(change.before)))
         if change.before is not None and settable(change, change.after):
@@ -177,10 +157,8 @@ class Tried:
     void: bool = False
 
     def brings_back(self, step: Comparison) -> bool:
-        """Set on the newer release back: it differs from the newer one, back towards the older, and
-        either does not differ from the older one as the newer does or undoes most of the step
-        (``MOST_OF_THE_WAY``): where other changes of the step moved the number a little too, the
-        setting is still the cause of the rest."""
+        """Set on the newer release back: it moves the newer one back, and either does not differ
+        from the older one or undoes ``MOST``, other changes of the step moving it a little."""
         if self.vs_before is None or self.vs_after is None or not self.trial.back:
             return False
         back = OPPOSITE.get(step.verdict)
@@ -189,8 +167,7 @@ class Tried:
         )
 
     def undoes(self, step: Comparison) -> float:
-        """The share of the step's change (on a log scale) the setting undoes: 1 where it lands on
-        the older release's number, 0 where it leaves the newer one's."""
+        """The share of the step's change (log scale) the setting undoes: 1 lands on the older's."""
         moved = self.vs_before.cost if self.vs_before is not None else None
         whole = step.cost
         if moved is None or whole is None or not whole.ratio > 0 or whole.ratio == 1:
@@ -366,8 +343,7 @@ def xla_flags(sides: StepSides, side: Side) -> dict[str, Option] | str:
     memo = sides.memo.setdefault("xla_flags", {})
     if side.interpreter not in memo:
         memo[side.interpreter] = xla_listing(Path(side.interpreter), side.environment())
-    found: dict[str, Option] | str = memo[side.interpreter]
-    return found
+    return memo[side.interpreter]
 
 
 def ready_options(
@@ -493,21 +469,17 @@ Measured = dict[Trial, dict[str, StoredResult | None]]
 
 
 def screen_processes(step: Step) -> int:
-    """The processes a side the step's shape needs in a screen: ``MIN_ALIKE`` where its metrics are
-    values or presences (equality, counts alike in every process), ``SCREEN_PROCESSES`` with a cost
-    among them (enough to see a setting move its number; as many as a cost constant in every
-    process needs to be told so, ``Thresholds.min_processes``)."""
+    """A side's processes in a screen: a value or presence is settled by equality in ``MIN_ALIKE``;
+    a cost needs enough to see a setting move its number."""
     return SCREEN_PROCESSES if step.costs else MIN_ALIKE
 
 
 def screen(
     step: Step, sides: StepSides, ends: tuple[Side, Side], planned: list[Trial]
 ) -> tuple[Measured, list[Trial], Measured]:
-    """Every trial measured once at ``screen_processes`` a side with both releases: those to measure
-    until decided (they move a cost toward the other release, or leave a value or presence
-    undecided: kept, with their screen's results), those that move none (dropped), and those the
-    screen answers (a process failed, a void flag, every value decided: their screen results are
-    their answer, never measured again)."""
+    """Every trial measured once at ``screen_processes`` a side: those to measure until decided
+    (kept, with their screen's results), those that move no metric (dropped), and those the screen
+    answers (a process failed, a void flag, every value decided)."""
     screened = measure_trials(step, sides, ends, planned, screen_processes(step))
     kept: Measured = {}
     dropped: list[Trial] = []
@@ -675,18 +647,9 @@ def judge_counts(
 def planned_trials(
     listed: Sequence[Change], crashing: str, before: str, platform: str
 ) -> list[tuple[Trial, str]]:
-    """Each changed default set on the crashing release to the other's value, those named for the
-    platform first."""
-    ordered = sorted(
-        relevant(list(listed), platform),
-        key=lambda c: (
-            c.before is None or c.after is None,
-            platform not in c.name.split("_"),
-            c.name,
-        ),
-    )
+    """Each changed default set on the crashing release to the other's value, most telling first."""
     planned = []
-    for change in ordered:
+    for change in most_telling(listed, platform, by_kind=False):
         value = change.before if crashing != before else change.after
         mine = change.after if crashing != before else change.before
         if mine is not None and settable(change, value):

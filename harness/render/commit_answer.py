@@ -5,7 +5,6 @@ the answer as data, every probe under ``commit_probes``."""
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, datetime
 from typing import Any
 
 from harness.analysis.significance import Comparison
@@ -175,8 +174,6 @@ def commit_bisect_json(found: CommitBisect, setting: Setting) -> dict[str, Any]:
         probe_count=len(found.probes),
         expected_probes=expected_commit_probes(len(found.commits)),
         commits=len(found.commits),
-        wall_s=round(setting.wall_s, 1),
-        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         probes=[_probe_json(p, found, setting) for p in found.probes if p.commit is None],
         commit_probes=[_probe_json(p, found, setting) for p in found.probes],
         not_installed=[

@@ -208,6 +208,8 @@ def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[s
         "terms": {"old": terms.old, "new": terms.new},
         terms.old: first,
         terms.new: last,
+        "wall_s": round(setting.wall_s, 1),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 
 
@@ -232,9 +234,7 @@ def bisect_json(
     data.update(
         probe_count=len(found.probes),
         expected_probes=expected_probes(len(found.releases)),
-        wall_s=round(setting.wall_s, 1),
         thresholds=thresholds_json(setting.thresholds),
-        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         probes=[
             {
                 "release": j.release,

@@ -30,7 +30,7 @@ from harness.render.triage_screen import (
     triage_screen,
 )
 from harness.render.triage_words import answered, answers, dead_side, death_line, family_error
-from harness.render.why import libraries_line, why_json, why_lines
+from harness.render.why import why_json, why_lines
 from harness.steps.answers import Setting
 from harness.steps.triage import Confirmation, TriageOutcome
 
@@ -81,7 +81,7 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
         if any(change is c for c, _ in small):
             continue
         pair = (change.step.before, change.step.after)
-        why = [f.markdown() for f in step_findings(change, setting, with_step=pair not in said)]
+        why = [f.markdown() for f in step_findings(change, setting, pair not in said)]
         why += [f.markdown() for f in follow_ups(setting, change)]
         lines.append("\n".join([f"- {inline(text)}", *(f"  - {line}" for line in why)]))
         died = "\n".join(_died_lines(change))
@@ -116,17 +116,13 @@ def _measured(comparison: Comparison) -> str:
     return f" ({min(comparison.processes)} processes a side{', ' + margin if margin else ''})"
 
 
-def step_findings(
-    change: Confirmation, setting: Setting, *, with_step: bool = True
-) -> list[Finding]:
+def step_findings(change: Confirmation, setting: Setting, with_step: bool = True) -> list[Finding]:
     """Why a confirmed step moved: its libraries, then what each kind found (the step's own findings
     only ``with_step``: once per step)."""
-    step = change.step
-    libraries = libraries_line(setting, step.before, step.after)
-    defaults = why_lines(
-        setting, step.before, step.after, change.comparison, step.criterion, with_step=with_step
+    step, pair = change.step, (change.step.before, change.step.after)
+    return why_lines(
+        setting, *pair, change.comparison, step.criterion, with_step=with_step, libraries=True
     )
-    return [*([libraries] if libraries else []), *defaults]
 
 
 def _died_lines(change: Confirmation) -> list[str]:

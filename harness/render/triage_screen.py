@@ -19,7 +19,7 @@ from harness.render.range_screen import (
 )
 from harness.render.text import inline
 from harness.render.triage_words import death_line
-from harness.render.why import libraries_line, next_steps, why_lines
+from harness.render.why import next_steps, why_lines
 from harness.steps.answers import Setting
 from harness.steps.grid import small_within, twice_safe_bounds
 from harness.steps.judge import FIX, REGRESSION
@@ -62,7 +62,8 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         steps.setdefault((change.step.before, change.step.after), []).append((fix, change))
     where = {release: i for i, release in enumerate(found.first_round.releases)}
     blocks = []
-    for (before, after), changes in sorted(steps.items(), key=lambda s: where.get(s[0][1], 0)):
+    for ends, changes in sorted(steps.items(), key=lambda s: where.get(s[0][1], 0)):
+        before, after = ends
         ordered = sorted(changes, key=lambda tc: tc[1].step.criterion.rank())
         changes_of = [c for _, c in ordered]
         lead = next((c for _, c in ordered if c.step.criterion.figures is not None), ordered[0][1])
@@ -73,12 +74,10 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         jaxlib = f" (jaxlib {libs[0]} → {libs[1]})" if shown else ""
         skipped = f"; {', '.join(between)} between did not run" if between else ""
         head = f"jax {before} → {after}{jaxlib}: {len(changes)} change(s){skipped}"
-        libraries = libraries_line(setting, before, after)
-        why = why_lines(setting, before, after, lead.comparison, lead.step.criterion)
         died = [leading(line) for line in dict.fromkeys(map(death_line, changes_of)) if line]
         rows = [_triage_row(change, fix=fix) for fix, change in ordered]
-        why = [*died, *([libraries] if libraries else []), *why]
-        blocks.append(Block(head, f"{before} → {after}", rows, why, follow_ups(setting, lead)))
+        why = why_lines(setting, *ends, lead.comparison, lead.step.criterion, libraries=True)
+        blocks.append(Block(head, " → ".join(ends), rows, [*died, *why], follow_ups(setting, lead)))
     return blocks
 
 

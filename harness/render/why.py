@@ -56,11 +56,13 @@ def why_lines(
     *,
     with_step: bool = True,
     unwanted: bool | None = None,
+    libraries: bool = False,
 ) -> list[Finding]:
     """What the trials found on ``criterion``'s metric, then, ``with_step`` (once per step), what
-    every kind found for the step (library or JAX is ``libraries_line``'s)."""
+    every kind found for the step; led, with ``libraries``, by ``libraries_line``."""
     found = setting.evidence.get((before, after), ())
-    lines: list[Finding] = []
+    said = libraries_line(setting, before, after) if libraries else None
+    lines: list[Finding] = [said] if said is not None else []
     if criterion.figures is not None:  # an ending's trials are its own kind's (``crash``)
         metric = criterion.figures
         for each in found:

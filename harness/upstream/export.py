@@ -1,17 +1,11 @@
 """Export a case as a standalone script for an upstream issue: the case's own code at chosen sizes.
 
-One source of truth: the script is assembled from the case module's source, the
-``cases.compat`` helpers it uses, and ``harness.measure.timing`` and ``harness.upstream.standalone``
-(both stdlib-only for this purpose), inlined definition by definition: from a
-library module only the definitions the script needs (and the imports those use)
-are copied, ``compat.name`` becomes ``name``, and every import is hoisted to the top.
-A generated tail holds the sizes and timing settings as literals and calls
-``harness.upstream.standalone.main``.
-
-The result is checked before it is returned: it compiles, it imports nothing but
-jax, numpy and the standard library, and it uses no name it does not define.  A
-case that cannot be inlined (a module object passed around, a name clash, a
-foreign import) is refused with a ``UsageError`` naming the reason.
+One source of truth: the script is assembled from the case module, the ``cases.compat`` helpers it
+uses, ``harness.measure.timing`` and ``harness.upstream.standalone`` (stdlib-only for this
+purpose), inlined definition by definition (``compat.name`` becomes ``name``, imports hoisted), with
+a generated tail of literals that calls ``standalone.main``.  The result is checked before it is
+returned: it compiles, imports only jax, numpy and the standard library, and uses no name it does
+not define; a case that cannot be inlined is refused with a ``UsageError`` naming the reason.
 """
 
 from __future__ import annotations

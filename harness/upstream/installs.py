@@ -1,12 +1,7 @@
-"""What a draft says of a script's environment: whether it is plain JAX, and the install lines that
-rebuild each side of a change exactly.  Pure.
-
-A script is "plain JAX" only when it imports nothing but jax, numpy and the standard library.  A
-script's own libraries move between the two releases of a change, and so may their own dependencies
-(a library's dependency released between the two releases' dates, or one of jax's such as numpy):
-each side's install line pins every package whose installed version differs between the sides, as
-each side's environment recorded it, so a maintainer's ``pip install`` rebuilds neither side's set
-from another day's index.
+"""What a draft says of a script's environment: whether it is plain JAX (jax, numpy and the
+standard library alone), and the install lines that rebuild each side of a change exactly: each
+pins every package whose installed version differs between the sides, so that a maintainer's
+``pip install`` rebuilds neither side from another day's index.  Pure.
 """
 
 from __future__ import annotations

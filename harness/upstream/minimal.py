@@ -1,17 +1,9 @@
 """The short script of an issue draft: the case's own code and a plain timing loop, nothing else.
 
-Where the exported script (``harness.upstream.export``) carries the harness's whole measuring end,
-this one is what a maintainer reads first: the definitions ``programs()`` needs (the case's and the
-``cases.compat`` helpers it calls, inlined), without comments, docstrings or the case's harness
-metadata, then a loop that calls each program ``REPEATS`` times after a warm-up, blocks with
-``jax.block_until_ready`` and prints the two figures per program that a comparison quotes, in the
-exported script's own format (``metric PROGRAM dispatch_ns|wall_ns median=NS min=NS max=NS
-n=COUNT``, read back by ``harness.measure.figures.parse_output``).
-
-Only the programs asked for are timed; entries of ``programs()``'s dict literal naming other
-programs are left out of the script, with whatever only they used. The script is checked as the
-exported one is: it compiles, imports only jax, numpy and the standard library, and uses no name it
-does not define.
+What a maintainer reads first: the definitions ``programs()`` needs (``cases.compat`` helpers
+inlined), without comments, docstrings or the case's harness metadata, only the programs asked for,
+then a loop printing the exported script's two figures per program (read back by
+``harness.measure.figures.parse_output``).  It is checked as the exported one is.
 """
 
 from __future__ import annotations

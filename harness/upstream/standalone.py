@@ -1,16 +1,9 @@
 """The measuring end of an exported script: time a case's programs, print figures, check the claim.
 
-``harness.upstream.export`` inlines the parts of this module that a script needs (``main`` and
-what it uses, with ``harness.measure.timing``) into every standalone script, so it imports only
-the standard library at module level and JAX inside ``main``.  The harness reads the
-printed figures back with ``parse_output``: the format has one owner, ``harness.measure.figures``.
-
-Figures are nanoseconds: one ``metric PROGRAM METRIC median=.. min=.. max=.. n=..`` line
-each, a ``fact NAME JSON`` line per entry of the case's ``facts()`` if it has one, then
-``claim holds: True|False — evidence``.  The verdict sees the same view (and the sizes,
-where it takes them) as in the harness (``harness.measure.child.medians``): per program the median
-``dispatch_ns``, ``wall_ns``, ``mark:<step label>`` and the cold ``first_call_ns``; per compiled
-function, as ``compiled:<name>``, the median ``lower_ns`` and ``compile_ns``.
+``harness.upstream.export`` inlines what a script needs of this module into it, so it imports only
+the standard library at module level and JAX inside ``main``.  The printed format has one owner,
+``harness.measure.figures``; the verdict sees the same view (and sizes) as in the harness
+(``harness.measure.child.medians``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""What ``issue`` measures itself where no stored answer says it: the step confirmed, the
-reproducer with jax alone and whether it reproduces, and whether the newest release on the index
-still shows it (or still crashes).
+"""What ``issue`` measures itself where no stored answer says it: the step confirmed, the reproducer
+with jax alone, and whether the newest release on the index still shows it (or still crashes).
 
-The step's two releases and the newest on the index are measured in one interleaved run, each
-compared with the last good release until decided by the step's criterion (a metric, or how the
-processes end), with the same sides, looks and stored results as a bisect's, so a later bisect or
-triage reuses them; the reproducer is the why's own kind (``harness.explain.reproducer``), asked
-for that step alone, its folder beside the draft's answers as a bisect's is.  A maintainer's second
-question, "does the newest release still show it?", is answered from the newest release's figure
-against both ends.
+The two releases and the newest are measured in one interleaved run with a bisect's sides, looks and
+stored results, so a later bisect or triage reuses them; the reproducer is the why's own kind
+(``harness.explain.reproducer``), asked for that step alone.
 """
 
 from __future__ import annotations
