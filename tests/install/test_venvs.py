@@ -219,6 +219,22 @@ def test_a_release_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch
     )
 
 
+def test_the_compile_leaves_the_packages_test_suites_out_and_compiles_the_rest(tmp_path):
+    """The command itself, run for real on a venv that is itself under a folder named tests: the
+    packages' modules are compiled, their test suites (half the compile time of a release venv, no
+    program imports them) are not."""
+    venv = tmp_path / "tests" / "release-jax-0.4.31"
+    site = venv / "lib" / "python3" / "site-packages"
+    for module in ("jax/numpy.py", "jax/tests/test_api.py", "scipy/linalg/tests/test_x.py"):
+        (site / module).parent.mkdir(parents=True, exist_ok=True)
+        (site / module).write_text("x = 1\n")
+    (venv / "bin").mkdir()
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    subprocess.run(venvs.compile_all(venv), check=True, capture_output=True)
+    compiled = {path.parent.parent.relative_to(site) for path in site.rglob("*.pyc")}
+    assert compiled == {Path("jax")}, compiled
+
+
 def test_two_runs_that_need_one_new_release_venv_at_once_make_it_once(tmp_path, monkeypatch):
     """Two workers of the suite, or two sessions, asking for one release's venv: the second waits
     under the venv's lock and finds it ready (uv refuses to make a venv over one that exists)."""
