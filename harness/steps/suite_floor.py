@@ -35,6 +35,7 @@ from typing import Any
 from harness.analysis.metrics import process_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.significance import Thresholds
+from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
 from harness.metric_names import Criterion, MetricKey
 from harness.steps.confirm import ConfirmPairs, PairConfirmer
 from harness.steps.probes import Pair, Probe, ReleaseProber
@@ -284,7 +285,8 @@ class SuiteCap:
         round needs for a verdict at the factor (``processes_needed``: processes by the spread
         between them), within its bound, and said with the time that makes; as it was where that
         is no more than its own or none is in reach."""
-        keys = {c.metric for moved in pairs.values() for c in moved if c.metric in self.spreads}
+        moved = {c.metric for criteria in pairs.values() for c in criteria}
+        keys = {k for k in moved if k in self.spreads and k.metric_name.startswith(BENCH_PREFIX)}
         needs = [processes_needed(self.spreads[key], self.thresholds) for key in keys]
         need = max((n for n in needs if n is not None), default=0)
         if prober.max_processes is not None:

@@ -20,7 +20,7 @@ from harness.measure import attempts
 from harness.measure.launch import WorkerPool
 from harness.measure.runner import Recorder
 from harness.measure.sides import Side
-from harness.metric_names import Criterion, parse_metric_name
+from harness.metric_names import Criterion, MetricKey, parse_metric_name
 from harness.steps.confirm import PairConfirmer
 from harness.steps.measurement import interleaved
 from harness.steps.probes import ReleaseProber
@@ -35,7 +35,7 @@ from harness.steps.suite_floor import (
     reach,
 )
 from harness.steps.triage import SCREEN_ALPHA, triage
-from harness.store.schema import ProcessRun, RunStatus, Settings
+from harness.store.schema import ProcessRun, RunStatus, Settings, StoredProgram, TimedSample
 from harness.units import format_seconds
 from tests.analysis.simulated_runs import (
     KEY,
@@ -49,6 +49,7 @@ from tests.conftest import FIXTURES, FakeReleases
 
 RULE = Thresholds()
 OTHER = parse_metric_name("json.u_ms")
+BENCH = MetricKey("bench.test_runtime_bfgs", "wall")
 S = 10**9
 
 
@@ -142,18 +143,26 @@ def test_a_confirmation_s_first_look_is_the_processes_the_moved_benchmark_s_spre
     said: list[str] = []
     cap = SuiteCap(RULE, None, said.append)
 
-    def process(index, u_ms):
+    def process(index, ms):
+        rounds = tuple(TimedSample((), ms * 1e6 * (1 + 0.001 * r)) for r in range(3))
+        bench = StoredProgram(("run",), rounds, kinds=("wall",))
         record = {"wall_ns": 10 * S}
-        return ProcessRun(index, RunStatus.OK, script=record, figures={"json.u_ms": u_ms})
+        return ProcessRun(
+            index,
+            RunStatus.OK,
+            script=record,
+            programs={BENCH.name: bench},
+            figures={"json.u_ms": ms},
+        )
 
     scatter = [1.0, 1.025, 0.975, 1.0125, 0.9875]
     first = {side: [process(i, 50 * f) for i, f in enumerate(scatter)] for side in "AB"}
     for paid in range(1, 6):
         cap({side: processes[:paid] for side, processes in first.items()})
     prober = suite_prober(tmp_path, lambda *a, **k: [])
-    pairs = {("0.1", "0.2"): (Criterion.of(OTHER),)}
+    pairs = {("0.1", "0.2"): (Criterion.of(BENCH), Criterion.of(OTHER))}
     sized = cap.sized(prober, pairs)
-    need = processes_needed(cap.spreads[OTHER], RULE)
+    need = processes_needed(cap.spreads[BENCH], RULE)
     assert need is not None and 5 < need < 20
     assert sized.processes == need and sized.max_processes == 20
     assert said[-1] == (
@@ -161,6 +170,8 @@ def test_a_confirmation_s_first_look_is_the_processes_the_moved_benchmark_s_spre
         f"verdict at ×1.05: about {format_seconds(need * 20)}"
     )
     assert cap.sized(prober, {("0.1", "0.2"): (Criterion.of(KEY),)}) is prober, "no spread known"
+    own = {("0.1", "0.2"): (Criterion.of(OTHER),)}
+    assert OTHER in cap.spreads and cap.sized(prober, own) is prober, "a script's number: as it was"
     tight = SuiteCap(RULE, None, said.append)
     tight({side: [process(i, 50 * (1 + 0.001 * i)) for i in range(5)] for side in "AB"})
     assert tight.sized(prober, pairs).processes == fewest(RULE) == 7, "the rank test's fewest"
