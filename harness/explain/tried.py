@@ -51,8 +51,8 @@ MAX_TRIED = 6
 # a side, in a cost's screen: enough to see a setting move a step's number, not to decide it
 SCREEN_PROCESSES = 3
 # A trial kept after the screen moves a metric this share of the way (log scale) from its release's
-# number toward the other release's; a step that moved less than NO_SCREEN in the screen keeps every
-# trial.
+# number toward the other release's, or its screen cannot rule that out; a step that moved less than
+# NO_SCREEN in the screen keeps every trial.
 SCREEN_SHARE = 0.25
 NO_SCREEN = math.log(1.02)
 T = TypeVar("T", bound="DefaultsAnswer")
@@ -524,7 +524,12 @@ def toward(
         return True
     if abs(math.log(step.ratio)) < NO_SCREEN:
         return True
-    return math.log(moved.ratio) / math.log(step.ratio) >= SCREEN_SHARE
+    if math.log(moved.ratio) / math.log(step.ratio) >= SCREEN_SHARE:
+        return True
+    # Dropped only where the screen's interval rules the share out, never on its point alone: a
+    # real bisect under load screened out the one setting that brought dispatch back.
+    reach = math.log(moved.margin) if math.isfinite(moved.margin) else math.inf
+    return reach >= SCREEN_SHARE * abs(math.log(step.ratio))
 
 
 def _samples(result: StoredResult | None, key: MetricKey) -> ProcessSamples | None:

@@ -715,3 +715,21 @@ def test_the_answer_names_the_workaround_and_its_setting_and_says_once_what_is_n
         "none of the 1 setting(s) tried on 0.10.2 made it run"
     )
     assert none.data()["workaround"] is None
+
+
+def test_a_trial_the_screen_cannot_rule_out_is_kept_and_one_it_rules_out_is_dropped(monkeypatch):
+    """Measured in a real bisect of 0.4.31 → 0.4.33 under load: async dispatch set back on 0.4.33
+    moved dispatch less than a quarter of the way in the screen's point, and was dropped, though it
+    is the setting that brings dispatch back. A screen of 3 processes drops only what its interval
+    rules out."""
+    from harness.analysis.shapes import ProcessSamples
+
+    def side(level, scatter):
+        return ProcessSamples([[level * (1 + scatter * s)] * 5 for s in (-1, 0, 1)])
+
+    noisy = {"before": side(100.0, 0.02), "after": side(20.0, 0.02), "trial": side(28.0, 0.6)}
+    tight = dict(noisy, trial=side(21.0, 0.02))
+    back = Trial(ASYNC, "0.4.33", "False")
+    for results, kept in ((noisy, True), (tight, False)):
+        monkeypatch.setattr(tried, "_samples", lambda result, key, results=results: result)
+        assert tried.toward(back, results, EAGER, Thresholds()) is kept, results["trial"]
