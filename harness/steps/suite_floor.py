@@ -155,7 +155,7 @@ class Floor:
         said = f"{self.cost.words()}; {self.verdict}"
         if (whole := self.in_all()) is not None and not self.stops():
             said += (
-                f"; with the first round's {self.first_round} a side, about "
+                f"; with the first round's {self.first_round} a side, at least "
                 f"{format_seconds(whole)} in all where a benchmark moves"
             )
         if self.stops():
