@@ -405,3 +405,19 @@ def test_where_no_verdict_is_in_reach_the_confirmer_measures_nothing_and_says_wh
     assert finding is not None and finding.kind == "undecided"
     assert finding.text.startswith(f"{stopped}; what it left open was not measured again")
     assert cap.at_cap({}) is None
+
+
+def test_the_cap_is_held_at_what_the_harness_spent_a_process_not_its_own_clock(tmp_path):
+    """Measured on optimistix with the fix: processes of 13.9 s on their own clock, and the watch
+    ran 32 s past a 600 s cap; the harness spends more a process (its start, storing, the wait)."""
+    clock = [0.0]
+    cap = SuiteCap(RULE, 600.0, lambda line: None, clock=lambda: clock[0])
+    first: dict[str, list[ProcessRun]] = {"A": [], "B": []}
+    for _ in range(5):
+        clock[0] += 2 * 16.0  # a round of two processes of 14 s each, 2 s apart
+        for side in first.values():
+            side.append(suite_process(14, 6.6, 3.2, 1.9))
+        cap(first)
+    assert cap.pace_s == 16.0 and cap.said is not None and cap.said.cost.wall_s == 14
+    held = cap.confirming(suite_prober(tmp_path, lambda *a, **k: []))
+    assert held is not None and held.max_processes == int((600 - 160) // 32), "13 a side, not 15"
