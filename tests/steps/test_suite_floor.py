@@ -420,4 +420,4 @@ def test_the_cap_is_held_at_what_the_harness_spent_a_process_not_its_own_clock(t
         cap(first)
     assert cap.pace_s == 16.0 and cap.said is not None and cap.said.cost.wall_s == 14
     held = cap.confirming(suite_prober(tmp_path, lambda *a, **k: []))
-    assert held is not None and held.max_processes == int((600 - 160) // 32), "13 a side, not 15"
+    assert held is not None and held.max_processes == (600 - 160) // 32, "13 a side, not 15"
