@@ -413,6 +413,7 @@ class FakeReleases:
         from harness.store.results import StoredResult
 
         self.calls.append((release, again))
+        self.current = release  # the release ``adjust`` is asked for
         scale = self.again.get(release, self.scales[release]) if again else self.scales[release]
         if scale is None:
             return Probe(release, None, "could not be installed: fake")

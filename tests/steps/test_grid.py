@@ -23,10 +23,6 @@ class FusingReleases(FakeReleases):
         super().__init__(scales)
         self.fusions = fusions
 
-    def __call__(self, release, again=False):
-        self.current = release
-        return super().__call__(release, again)
-
     def adjust(self, data, scale):
         for process in data["processes"]:
             for function in process["compiled"].values():
@@ -144,7 +140,6 @@ class Counting:
         self.processes, self.values, self.spent = processes, values or {}, 0
 
     def __call__(self, release, again=False):
-        self.current = release
         probe = super().__call__(release, again)
         self.spent += len(probe.result.result.processes) if probe.result is not None else 0
         return probe

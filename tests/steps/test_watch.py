@@ -85,10 +85,6 @@ class Scattered(FakeScriptReleases):
         super().__init__(scales)
         self.scatter = scatter
 
-    def __call__(self, release, again=False):
-        self.current = release
-        return super().__call__(release, again)
-
     def adjust(self, data, scale):
         super().adjust(data, scale)
         level = 8e6 * (1.5 if self.current == "new" else 1)
