@@ -207,9 +207,8 @@ class SuiteCap:
         self.planned = planned  # the first round's processes a side (``Floor.in_all``)
         self.said: Floor | None = None
         self.stopped = ""  # why measuring stopped at the cap, once it did
-        # Per benchmark, the spread of log process medians within each side of the first round.
-        self.spreads: dict[MetricKey, float] = {}
-        self.rounds: list[float] = []  # the clock at the end of each round of the first
+        self.first: Mapping[str, list[ProcessRun]] = {}  # the first round's processes so far
+        self.first_at = 0.0  # the clock when its first round ended
         self.pace_s = 0.0  # a process's share of the harness's time per round, once two ended
 
     def left(self) -> float | None:
@@ -221,12 +220,11 @@ class SuiteCap:
         filled the compilation cache, or read the suite from a cold disk: a floor sized on it
         overstates the run); the most processes a side the cap leaves the first round."""
         paid = min((len(processes) for processes in first.values()), default=0)
-        self.rounds.append(self.clock())
-        if len(self.rounds) >= 2 and first:
-            spent = self.rounds[-1] - self.rounds[0]
-            self.pace_s = spent / ((len(self.rounds) - 1) * len(first))
-        ok = [[p for p in processes if p.status is RunStatus.OK] for processes in first.values()]
-        self.spreads = pooled_spreads(process_samples(processes) for processes in ok)
+        self.first = first
+        if paid == 1:
+            self.first_at = self.clock()
+        elif paid > 1:
+            self.pace_s = (self.clock() - self.first_at) / ((paid - 1) * len(first))
         found = floor(first, self.thresholds, self.left(), self.planned)
         if found is None or paid > 2:
             return None if found is None else found.most(paid)
@@ -239,6 +237,12 @@ class SuiteCap:
             again = f"sized again on the second process of each side (the first took {before})"
             self.say(f"{again}: {found.line()}")
         return found.most(paid)
+
+    @property
+    def spreads(self) -> dict[MetricKey, float]:
+        """Per benchmark, the spread of log process medians within each side of the first round."""
+        ok = [[p for p in ps if p.status is RunStatus.OK] for ps in self.first.values()]
+        return pooled_spreads(process_samples(processes) for processes in ok)
 
     def paced(self) -> Floor | None:
         """The floor said, a process costing what the harness spent a process in the first round
@@ -301,8 +305,9 @@ class SuiteCap:
         between them), within its bound, and said with the time that makes; as it was where that
         is no more than its own or none is in reach."""
         moved = {c.metric for criteria in pairs.values() for c in criteria}
-        keys = {k for k in moved if k in self.spreads and k.metric_name.startswith(BENCH_PREFIX)}
-        needs = [processes_needed(self.spreads[key], self.thresholds) for key in keys]
+        spreads = self.spreads
+        keys = {k for k in moved if k in spreads and k.metric_name.startswith(BENCH_PREFIX)}
+        needs = [processes_needed(spreads[key], self.thresholds) for key in keys]
         need = max((n for n in needs if n is not None), default=0)
         if prober.max_processes is not None:
             need = min(need, prober.max_processes)
