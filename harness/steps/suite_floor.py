@@ -234,8 +234,8 @@ class SuiteCap:
         elif paid == 2 and found.cost.wall_s < (1 - RESIZED) * self.said.cost.wall_s:
             before = format_seconds(self.said.cost.wall_s)
             self.said = found
-            again = f"sized again on the second process of each side (the first took {before})"
-            self.say(f"{again}: {found.line()}")
+            again = f"sized again on the second process of each side: the first took {before}"
+            self.say(f"{found.line()} ({again})")
         return found.most(paid)
 
     @property

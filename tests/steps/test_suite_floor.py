@@ -120,9 +120,9 @@ def test_a_floor_whose_first_process_filled_the_compilation_cache_is_said_again_
         side.append(suite_process(10, 4, 2, 1.7))
     cap(first)
     assert said[1] == (
-        "sized again on the second process of each side (the first took 20 s): a process costs "
-        "10 s: import 4 s, collection 2 s, benchmarks 1.7 s; a verdict at ×1.05 needs at least 7 "
-        "a side: about 2 min 20 s"
+        "a process costs 10 s: import 4 s, collection 2 s, benchmarks 1.7 s; a verdict at ×1.05 "
+        "needs at least 7 a side: about 2 min 20 s (sized again on the second process of each "
+        "side: the first took 20 s)"
     )
     assert cap.said is not None and cap.said.cost.wall_s == 10
     for side in first.values():
