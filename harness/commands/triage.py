@@ -58,6 +58,7 @@ def execute(options: RangeOptions) -> int:
         progress=progress,
         every_release=options.every_release,
         glance=glance,
+        confirm_small=False,
     )
     refuse_unknown_metric(found.first_round, options)
     stem = run.stem()

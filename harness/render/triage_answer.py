@@ -244,6 +244,8 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
             if c.confirmed
             else "undecided"
             if c.undecided
+            else "small, not measured again"
+            if c.small_bound
             else "not confirmed",
             # confirmed past what another run's first round would list nine times in ten
             "twice_safe": c.confirmed and not any(c is change for change, _ in small),

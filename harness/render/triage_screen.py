@@ -128,19 +128,19 @@ SMALL_ON_SCREEN = 3
 
 
 def small_changes(found: TriageOutcome, thresholds: Thresholds) -> list[tuple[Confirmation, str]]:
-    """Each confirmed cost step whose ratio stays within what another run's first round would list
-    nine times in ten (``grid.twice_safe_bounds``), said ``×1.3 (within ×1.57)``: --every-release
-    or not."""
+    """Each cost step whose ratio stays within what another run's first round would list nine
+    times in ten (``grid.twice_safe_bounds``), said ``×1.3 (within ×1.57)``: each confirmed one,
+    and each whose first round held it within that, so that it was not measured again."""
     screen = screening(thresholds)
     bounds = twice_safe_bounds(found.first_round, screen)
     small = []
-    for change in found.changes():
+    for change in found.confirmations:
         compared = change.comparison or change.step.comparison
-        bound = small_within(compared, bounds)
-        if bound is not None and compared.cost is not None:
-            small.append(
-                (change, f"{format_ratio(compared.cost.ratio)} (within {format_ratio(bound)})")
-            )
+        bound = change.small_bound or small_within(compared, bounds)
+        if (change.confirmed or change.small_bound) and bound and compared.cost is not None:
+            again = "" if change.confirmed else ", not measured again"
+            said = f"{format_ratio(compared.cost.ratio)} (within {format_ratio(bound)}{again})"
+            small.append((change, said))
     return small
 
 
@@ -156,10 +156,11 @@ def small_line(small: list[tuple[Confirmation, str]], most: int | None = None) -
     if most is not None and len(small) > most:
         named += f"; {len(small) - most} more in the report"
     return (
-        f"Small, confirmed here but not twice-safe: {inline(named)}: another run's first round "
-        "would list each less than nine times in ten (its processes scatter, and a release's level "
-        "moves from one run to the next: --invocation-spread), so a second run from a results "
-        "folder of its own may not name it. The answers above are past that."
+        f"Small, not twice-safe: {inline(named)}: another run's first round would list each less "
+        "than nine times in ten (its processes scatter, and a release's level moves from one run "
+        "to the next: --invocation-spread), so a second run from a results folder of its own may "
+        "not name it; one whose first round allows nothing past that is not measured again "
+        "(`bisect --metric` decides one). The answers above are past that."
     )
 
 

@@ -225,3 +225,14 @@ def small_within(comparison: Comparison | None, bounds: Mapping[MetricKey, float
     if bound is None or not comparison.shape.ratio or comparison.constant:
         return None
     return bound if 1 / bound < comparison.cost.ratio < bound else None
+
+
+def small_all_the_way(
+    comparison: Comparison | None, bounds: Mapping[MetricKey, float]
+) -> float | None:
+    """The bound (``small_within``) that a varying cost's whole interval stays within: its test
+    allows no change past it, so measuring it again could confirm it small and nothing more."""
+    bound = small_within(comparison, bounds)
+    if bound is None or comparison is None or comparison.cost is None:
+        return None
+    return bound if comparison.cost.margin < bound else None

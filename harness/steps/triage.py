@@ -22,7 +22,7 @@ from harness.analysis.statuses import change_between, compare_endings, measured,
 from harness.metric_names import Criterion
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
-from harness.steps.grid import grid_sweep
+from harness.steps.grid import grid_sweep, small_all_the_way, twice_safe_bounds
 from harness.steps.probes import Pair, ProbeRelease
 from harness.steps.ready import Probe
 
@@ -51,6 +51,8 @@ class Confirmation:
     reason: str
     # A claim's flip: at most the chance it's confirmed where releases act alike (``flip_chance``).
     flip_error: float | None = None
+    # Not measured again: a cost whose first-round interval stays within this twice-safe bound.
+    small_bound: float | None = None
 
     @property
     def undecided(self) -> bool:
@@ -186,10 +188,14 @@ def triage(
     progress: Callable[[str], None] = lambda line: None,
     every_release: bool = True,
     glance: ProbeRelease | None = None,
+    confirm_small: bool = True,
 ) -> TriageOutcome:
     """Screen ``releases`` with ``measure``, then confirm every step at once (``confirm_pairs``).
     ``every_release``: each measured (a watch's few; ``--every-release``), else a grid refined where
-    neighbours differ (``grid.grid_sweep``; ``glance``: glanced at first, in fewer processes)."""
+    neighbours differ (``grid.grid_sweep``; ``glance``: glanced at first, in fewer processes).
+    Without ``confirm_small``, a cost whose first-round interval stays within its twice-safe bound
+    (``grid.small_all_the_way``) is not measured again: confirmed, it would still be a step another
+    run may not name (a range's; a watch's two releases confirm every candidate)."""
     screen = screening(thresholds)
     if every_release:
         progress(f"[triage] first round: {len(releases)} releases, measured together")
@@ -208,25 +214,43 @@ def triage(
     if not first.steps:
         progress("[triage] no step in the first round: nothing to confirm")
         return found
+    bounds = {} if confirm_small else twice_safe_bounds(first, screen)
+    small = {
+        id(step): bound
+        for step in first.steps
+        if (bound := small_all_the_way(step.comparison, bounds))
+    }
     # Each pair with what its steps moved, to decide: their metrics, and ``status`` for how the
     # processes end (the claim is decided by its flip, not measured until decided).
     pairs: dict[Pair, tuple[Criterion, ...]] = {}
     for step in first.steps:
+        if id(step) in small:
+            continue
         moved = pairs.setdefault((step.before, step.after), ())
         if not step.criterion.is_claim and step.criterion not in moved:
             pairs[step.before, step.after] = (*moved, step.criterion)
+    left = f", {len(small)} small left as they are" if small else ""
     progress(
-        f"[triage] {len(first.steps)} candidate step(s) between {len(pairs)} pair(s) of releases: "
-        "measuring them again, until decided"
+        f"[triage] {len(first.steps)} candidate step(s){left}, between {len(pairs)} pair(s) of "
+        "releases: measuring them again, until decided"
     )
-    again = confirm_pairs(pairs)
+    again = confirm_pairs(pairs) if pairs else {}
+    probes = {probe.release: probe for probe in first.measurements}
     for number, step in enumerate(first.steps, start=1):
-        before, after = again[(step.before, step.after)]
-        confirmation = confirm(step, before, after, thresholds)
+        if (bound := small.get(id(step))) is not None:
+            why = f"not measured again: its first round allows no change past ×{bound:.3g}"
+            confirmation = Confirmation(
+                step, probes[step.before], probes[step.after], None, False, why, small_bound=bound
+            )
+        else:
+            before, after = again[(step.before, step.after)]
+            confirmation = confirm(step, before, after, thresholds)
         found.confirmations.append(confirmation)
         verdict = "confirmed" if confirmation.confirmed else "not confirmed"
         if confirmation.undecided:  # never a confirmed one
             verdict = "undecided"
+        if confirmation.small_bound:
+            verdict = "small"
         progress(
             f"[triage] ({number}/{len(first.steps)}) {step.criterion.name} {step.before} → "
             f"{step.after}: {verdict} ({confirmation.reason})"

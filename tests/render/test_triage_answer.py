@@ -279,15 +279,45 @@ def test_a_small_confirmed_step_is_named_apart_on_the_page_and_in_the_json():
     )
     _, setting = outcome({"a": 1}, metric=WALL)
     text = " ".join(triage_markdown(found, setting, 6, NO_PLOT).split())
-    small = "- Small, confirmed here but not twice-safe: process.trace_ns r5 → r6 ×1.25 (within ×1."
+    small = "- Small, not twice-safe: process.trace_ns r5 → r6 ×1.25 (within ×1."
     assert small in text and "- process.trace_ns: slower ×3 since r10" in text
     assert "r6" not in text[: text.index(small)], "not among the answers above it"
     screen = " ".join(triage_screen(found, setting, 6, "report.md").split())
-    assert "Small, confirmed here but not twice-safe: process.trace_ns r5 → r6 ×1.25" in screen
-    assert "r5 → r6" not in screen[: screen.index("Small, confirmed")], "no block of its own"
+    assert "Small, not twice-safe: process.trace_ns r5 → r6 ×1.25" in screen
+    assert "r5 → r6" not in screen[: screen.index("Small, not")], "no block of its own"
     data = {
         (c["metric"], c["after"]): (c["outcome"], c["twice_safe"])
         for c in triage_json(found, setting)["confirmations"]
     }
     assert data["process.trace_ns", "r6"] == ("confirmed", False)
+    assert data["process.wall_ns", "r10"] == ("confirmed", True)
+
+
+def test_a_range_s_small_step_whose_first_round_allows_nothing_past_it_is_not_measured_again():
+    """A range triage does not confirm a cost whose first-round interval stays within what another
+    run's first round would list nine times in ten: confirmed, it would still be named apart."""
+    from tests.steps.test_grid import TWELVE, Occasion
+
+    scales = {release: 1 if i < 10 else 3 for i, release in enumerate(TWELVE)}
+    occasion = {"trace": 1.25, "tight": ("r5", "r6")}
+    confirmer = FakeConfirmer(Occasion(scales, 10, **occasion))
+    found = triage(
+        TWELVE,
+        Occasion(scales, 10, **occasion),
+        confirmer,
+        metrics=None,
+        with_claim=False,
+        thresholds=Thresholds(),
+        confirm_small=False,
+    )
+    assert ("r5", "r6") not in confirmer.calls[0] and ("r9", "r10") in confirmer.calls[0]
+    _, setting = outcome({"a": 1}, metric=WALL)
+    text = " ".join(triage_markdown(found, setting, 6, NO_PLOT).split())
+    assert "- Small, not twice-safe: process.trace_ns r5 → r6 ×1.25 (within ×1." in text
+    assert ", not measured again)" in text and "- process.trace_ns: slower ×3 since r10" in text
+    data = {
+        (c["metric"], c["after"]): (c["outcome"], c["twice_safe"])
+        for c in triage_json(found, setting)["confirmations"]
+    }
+    assert data["process.trace_ns", "r6"] == ("small, not measured again", False)
     assert data["process.wall_ns", "r10"] == ("confirmed", True)
