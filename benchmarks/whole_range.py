@@ -2,8 +2,9 @@
 each from a results and reports folder of its own: the default screen (the ends and a grid, refined
 where neighbours differ) and ``--every-release``.  Prints each run's wall time, releases measured
 (of those in range), processes run and confirmed steps side by side (the small ones, within what
-another run's first round lists nine times in ten, apart), and whether the two confirm the same
-steps past that.
+another run's first round lists nine times in ten, apart, with those not measured again), and
+whether the two confirm the same steps past that, or each names the other's as small (a step near
+its bound); exit 1 where a step one confirms past its bound the other does not name at all.
 
     python benchmarks/whole_range.py benchmarks/regressions/reg_square_cpu.py --script-arg 256
 
@@ -26,6 +27,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 KINDS = {"adaptive": [], "every-release": ["--every-release"]}
+UNMEASURED = "(first round)"  # a small candidate not measured again
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -93,9 +95,11 @@ def read_run(kind: str, root: Path, exit_code: int, seconds: float) -> Run:
         run.measured = len(first.get("releases", []))
         run.in_range = first.get("in_range", run.measured)
         for c in data.get("confirmations", []):
+            named = f"{c['metric']} {c['before']} → {c['after']}"
             if c.get("outcome") == "confirmed":
-                named = f"{c['metric']} {c['before']} → {c['after']}"
                 (run.steps if c.get("twice_safe", True) else run.small).append(named)
+            elif c.get("outcome") == "small, not measured again":
+                run.small.append(f"{named} {UNMEASURED}")
         run.steps.sort()
         run.small.sort()
     for path in (root / "results").rglob("*.json"):
@@ -127,9 +131,25 @@ def side_by_side(runs: list[Run]) -> str:
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
         for row in rows
     ]
-    same = len({tuple(run.steps) for run in runs}) == 1
-    lines.append("the same confirmed steps" if same else "the confirmed steps DIFFER")
+    lines.append(agreement(runs)[1])
     return "\n".join(line.rstrip() for line in lines)
+
+
+def agreement(runs: list[Run]) -> tuple[bool, str]:
+    """Whether every step one run confirms past the bound is named by every other run, and how: the
+    same steps, or some confirmed past the bound in one run and named small in another (a step
+    near its bound)."""
+    past = [set(run.steps) for run in runs]
+    if all(steps == past[0] for steps in past):
+        return True, "the same confirmed steps"
+    named = [
+        steps | {step.removesuffix(f" {UNMEASURED}") for step in run.small}
+        for steps, run in zip(past, runs, strict=True)
+    ]
+    if not all(steps <= every for steps in past for every in named):
+        return False, "the confirmed steps DIFFER"
+    near = "; ".join(sorted(set.union(*past) - set.intersection(*past)))
+    return True, f"the same steps named; past the bound in one run, small in another: {near}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(read_run(kind, root, done.returncode, seconds))
             print(f"{kind}: exit {done.returncode}, {seconds:.0f} s", flush=True)
     print(side_by_side(runs))
-    return 0 if len({tuple(run.steps) for run in runs}) == 1 else 1
+    return 0 if agreement(runs)[0] else 1
 
 
 if __name__ == "__main__":

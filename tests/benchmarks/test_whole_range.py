@@ -57,6 +57,7 @@ def _folder(
     steps: list[tuple[str, str]],
     processes: list[int],
     small: tuple[tuple[str, str], ...] = (),
+    unmeasured: tuple[tuple[str, str], ...] = (),
 ) -> None:
     (root / "results" / "x").mkdir(parents=True)
     confirmations = [
@@ -67,6 +68,15 @@ def _folder(
         {"metric": "process.peak_rss_bytes", "before": a, "after": b, "outcome": "confirmed"}
         | {"twice_safe": False}
         for a, b in small
+    ]
+    confirmations += [
+        {
+            "metric": "process.wall_ns",
+            "before": a,
+            "after": b,
+            "outcome": "small, not measured again",
+        }
+        for a, b in unmeasured
     ]
     first = {"releases": [{}] * measured, "in_range": 30}
     (root / "triage.json").write_text(
@@ -103,3 +113,18 @@ def test_small_steps_are_listed_apart_and_do_not_decide_whether_the_runs_agree(t
     [row] = [line for line in table.splitlines() if line.startswith("small, not twice-safe")]
     assert "r3 → r4" in row and "r7 → r8" in row
     assert table.splitlines()[-1] == "the same confirmed steps"
+
+
+def test_a_step_past_the_bound_in_one_run_and_small_in_the_other_is_named_by_both(tmp_path):
+    """Two runs of rank8_reduce_crash.py, 2026-12-06: lowering ×0.71 0.10.1 → 0.11.1 confirmed past
+    its bound in one, small and not measured again in the other (its bound ×1.44 there)."""
+    _folder(tmp_path / "a", 9, [("r16", "r17"), ("r3", "r4")], [5] * 9)
+    _folder(tmp_path / "b", 9, [("r16", "r17")], [5] * 9, unmeasured=(("r3", "r4"),))
+    runs = [whole_range.read_run("adaptive", tmp_path / name, 0, 100.0) for name in ("a", "b")]
+    assert runs[1].small == ["process.wall_ns r3 → r4 (first round)"]
+    agree, said = whole_range.agreement(runs)
+    assert agree and said.endswith(
+        "past the bound in one run, small in another: process.wall_ns r3 → r4"
+    )
+    runs[1].small = []
+    assert whole_range.agreement(runs) == (False, "the confirmed steps DIFFER")
