@@ -181,7 +181,6 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_json(parser, "the answer (every release, step, comparison and verdict)")
     options.add_sampling(parser)
     options.add_process_count(parser)
-    options.add_max_load(parser)
     options.add_max_processes(parser)
     options.add_time_budget(parser, "a measurement's")
     options.add_thresholds(parser)
@@ -318,7 +317,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
             f"the range must run from an older release to a newer one, not {first} to {last}"
         )
     thresholds = options.thresholds_from(args)
-    measuring = measuring_from(args, thresholds, max_load=args.max_load)
+    measuring = measuring_from(args, thresholds)
     commits = args.command == "bisect" and args.commits
     jax_repo = getattr(args, "jax_repo", None)
     if jax_repo and is_url(jax_repo) and not commits:
