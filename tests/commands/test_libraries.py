@@ -114,7 +114,6 @@ def test_a_step_that_moved_with_a_library_is_measured_with_it_held_and_comes_wit
         *("-s", "triage", "--", "--script", str(script), "--with", "idna"),
         *("--from", "0.4.31", "--to", "0.4.33", "--metric", "json.dispatch_ms"),
         *("--processes", "5", "--max-processes", "10", "--why-budget", "80"),
-        *("--max-load", "off"),  # the other tests' processes load the machine; not what is tested
         *("--json", str(answer), *places),
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
