@@ -240,13 +240,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
             "change": c.step.said,
             "first_round": comparison_json(c.step.comparison),
             "again": comparison_json(c.comparison),
-            "outcome": "confirmed"
-            if c.confirmed
-            else "undecided"
-            if c.undecided
-            else "small, not measured again"
-            if c.small_bound
-            else "not confirmed",
+            "outcome": c.outcome,
             # confirmed past what another run's first round would list nine times in ten
             "twice_safe": c.confirmed and not any(c is change for change, _ in small),
             "reason": c.reason,

@@ -136,7 +136,7 @@ def small_changes(found: TriageOutcome, thresholds: Thresholds) -> list[tuple[Co
     small = []
     for change in found.confirmations:
         compared = change.comparison or change.step.comparison
-        bound = change.small_bound or small_within(compared, bounds)
+        bound = small_within(compared, bounds)
         if (change.confirmed or change.small_bound) and bound and compared.cost is not None:
             again = "" if change.confirmed else ", not measured again"
             said = f"{format_ratio(compared.cost.ratio)} (within {format_ratio(bound)}{again})"

@@ -216,23 +216,17 @@ def twice_safe_bounds(first: SweepOutcome, screen: Thresholds) -> dict[MetricKey
     }
 
 
-def small_within(comparison: Comparison | None, bounds: Mapping[MetricKey, float]) -> float | None:
-    """The bound (``twice_safe_bounds``) a varying cost's ratio stays within, or None where it is
-    past it or the comparison is exact (a value, a presence, an ending, the claim)."""
+def small_within(
+    comparison: Comparison | None, bounds: Mapping[MetricKey, float], *, whole: bool = False
+) -> float | None:
+    """The bound (``twice_safe_bounds``) a varying cost's ratio stays within (``whole``: its whole
+    interval too, so that measuring it again could confirm it small and nothing more), or None
+    where it is past it or the comparison is exact (a value, a presence, an ending, the claim)."""
     if comparison is None or comparison.cost is None or comparison.metric is None:
         return None
     bound = bounds.get(comparison.metric)
     if bound is None or not comparison.shape.ratio or comparison.constant:
         return None
-    return bound if 1 / bound < comparison.cost.ratio < bound else None
-
-
-def small_all_the_way(
-    comparison: Comparison | None, bounds: Mapping[MetricKey, float]
-) -> float | None:
-    """The bound (``small_within``) that a varying cost's whole interval stays within: its test
-    allows no change past it, so measuring it again could confirm it small and nothing more."""
-    bound = small_within(comparison, bounds)
-    if bound is None or comparison is None or comparison.cost is None:
-        return None
-    return bound if comparison.cost.margin < bound else None
+    cost = comparison.cost
+    within = 1 / bound < cost.ratio < bound and (not whole or cost.margin < bound)
+    return bound if within else None

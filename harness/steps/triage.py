@@ -22,7 +22,7 @@ from harness.analysis.statuses import change_between, compare_endings, measured,
 from harness.metric_names import Criterion
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
-from harness.steps.grid import grid_sweep, small_all_the_way, twice_safe_bounds
+from harness.steps.grid import grid_sweep, small_within, twice_safe_bounds
 from harness.steps.probes import Pair, ProbeRelease
 from harness.steps.ready import Probe
 
@@ -62,6 +62,13 @@ class Confirmation:
             and self.comparison is not None
             and self.comparison.verdict == Verdict.UNDECIDED
         )
+
+    @property
+    def outcome(self) -> str:
+        """Confirmed, undecided, small (not measured again) or not confirmed."""
+        if self.confirmed or self.undecided:
+            return "confirmed" if self.confirmed else "undecided"
+        return "small, not measured again" if self.small_bound else "not confirmed"
 
     @property
     def regression(self) -> bool:
@@ -194,7 +201,7 @@ def triage(
     ``every_release``: each measured (a watch's few; ``--every-release``), else a grid refined where
     neighbours differ (``grid.grid_sweep``; ``glance``: glanced at first, in fewer processes).
     Without ``confirm_small``, a cost whose first-round interval stays within its twice-safe bound
-    (``grid.small_all_the_way``) is not measured again: confirmed, it would still be a step another
+    (``grid.small_within``) is not measured again: confirmed, it would still be a step another
     run may not name (a range's; a watch's two releases confirm every candidate)."""
     screen = screening(thresholds)
     if every_release:
@@ -218,7 +225,7 @@ def triage(
     small = {
         id(step): bound
         for step in first.steps
-        if (bound := small_all_the_way(step.comparison, bounds))
+        if (bound := small_within(step.comparison, bounds, whole=True))
     }
     # Each pair with what its steps moved, to decide: their metrics, and ``status`` for how the
     # processes end (the claim is decided by its flip, not measured until decided).
@@ -238,7 +245,7 @@ def triage(
     probes = {probe.release: probe for probe in first.measurements}
     for number, step in enumerate(first.steps, start=1):
         if (bound := small.get(id(step))) is not None:
-            why = f"not measured again: its first round allows no change past ×{bound:.3g}"
+            why = f"its first round allows no change past ×{bound:.3g}"
             confirmation = Confirmation(
                 step, probes[step.before], probes[step.after], None, False, why, small_bound=bound
             )
@@ -246,13 +253,8 @@ def triage(
             before, after = again[(step.before, step.after)]
             confirmation = confirm(step, before, after, thresholds)
         found.confirmations.append(confirmation)
-        verdict = "confirmed" if confirmation.confirmed else "not confirmed"
-        if confirmation.undecided:  # never a confirmed one
-            verdict = "undecided"
-        if confirmation.small_bound:
-            verdict = "small"
         progress(
             f"[triage] ({number}/{len(first.steps)}) {step.criterion.name} {step.before} → "
-            f"{step.after}: {verdict} ({confirmation.reason})"
+            f"{step.after}: {confirmation.outcome} ({confirmation.reason})"
         )
     return found
