@@ -103,9 +103,9 @@ def test_a_set_that_cannot_be_had_is_stored_as_not_installable_and_an_undeclared
 def test_a_step_that_moved_with_a_library_is_measured_with_it_held_and_comes_with_jax(tmp_path):
     """idna resolves to 3.7 on jax 0.4.31's date and 3.10 on 0.4.33's; the step in dispatch
     (0.4.33's asynchronous CPU dispatch) is jax's: 0.4.33 with idna 3.7 held dispatches as fast as
-    0.4.33 does.  The why's budget (80 s, half of it kept for the changed defaults, which settle a
-    cost) covers the library's first look (15 processes of about a second) and little after it:
-    that answer comes first, once per step."""
+    0.4.33 does.  The why's budget (200 s, half of it kept for the changed defaults, which settle a
+    cost) covers the library's first look (15 processes of about a second) on a machine the other
+    tests load (quiet, it takes 10 s): that answer comes first, once per step."""
     script = tmp_path / "dispatch_with_idna.py"
     shutil.copy(FIXTURES / "scripts" / script.name, script)
     answer = tmp_path / "answer.json"
@@ -113,7 +113,7 @@ def test_a_step_that_moved_with_a_library_is_measured_with_it_held_and_comes_wit
     done = nox_in_repo(
         *("-s", "triage", "--", "--script", str(script), "--with", "idna"),
         *("--from", "0.4.31", "--to", "0.4.33", "--metric", "json.dispatch_ms"),
-        *("--processes", "5", "--max-processes", "10", "--why-budget", "80"),
+        *("--processes", "5", "--max-processes", "10", "--why-budget", "200"),
         *("--json", str(answer), *places),
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
