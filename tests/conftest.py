@@ -26,12 +26,23 @@ def nox_in_repo(
     *args: str, env: Mapping[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess:
     """``nox ARGS`` in the repository, taking turns (``nox_turns``) with the other test workers'
-    (``pytest -n``) runs that would make or install into the same venv under ``.nox``."""
-    with nox_turns(args):
-        command = [sys.executable, "-m", "nox", *args]
+    (``pytest -n``) runs that would make or install into the same venv under ``.nox``.
+
+    A named session's venv not made yet is made first, alone (``nox --install-only ARGS`` under
+    every run's lock), so that the run itself, minutes of measuring, holds only its session's lock:
+    held for the whole first run, every run's lock kept the other worker's first runs waiting."""
+
+    def nox(*words: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "nox", *words]
         return subprocess.run(
             command, cwd=REPO, capture_output=True, text=True, env=env, timeout=timeout, check=False
         )
+
+    if (sessions := named_sessions(args)) and not all(map(installed, sessions)):
+        with repo_locks(EVERY_NOX_RUN, *session_locks(sessions)):
+            nox("--install-only", *args)  # bad posargs: said again by the run below
+    with nox_turns(args):
+        return nox(*args)
 
 
 # Every nox run's lock, and the sessions' own; the release venvs a session has the harness make are
@@ -45,9 +56,17 @@ def nox_turns(args: tuple[str, ...]) -> AbstractContextManager[None]:
     installed yet (nox makes it, then installs this checkout, writing its egg-info here) or the run
     names no plain session."""
     sessions = named_sessions(args)
-    installed = [(REPO / ".nox" / name / ".harness-installed").is_file() for name in sessions]
-    first = [] if sessions and all(installed) else [EVERY_NOX_RUN]
-    return repo_locks(*first, *(f"tests-{name}.lock" for name in sorted(sessions)))
+    first = [] if sessions and all(map(installed, sessions)) else [EVERY_NOX_RUN]
+    return repo_locks(*first, *session_locks(sessions))
+
+
+def installed(session: str) -> bool:
+    """Whether the session's venv under ``.nox`` is made and installed (the noxfile's marker)."""
+    return (REPO / ".nox" / session / ".harness-installed").is_file()
+
+
+def session_locks(sessions: set[str]) -> list[str]:
+    return [f"tests-{name}.lock" for name in sorted(sessions)]
 
 
 def checkout_turn() -> AbstractContextManager[None]:
