@@ -4,6 +4,7 @@ stops printing a number, prints another value, or dies in some of its processes 
 only (``HARNESS_TEST_SHAPES``)."""
 
 import json
+import re
 
 import pytest
 
@@ -45,13 +46,16 @@ def test_a_number_that_went_missing_is_a_change_never_no_change(
     code, out, data, err = triage(tmp_path, capsys, monkeypatch, releases, "0.4.31=silent")
     assert code == 0, err[-3000:]
     assert "No change found" not in out
-    missing = [a for a in data["answers"] if a.startswith("json.loop_ms")]
-    assert missing == ["json.loop_ms: printed on 0.4.30 in 3 of 3, missing on 0.4.31 in 3 of 3"]
+    # Three processes a side, or more where a loaded machine left another metric's confirmation
+    # open: in every one of them on each side.
+    [missing] = [a for a in data["answers"] if a.startswith("json.loop_ms")]
+    every = r"json\.loop_ms: printed on 0\.4\.30 in (\d+) of \1, missing on 0\.4\.31 in \1 of \1"
+    assert (found := re.fullmatch(every, missing)) and int(found[1]) >= 3, missing
     [confirmed] = [c for c in data["confirmations"] if c["metric"] == "json.loop_ms"]
     assert confirmed["again"]["shape"] == "presence" and confirmed["again"]["ratio"] is None
-    assert drafted(tmp_path, data, "json.loop_ms") == (
-        "`json.loop_ms` no longer printed (in 0 of 3 processes, was 3 of 3) since jax 0.4.31 on CPU"
-    )
+    title = drafted(tmp_path, data, "json.loop_ms")
+    gone = r"`json\.loop_ms` no longer printed \(in 0 of (\d+) processes, was \1 of \1\) since jax"
+    assert re.fullmatch(gone + r" 0\.4\.31 on CPU", title), title
 
 
 def test_a_computed_value_that_changed_is_said_with_its_values_never_a_ratio(
