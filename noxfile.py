@@ -257,9 +257,10 @@ def tests(session: nox.Session) -> None:
     install_once(
         session, "-e", ".[test,report,lint]", "pip", *DEFAULT_RELEASE.requirements(), compiled=True
     )
-    # A worker more than the cores: the real-process tests wait on time-outs, hangs and installs a
-    # quarter of the run.  A module stays on one (its module-scoped fixtures), the tests that run
-    # nox on one of their own (tests/conftest.py's scopes); ``-- -n 0`` runs them here.
+    # A worker more than the cores: with one a core, the real-process tests' time-outs, hangs and
+    # installs left a fifth of the machine idle.  A module stays on one (its module-scoped
+    # fixtures), the tests that run nox on one of their own (tests/conftest.py's scopes); ``-- -n
+    # 0`` runs them here.
     workers = min(4, (os.cpu_count() or 1) + 1)
     session.run("pytest", "-n", str(workers), "--dist=loadscope", *session.posargs)
 
