@@ -66,8 +66,10 @@ class Confirmation:
     @property
     def outcome(self) -> str:
         """Confirmed, undecided, small (not measured again) or not confirmed."""
-        if self.confirmed or self.undecided:
-            return "confirmed" if self.confirmed else "undecided"
+        if self.confirmed:
+            return "confirmed"
+        if self.undecided:
+            return "undecided"
         return "small, not measured again" if self.small_bound else "not confirmed"
 
     @property
@@ -221,12 +223,14 @@ def triage(
     if not first.steps:
         progress("[triage] no step in the first round: nothing to confirm")
         return found
-    bounds = {} if confirm_small else twice_safe_bounds(first, screen)
-    small = {
-        id(step): bound
-        for step in first.steps
-        if (bound := small_within(step.comparison, bounds, whole=True))
-    }
+    small: dict[int, float] = {}  # by id: the steps not measured again, with their bound
+    if not confirm_small:
+        bounds = twice_safe_bounds(first, screen)
+        small = {
+            id(step): bound
+            for step in first.steps
+            if (bound := small_within(step.comparison, bounds, whole=True))
+        }
     # Each pair with what its steps moved, to decide: their metrics, and ``status`` for how the
     # processes end (the claim is decided by its flip, not measured until decided).
     pairs: dict[Pair, tuple[Criterion, ...]] = {}
