@@ -109,12 +109,14 @@ def test_a_value_equal_on_both_sides_is_never_a_change(tmp_path, capsys, monkeyp
     assert draw["vs_previous"]["verdict"] == "unchanged", draw
 
 
-def every_other(tmp_path, capsys, monkeypatch, releases, how: str):
-    """A triage where the script does ``how`` in every other process on 0.4.31, up to 20 a side."""
+def every_other(tmp_path, capsys, monkeypatch, releases, how: str, *more: str):
+    """A triage where the script does ``how`` in every other process on 0.4.31, up to 20 a side
+    (counts still open then, more)."""
     counter = tmp_path / "processes"
     counter.mkdir()
     monkeypatch.setenv("HARNESS_TEST_DIES_MARKER", str(counter))
-    return triage(tmp_path, capsys, monkeypatch, releases, f"0.4.31={how}", "--max-processes", "20")
+    shapes = f"0.4.31={how}"
+    return triage(tmp_path, capsys, monkeypatch, releases, shapes, "--max-processes", "20", *more)
 
 
 def test_a_crash_in_half_the_processes_is_measured_until_its_counts_decide(
@@ -148,8 +150,10 @@ def test_a_number_missing_in_a_few_processes_stays_undecided_never_unchanged(
 ):
     """Printed in 3 of 3 against 2 of 3, a candidate; measured again, one process of 0.4.31 leaves
     it out: counts no test can decide, and the processes that printed it alike are no evidence
-    that nothing changed."""
-    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, releases, "rarely")
+    that nothing changed.  Past the most processes, counts still open go on until the time budget
+    stops them (without one, to 200 processes a side: 40 s for the same answer)."""
+    budget = ("--time-budget", "8")
+    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, releases, "rarely", *budget)
     assert code == 3, err[-3000:]  # undecided: not 1, "no change found"
     [again] = [c for c in data["confirmations"] if c["metric"] == "json.loop_ms"]
     assert (again["outcome"], again["again"]["shape"]) == ("undecided", "presence"), again

@@ -945,3 +945,10 @@ def test_counts_open_at_the_last_look_get_more_looks_up_to_their_ceiling_and_tim
     assert "the counts' time budget of 1.5 s a side spent" in runs[0].detail
     runs, _, _ = deciding_recorder(tmp_path, monkeypatch, crashes)
     assert [len(run.processes) for run in runs] == [12, 12], "no ceiling recorded: as before"
+    runs, _, _ = deciding_recorder(
+        tmp_path, monkeypatch, crashes, max_count_processes=48, decide_budget_s=3.0
+    )
+    assert [len(run.processes) for run in runs] == [15, 15], runs[0].detail
+    assert "undecided after 15 processes a side (the time budget of 3 s spent" in runs[0].detail, (
+        "past the most (12), the counts went on until the cell's budget stopped them"
+    )
