@@ -115,6 +115,8 @@ class RangeOptions:
     why_budget_s: float | None = None
     # ``--why-every-kind``: every kind asked, those after a kind that answered the step too
     why_every_kind: bool = False
+    # ``--why-kinds``: only these kinds asked, in their own order (empty: every kind)
+    why_kinds: tuple[str, ...] = ()
     # a triage's ``--every-release``: its first round measures every release, not a refined grid
     every_release: bool = False
 
@@ -168,6 +170,15 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
             help="ask every kind of why, also those after a kind whose answer settled the step "
             "(an old default bringing every metric back)",
         )
+        parser.add_argument(
+            "--why-kinds",
+            type=kind_names,
+            default=(),
+            metavar="KIND[,KIND...]",
+            help="ask only these kinds of why, in the order the step's shape asks them (the names "
+            "the answer's 'kinds asked' line gives: library, defaults, compiled, ...; default: "
+            "every kind)",
+        )
     _add_criterion(parser)
     options.add_sizes(parser, "the case's first anchor, with these sizes changed")
     options.add_session(parser, release=False)
@@ -184,6 +195,15 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_max_processes(parser)
     options.add_time_budget(parser, "a measurement's")
     options.add_thresholds(parser)
+
+
+def kind_names(text: str) -> tuple[str, ...]:
+    """``library,defaults`` → its names, each once (checked against the kinds when the run starts:
+    the registry sits above this stage)."""
+    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    if not names or any(len(name) > 40 for name in names):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} names no kind of why")
+    return names
 
 
 def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:
@@ -352,6 +372,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         explain=getattr(args, "explain", False),
         why_budget_s=getattr(args, "why_budget", None),
         why_every_kind=getattr(args, "why_every_kind", False),
+        why_kinds=getattr(args, "why_kinds", ()),
         every_release=getattr(args, "every_release", False),
     )
 

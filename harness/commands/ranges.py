@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import shlex
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from harness.cli.options import prove_writable, undeclared
 from harness.cli.ranges import RangeOptions, bounded, target_words
 from harness.commands.progress import Progress
 from harness.errors import UsageError
-from harness.explain.kinds import kinds_for, settling_kind
+from harness.explain.kinds import NAMED, kinds_for, settling_kind
 from harness.explain.option_commits import repo_at_hand
 from harness.findings import Finding, FollowUp, nox_command
 from harness.host.environment import shown_path
@@ -192,6 +193,7 @@ def rerun_command(options: RangeOptions, why_budget_s: float, every_kind: bool =
     one that asks the kinds a spent budget left out (``every_kind``: or an answered step did)."""
     budget = ["--why-budget", f"{max(60, 60 * math.ceil(why_budget_s / 60))}"]
     budget += ["--why-every-kind"] if every_kind or options.why_every_kind else []
+    budget += ["--why-kinds", shlex.quote(",".join(options.why_kinds))] if options.why_kinds else []
     if options.command == "triage":
         return f"{triage_command(options, options.every_release)} {' '.join(budget)}"
     ends = ["--broken", "--fixed"] if options.fix else ["--good", "--bad"]
@@ -299,6 +301,10 @@ class RangeRun:
         check_results_folder(options.places.results, options.case)
         if options.metric is not None:
             refuse_unknown(stored_metric_names(options), options)
+        if unknown := [name for name in options.why_kinds if name not in NAMED]:
+            raise UsageError(
+                f"--why-kinds: no kind named {unknown[0]!r} (kinds: {', '.join(NAMED)})"
+            )
         envs = plan_for(options)
         options, labels, pins = labelled(options, envs)
         # A folder that takes no writes (read-only, full) is one line now, not a traceback or a
@@ -377,7 +383,9 @@ class RangeRun:
             defaults_between=releases,
         )
         step = self.sides.shaped(step)
-        return gather(kinds_for(step), step, self.sides, budget, kept, settling_kind(step))
+        chosen = options.why_kinds
+        kinds = tuple(kind for kind in kinds_for(step) if not chosen or kind.name in chosen)
+        return gather(kinds, step, self.sides, budget, kept, settling_kind(step))
 
     def libraries(self) -> RangeLibraries:
         return stored_libraries(self.options, self.labels, self.prober)

@@ -250,3 +250,19 @@ def test_every_kind_of_why_is_asked_on_request_and_the_command_that_asks_it_carr
     plain = range_options(tmp_path)
     assert "--why-every-kind" not in rerun_command(plain, 60)
     assert rerun_command(plain, 60, every_kind=True).endswith("--why-budget 60 --why-every-kind")
+
+
+def test_only_the_kinds_of_why_named_are_asked_and_an_unknown_one_is_refused_before_any_run(
+    tmp_path,
+):
+    from harness.commands.ranges import RangeRun, rerun_command
+
+    assert range_options(tmp_path).why_kinds == ()
+    chosen = range_options(tmp_path, "--why-kinds", "library, crash flags,library")
+    assert chosen.why_kinds == ("library", "crash flags")
+    assert rerun_command(chosen, 60).endswith("--why-budget 60 --why-kinds 'library,crash flags'")
+    with pytest.raises(UsageError, match="names no kind of why"):
+        range_options(tmp_path, "--why-kinds", " , ")
+    typo = range_options(tmp_path, "--why-kinds", "defaults,libary")
+    with pytest.raises(UsageError, match=r"--why-kinds: no kind named 'libary' \(kinds: library, "):
+        RangeRun.start(typo)
