@@ -11,6 +11,7 @@ of the mean where the fraction converges fast.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -76,6 +77,8 @@ def t_survival(t: float, df: float) -> float:
     return tail if t >= 0 else 1.0 - tail
 
 
+# A watch sizing each benchmark asks the same few (level, processes) pairs thousands of times.
+@functools.lru_cache(maxsize=4096)
 def t_quantile(q: float, df: float) -> float:
     """The t with P(T ≤ t) = ``q``, as scipy.stats.t.ppf: bisection on ``t_survival``."""
     if not 0 < q < 1:
