@@ -23,7 +23,7 @@ from harness.cli.options import prove_writable, undeclared
 from harness.cli.ranges import RangeOptions, bounded, target_words
 from harness.commands.progress import Progress
 from harness.errors import UsageError
-from harness.explain.kinds import NAMED, kinds_for, settling_kind
+from harness.explain.kinds import kinds_for, refuse_unknown_kinds, settling_kind
 from harness.explain.option_commits import repo_at_hand
 from harness.findings import Finding, FollowUp, nox_command
 from harness.host.environment import shown_path
@@ -301,10 +301,7 @@ class RangeRun:
         check_results_folder(options.places.results, options.case)
         if options.metric is not None:
             refuse_unknown(stored_metric_names(options), options)
-        if unknown := [name for name in options.why_kinds if name not in NAMED]:
-            raise UsageError(
-                f"--why-kinds: no kind named {unknown[0]!r} (kinds: {', '.join(NAMED)})"
-            )
+        refuse_unknown_kinds(options.why_kinds)
         envs = plan_for(options)
         options, labels, pins = labelled(options, envs)
         # A folder that takes no writes (read-only, full) is one line now, not a traceback or a
@@ -365,12 +362,10 @@ class RangeRun:
         )
         budget.every_kind = options.why_every_kind
         budget.again_every = budget.again_every or rerun_command(options, fourfold, every_kind=True)
-        before, after = pair
-        progress(f"[{options.command}] why {before} → {after} moved: asking every kind of evidence")
+        progress(f"[{options.command}] why {' → '.join(pair)} moved: asking each kind of evidence")
         libraries = self.libraries()
         step = Step(
-            before,
-            after,
+            *pair,
             tuple(criteria),
             hardware(options.profile),
             options.thresholds,
@@ -378,13 +373,12 @@ class RangeRun:
             stem,
             repo_at_hand(options.jax_repo, self.envs[0].venv.parent),
             script=options.case.subject.script_file,
-            libraries=libraries.moved_with_jax(before, after),
-            declared=tuple(libraries.moved(before, after)),
+            libraries=libraries.moved_with_jax(*pair),
+            declared=tuple(libraries.moved(*pair)),
             defaults_between=releases,
         )
         step = self.sides.shaped(step)
-        chosen = options.why_kinds
-        kinds = tuple(kind for kind in kinds_for(step) if not chosen or kind.name in chosen)
+        kinds = kinds_for(step, only=options.why_kinds)
         return gather(kinds, step, self.sides, budget, kept, settling_kind(step))
 
     def libraries(self) -> RangeLibraries:

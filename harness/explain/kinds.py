@@ -10,6 +10,7 @@ kind here to one)."""
 from __future__ import annotations
 
 from harness.analysis.significance import EXACT_FIRST
+from harness.errors import UsageError
 from harness.explain.dumps import CompiledPrograms
 from harness.explain.held_library import HeldLibrary
 from harness.explain.host_profile import HostProfile
@@ -27,12 +28,19 @@ KINDS: tuple[Evidence, ...] = (
 NAMED = {kind.name: kind for kind in KINDS}
 
 
-def kinds_for(step: Step) -> tuple[Evidence, ...]:
+def kinds_for(step: Step, only: tuple[str, ...] = ()) -> tuple[Evidence, ...]:
     """The kinds in the order ``step``'s shape asks them (its ``why``); where some of its metrics
     are exact (a value, a presence, a cost constant in every process: two processes a side settle a
-    trial), an exact metric's order first, since its first kind settles them cheapest."""
+    trial), an exact metric's order first, since its first kind settles them cheapest. ``only``:
+    those of these names (``--why-kinds``)."""
     names = (*EXACT_FIRST, *step.shape.why) if step.exact else step.shape.why
-    return tuple(NAMED[name] for name in dict.fromkeys(names))
+    return tuple(NAMED[name] for name in dict.fromkeys(names) if not only or name in only)
+
+
+def refuse_unknown_kinds(names: tuple[str, ...]) -> None:
+    if unknown := [name for name in names if name not in NAMED]:
+        kinds = ", ".join(NAMED)
+        raise UsageError(f"--why-kinds: no kind named {unknown[0]!r} (kinds: {kinds})")
 
 
 def settling_kind(step: Step) -> str:
