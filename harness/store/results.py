@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -212,9 +213,35 @@ def newest_result(
     return found.result if found else None
 
 
+# The results read in this process, by path and the bytes' digest, the most recent last: a range
+# command reads its cells' folders at every step, and a suite's rounds make documents of megabytes
+# whose parse and checks take a second or more each.  Keyed on the bytes, never on a file's times:
+# the same bytes always parse to the same result.  Bounded by the documents' bytes (a parsed one
+# holds about twice its file's).
+class _ReadResults(OrderedDict[tuple[Path, bytes], tuple[int, StoredResult]]):
+    bytes_kept = 0
+
+    def keep(self, key: tuple[Path, bytes], size: int, stored: StoredResult) -> None:
+        self[key] = (size, stored)
+        self.bytes_kept += size
+        while self.bytes_kept > READ_KEPT_BYTES:
+            self.bytes_kept -= self.popitem(last=False)[1][0]
+
+
+_READ = _ReadResults()
+READ_KEPT_BYTES = 128 * 2**20
+
+
 def read_result(path: Path) -> StoredResult:
     """The result at ``path``, as every reader reads it; OSError, DocumentProblem or SchemaError."""
-    return StoredResult.from_document(path, parse_document(read_bounded(path)))
+    data = read_bounded(path)
+    key = (path, hashlib.sha256(data).digest())
+    if (kept := _READ.get(key)) is not None:
+        _READ.move_to_end(key)
+        return kept[1]
+    stored = StoredResult.from_document(path, parse_document(data))
+    _READ.keep(key, len(data), stored)
+    return stored
 
 
 def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:

@@ -283,3 +283,21 @@ def test_a_stored_result_has_the_mode_open_gives_under_the_umask_as_a_page_besid
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o666 & ~mask
     assert path.stat().st_mode == (tmp_path / "page.md").stat().st_mode
+
+
+def test_a_result_read_again_is_parsed_once_and_other_bytes_at_its_path_are_read_anew(
+    tmp_path, monkeypatch
+):
+    import harness.store.results as results
+
+    path = write_result(tmp_path, record(sizes={"K": 1}))
+    first = results.read_result(path)
+    assert results.read_result(path) is first, "the same bytes: the result already parsed"
+    # Other bytes of the same length, at once (a file's times may not tell them apart): read anew.
+    path.write_text(path.read_text().replace('"K": 1', '"K": 2'))
+    second = results.read_result(path)
+    assert second.result.sizes == {"K": 2}
+    monkeypatch.setattr(results, "READ_KEPT_BYTES", path.stat().st_size)
+    results.read_result(write_result(tmp_path, record(sizes={"K": 3})))
+    assert results._READ.bytes_kept <= path.stat().st_size
+    assert results.read_result(path) is not second, "the oldest let go past the bound"
