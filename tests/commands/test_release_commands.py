@@ -531,7 +531,7 @@ def test_a_why_stopped_part_way_keeps_the_answer_and_what_the_why_had_found(
 
     stored_range(tmp_path)
     stored_confirmations(tmp_path, [("0.4.31", "0.4.33")])
-    monkeypatch.setattr(ranges, "kinds_for", lambda step: (_Asked(), _Stopped()))
+    monkeypatch.setattr(ranges, "kinds_for", lambda step, only: (_Asked(), _Stopped()))
     argv = command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")
     assert main(argv) == 130, "stopped as any Ctrl-C is"
     captured = capsys.readouterr()
