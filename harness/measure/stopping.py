@@ -161,7 +161,7 @@ class StopRules:
             extent = decided
         elif (done >= most and not counting) or spent:
             why = "the most allowed"
-            if spent:  # past the most too, where counts went on: the budget stopped them
+            if spent:  # before the most, or past it where open counts went on
                 why = f"the time budget of {settings.decide_budget_s:.3g} s spent"
             elif ceiling < settings.count_looks[-1]:
                 budget = settings.decide_budget_s or COUNT_SECONDS
