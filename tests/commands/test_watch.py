@@ -394,7 +394,7 @@ def test_a_real_watch_of_a_library_s_suite_takes_the_maintainer_s_selection(tmp_
     summary by its test and parameters, the triage page without a claim column."""
     library = tmp_path / "library"
     shutil.copytree(FIXTURES / "watch" / "library", library)
-    selection = "--pytest-args=-k solve --max-dimension=4 --benchmark-max-time=0.05"
+    selection = "--pytest-args=-k solve --max-dimension=4 --benchmark-max-time=0.005"
     done = nox_watch(tmp_path, "--pytest-benchmark", str(library / "benchmarks"), selection)
     assert done.returncode in (0, 3), why_not(done, tmp_path)
     [target] = summary(tmp_path)["targets"]
