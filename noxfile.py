@@ -262,10 +262,11 @@ def tests(session: nox.Session) -> None:
     # fixtures), the tests that run nox on one of their own (tests/conftest.py's scopes); ``-- -n
     # 0`` runs them here.
     workers = min(4, (os.cpu_count() or 1) + 1)
-    # Compiled once here, where PYTHONDONTWRITEBYTECODE (set on some CI images) would leave every
-    # process the suite starts compiling the harness afresh: 0.15 s of CPU each.
-    session.run("python", "-m", "compileall", "-q", "harness", "cases", silent=True)
-    session.run("pytest", "-n", str(workers), "--dist=loadscope", *session.posargs)
+    # Python's caches written, as on a developer's machine: with PYTHONDONTWRITEBYTECODE (set on
+    # some CI images) every process the suite starts compiled the harness afresh (0.15 s of CPU
+    # each) and every worker rewrote each test module's asserts again (5 s each).
+    cached = {"PYTHONDONTWRITEBYTECODE": ""}
+    session.run("pytest", "-n", str(workers), "--dist=loadscope", *session.posargs, env=cached)
 
 
 @nox.session(python=PYTHON)
