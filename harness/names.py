@@ -20,6 +20,11 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
 SIZE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
+def listed(spec: str) -> list[str]:
+    """A command line's comma-separated names (``a, b,a``): each once, in order, no empty one."""
+    return list(dict.fromkeys(filter(None, (name.strip() for name in spec.split(",")))))
+
+
 def name_problem(value: str, pattern: re.Pattern[str] = NAME) -> str | None:
     """Why ``value`` cannot be a name, or None."""
     if pattern.fullmatch(value):

@@ -23,7 +23,7 @@ from harness.host.environment import shown_path
 from harness.install.commits import is_url
 from harness.install.script_envs import AS_OF, parse_hold
 from harness.metric_names import ENDING, Criterion, Judged, MetricKey, parse_metric_name
-from harness.names import name_problem
+from harness.names import listed, name_problem
 from harness.pins import RELEASES, device_class
 from harness.store.schema import Settings
 from harness.units import version_key
@@ -200,7 +200,7 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
 def kind_names(text: str) -> tuple[str, ...]:
     """``library,defaults`` → its names, each once (checked against the kinds when the run starts:
     the registry sits above this stage)."""
-    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    names = tuple(listed(text))
     if not names or any(len(name) > 40 for name in names):
         raise argparse.ArgumentTypeError(f"{text[:40]!r} names no kind of why")
     return names

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.cli.routing import HELP, given
 from harness.errors import UsageError
+from harness.names import listed
 from harness.pins import (
     AS_OF,
     DEFAULT_PROFILE,
@@ -279,7 +280,7 @@ def _releases(spec: str) -> list[Release]:
     if spec in RELEASE_SETS:
         return RELEASE_SETS[spec]
     chosen = []
-    for version in filter(None, (v.strip() for v in spec.split(","))):
+    for version in listed(spec):
         if version not in RELEASE_BY_VERSION:
             raise UsageError(
                 f"{unknown_release(version)}; the release table has "
@@ -292,7 +293,7 @@ def _releases(spec: str) -> list[Release]:
 
 
 def _profiles(spec: str) -> list[Profile]:
-    names = list(dict.fromkeys(filter(None, (n.strip() for n in spec.split(",")))))
+    names = listed(spec)
     if not names:
         raise UsageError("--profile names no profile")
     return [_profile(name) for name in names]
