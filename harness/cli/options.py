@@ -24,7 +24,7 @@ from harness.install.script_envs import AS_OF, POLICIES
 from harness.measure.isolation import check_affinity, parse_cpu_list
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.metric_names import JSON, KIND_LABELS, parse_metric_name
-from harness.names import name_problem, path_problem
+from harness.names import listed, name_problem, path_problem
 from harness.store.schema import COUNT_CEILING, COUNT_SECONDS, Settings
 from harness.units import normal_version
 
@@ -576,6 +576,24 @@ def add_why(parser: argparse.ArgumentParser, leaves_out: str, budget: str) -> No
         metavar="SECONDS",
         help=f"at most this long asking why, {budget}",
     )
+    parser.add_argument(
+        "--why-kinds",
+        type=kind_names,
+        default=(),
+        metavar="KIND[,KIND...]",
+        help="ask only these kinds of why, in the order the step's shape asks them (the names "
+        "the answer's 'kinds asked' line gives: library, defaults, compiled, ...; default: "
+        "every kind)",
+    )
+
+
+def kind_names(text: str) -> tuple[str, ...]:
+    """``library,defaults`` → its names, each once (checked against the kinds when the run starts:
+    the registry sits above this stage)."""
+    names = tuple(listed(text))
+    if not names or any(len(name) > 40 for name in names):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} names no kind of why")
+    return names
 
 
 # --- where results and pages go

@@ -23,7 +23,7 @@ from harness.host.environment import shown_path
 from harness.install.commits import is_url
 from harness.install.script_envs import AS_OF, parse_hold
 from harness.metric_names import ENDING, Criterion, Judged, MetricKey, parse_metric_name
-from harness.names import listed, name_problem
+from harness.names import name_problem
 from harness.pins import RELEASES, device_class
 from harness.store.schema import Settings
 from harness.units import version_key
@@ -170,15 +170,6 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
             help="ask every kind of why, also those after a kind whose answer settled the step "
             "(an old default bringing every metric back)",
         )
-        parser.add_argument(
-            "--why-kinds",
-            type=kind_names,
-            default=(),
-            metavar="KIND[,KIND...]",
-            help="ask only these kinds of why, in the order the step's shape asks them (the names "
-            "the answer's 'kinds asked' line gives: library, defaults, compiled, ...; default: "
-            "every kind)",
-        )
     _add_criterion(parser)
     options.add_sizes(parser, "the case's first anchor, with these sizes changed")
     options.add_session(parser, release=False)
@@ -195,15 +186,6 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_max_processes(parser)
     options.add_time_budget(parser, "a measurement's")
     options.add_thresholds(parser)
-
-
-def kind_names(text: str) -> tuple[str, ...]:
-    """``library,defaults`` → its names, each once (checked against the kinds when the run starts:
-    the registry sits above this stage)."""
-    names = tuple(listed(text))
-    if not names or any(len(name) > 40 for name in names):
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} names no kind of why")
-    return names
 
 
 def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:

@@ -60,6 +60,7 @@ class WatchOptions:
     memory: Path  # one file per target and pair already watched
     explain: bool = True
     why_budget_s: float | None = None  # asking why, per target (None: as long as its triage)
+    why_kinds: tuple[str, ...] = ()  # only these kinds of why asked (empty: every kind)
     max_time_s: float | None = None  # the whole watch's cap (a suite's processes are sized by it)
 
 
@@ -245,6 +246,7 @@ def check(args: argparse.Namespace) -> WatchOptions:
         out=options.folder_to_write(args.out, "output"),
         memory=options.folder_to_write(args.memory, "output"),
         why_budget_s=args.why_budget,
+        why_kinds=args.why_kinds,
         max_time_s=args.max_time,
     )
 

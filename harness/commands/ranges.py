@@ -215,12 +215,16 @@ def no_change_hint(options: RangeOptions) -> Finding:
 def undecided_hint(options: RangeOptions, open_: Sequence[str] = ()) -> Finding:
     """What was left undecided (``open_``: those comparisons), and how more processes may decide."""
     most, which = options.measuring.max_processes, f" ({', '.join(open_)})" if open_ else ""
+    budget = options.measuring.time_budget
+    # Either bound may have stopped the looks: the advice raises both, never only the one not hit.
+    within = f" or {budget:g} s" if budget else ""
+    larger = f" --time-budget {2 * budget:g}" if budget else ""
     return Finding(
         f"Undecided, not unchanged{which}: the endpoints were measured together up to {most} "
-        "processes each and the statistics could tell neither a change nor its absence. More "
-        f"processes may decide: the same command with `--max-processes {2 * most}` (what ran out "
-        "of processes is measured again, the rest reused), best while nothing else loads the "
-        "machine"
+        f"processes each{within} and the statistics could tell neither a change nor its absence. "
+        f"More processes may decide: the same command with `--max-processes {2 * most}{larger}` "
+        "(what ran out of processes is measured again, the rest reused), best while nothing else "
+        "loads the machine"
     )
 
 

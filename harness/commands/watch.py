@@ -143,6 +143,7 @@ def range_options(
         libraries=LibraryChoice(policy=options.policy),
         explain=options.explain,
         why_budget_s=options.why_budget_s,
+        why_kinds=options.why_kinds,
     )
 
 

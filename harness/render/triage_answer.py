@@ -100,8 +100,9 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
             f"- Undecided, not unchanged: {inline('; '.join(undecided))}: measured again, the "
             "statistics could tell neither the change nor its absence within --max-processes (the "
             "looks stop early where even the most processes allowed would be unlikely to decide). "
-            "The same command with a larger --max-processes (what ran out of processes is measured "
-            "again, the rest reused), on a quiet machine, may decide."
+            "The same command with a larger --max-processes (and --time-budget, where one was "
+            "given: it may be what stopped them; what ran out is measured again, the rest "
+            "reused), on a quiet machine, may decide."
         )
     lines += [f"- jax {release}: {fault}." for release, fault in found.faults()]
     if found.changes() or found.undecided():

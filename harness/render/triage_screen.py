@@ -204,8 +204,8 @@ def _undecided_lines(found: TriageOutcome) -> list[str]:
     ]
     return screen.wrap(
         f"Undecided, not unchanged: {'; '.join(each)}. The same command with a larger "
-        "--max-processes, on a quiet machine, may decide (what ran out of processes is measured "
-        "again, the rest reused)."
+        "--max-processes (and --time-budget, where one was given), on a quiet machine, may "
+        "decide (what ran out of processes is measured again, the rest reused)."
     )
 
 

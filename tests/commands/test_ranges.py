@@ -200,7 +200,11 @@ def test_what_a_range_left_undecided_is_said_once_with_how_more_processes_may_de
     options = check(parse([*argv, "--results", str(tmp_path / "r"), "--max-processes", "20"]))
     said = ranges.undecided_hint(options, ["json.x 0.4.30 → 0.4.31 ×1.2"]).text
     assert said.startswith("Undecided, not unchanged (json.x 0.4.30 → 0.4.31 ×1.2): the endpoints")
-    assert said.count("Undecided") == 1 and "--max-processes 40" in said
+    assert said.count("Undecided") == 1 and "--max-processes 40`" in said
+    # a time budget may be what stopped the looks: the advice raises it too
+    options = check(parse([*argv, "--results", str(tmp_path / "r"), "--time-budget", "8"]))
+    said = ranges.undecided_hint(options).text
+    assert "or 8 s and" in said and "--time-budget 16`" in said
 
 
 def test_a_range_by_status_is_measured_until_the_counts_of_processes_that_died_decide(tmp_path):

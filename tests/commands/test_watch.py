@@ -240,6 +240,22 @@ def test_why_is_asked_once_per_called_step_through_the_range_s_seam_and_summed_u
     assert asked == [], "a change measured under load is not called, so not asked why"
 
 
+def test_a_watch_asks_only_the_kinds_of_why_named_and_refuses_a_name_no_kind_has(
+    tmp_path, monkeypatch, capsys
+):
+    """``--why-kinds`` reaches each target's triage as ``triage --why-kinds`` does; a typo is one
+    line and exit 2 before anything is measured."""
+    kinds = []
+    monkeypatch.setattr(RangeRun, "explain", lambda run, *a, **k: kinds.append(run.options) or ())
+    stored_pair(tmp_path, first=(1, 3), again=(1, 3))
+    argv = [a for a in watch_argv(tmp_path) if a != "--no-why"]
+    assert main([*argv, "--why-kinds", "library,defaults"]) == 1
+    assert [options.why_kinds for options in kinds] == [("library", "defaults")]
+    assert main([*argv, "--why-kinds", "libary"]) == 2
+    assert "--why-kinds: no kind named 'libary'" in capsys.readouterr().err
+    assert len(kinds) == 1
+
+
 def test_a_plan_that_is_not_the_named_pair_is_refused(tmp_path, capsys):
     stored_pair(tmp_path)
     assert watch(tmp_path, "--release", "0.4.34") == 2
