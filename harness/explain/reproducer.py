@@ -471,15 +471,14 @@ def measure_reproducer(
     )
     measuring.measure_together(list(step.pair), decide=CHANGES)
     results = {label: measuring(label).result for label in step.pair}
-    refused = tuple(_refusal(label, exported_on, results[label]) for label in step.pair)
-    refused = tuple(line for line in refused if line)
+    refused = tuple(
+        filter(None, (_refusal(label, exported_on, results[label]) for label in step.pair))
+    )
     if refused:
         return dataclasses.replace(base, refused=refused), results
+    old, new = (results[label] for label in step.pair)
     measured = {
-        metric: (
-            key,
-            compare_results(results[step.before], results[step.after], key, step.thresholds),
-        )
+        metric: (key, compare_results(old, new, key, step.thresholds))
         for metric, key in counterparts.items()
     }
     return dataclasses.replace(base, measured=measured), results

@@ -94,16 +94,20 @@ class Trial:
         return {**base, JAX_CONFIG: json.dumps({self.change.name: ast.literal_eval(self.value)})}
 
 
-def settable(change: Change, value: str | None) -> bool:
-    """Whether a value can be set: present, and for a jax option a literal (not an expression)."""
-    if value is None:
-        return False
+def set_on(change: Change, release: str, older: str) -> Trial | None:
+    """``change`` set on ``release`` to the other release's default, where ``release`` has the
+    option and the value can be set: present, and for a jax option a literal (not an expression)."""
+    value, own = (
+        (change.after, change.before) if release == older else (change.before, change.after)
+    )
+    if own is None or value is None:
+        return None
     if change.kind == JAX:
         try:
             ast.literal_eval(value)
         except (ValueError, SyntaxError):
-            return False
-    return True
+            return None
+    return Trial(change, release, value)
 
 
 def most_telling(found: Sequence[Change], platform: str, *, by_kind: bool = True) -> list[Change]:
@@ -121,20 +125,15 @@ def most_telling(found: Sequence[Change], platform: str, *, by_kind: bool = True
 
 def trials(found: list[Change], before: str, after: str, platform: str) -> tuple[list[Trial], int]:
     """A step's trials, most telling first, at most ``MAX_TRIED``; and how many more there were."""
-    planned = []
-    for change in most_telling(found, platform):
-        if change.after is not None and settable(change, change.before):
-            planned.append(Trial(change, after, str(change.before)))
-        if change.before is not None and settable(change, change.after):
-            planned.append(Trial(change, before, str(change.after)))
+    changed = most_telling(found, platform)
+    planned = [t for c in changed for side in (after, before) if (t := set_on(c, side, before))]
     return planned[:MAX_TRIED], max(len(planned) - MAX_TRIED, 0)
 
 
 def options_of(interpreter: Path, listed: dict[str, Option] | str) -> tuple[dict[str, Option], str]:
     """A release's jax options, from the venv of ``interpreter``, with its XLA flags as its jaxlib
     ``listed`` them (``defaults.xla_listing``); and why XLA's are missing."""
-    venv = interpreter.parent.parent
-    packages = site_packages(venv)
+    packages = site_packages(interpreter.parent.parent)
     found = dict(jax_options(packages)) if packages is not None else {}
     return (found, listed) if isinstance(listed, str) else (found | listed, "")
 
@@ -198,9 +197,7 @@ class DefaultsAnswer:
     left_out: int = 0  # trials over the cap
     problem: str = ""  # why the options could not all be read
     metrics: tuple[MetricKey, ...] = ()  # the step's metrics the trials are judged on
-    # by jax option, where known
-    commits: Mapping[str, OptionCommit] = dataclasses.field(default_factory=dict)
-    # what the trials are judged by
+    commits: Mapping[str, OptionCommit] = dataclasses.field(default_factory=dict)  # by jax option
     thresholds: Thresholds = dataclasses.field(default_factory=Thresholds)
     kind: str = "defaults"
     settles: bool = False
@@ -513,18 +510,18 @@ def toward(
     """Whether the trial moves ``key`` at least ``SCREEN_SHARE`` of the way (log scale) from its
     release's number to the other's; a step the screen saw barely move keeps it."""
     own, other = ("after", "before") if trial.back else ("before", "after")
-    series = {name: _samples(results.get(name), key) for name in (own, other, "trial")}
-    if any(samples is None for samples in series.values()):
+    own_samples, other_samples, trial_samples = (
+        _samples(results.get(name), key) for name in (own, other, "trial")
+    )
+    if own_samples is None or other_samples is None or trial_samples is None:
         return True
-    own_samples, other_samples, trial_samples = (series[name] for name in (own, other, "trial"))
-    assert own_samples is not None and other_samples is not None and trial_samples is not None
     step = compare_metric(own_samples, other_samples, thresholds, key).cost
     moved = compare_metric(own_samples, trial_samples, thresholds, key).cost
     if step is None or moved is None or not (step.ratio > 0 and moved.ratio > 0):
         return True
-    if abs(math.log(step.ratio)) < NO_SCREEN:
-        return True
-    if math.log(moved.ratio) / math.log(step.ratio) >= SCREEN_SHARE:
+    if abs(math.log(step.ratio)) < NO_SCREEN or (
+        math.log(moved.ratio) / math.log(step.ratio) >= SCREEN_SHARE
+    ):
         return True
     # Dropped only where the screen's interval rules the share out, never on its point alone: a
     # real bisect under load screened out the one setting that brought dispatch back.
@@ -603,12 +600,9 @@ class CrashAnswer:
 
     def data(self) -> dict[str, Any]:
         found = self.workaround
+        plain = ("kind", "before", "after", "crashing", "dead")
         return {
-            "kind": self.kind,
-            "before": self.before,
-            "after": self.after,
-            "crashing": self.crashing,
-            "dead": self.dead,
+            **{name: getattr(self, name) for name in plain},
             "workaround": None if found is None else found.data(),
             "tried": [each.data() for each in self.tried],
             "untried": self.untried,
@@ -653,13 +647,8 @@ def planned_trials(
     listed: Sequence[Change], crashing: str, before: str, platform: str
 ) -> list[tuple[Trial, str]]:
     """Each changed default set on the crashing release to the other's value, most telling first."""
-    planned = []
-    for change in most_telling(listed, platform, by_kind=False):
-        value = change.before if crashing != before else change.after
-        mine = change.after if crashing != before else change.before
-        if mine is not None and settable(change, value):
-            planned.append((Trial(change, crashing, str(value)), CHANGED))
-    return planned
+    changed = most_telling(listed, platform, by_kind=False)
+    return [(trial, CHANGED) for c in changed if (trial := set_on(c, crashing, before))]
 
 
 def stopped(trial: Trial, source: str, stored: StoredResult | None) -> StatusTried | None:
@@ -674,37 +663,28 @@ def stopped(trial: Trial, source: str, stored: StoredResult | None) -> StatusTri
     return StatusTried(trial, source, summary.words()) if summary.ok < summary.processes else None
 
 
-def run_until_one_dies(
-    trial: Trial, source: str, run: Callable[[Trial, int], StoredResult | None], most: int
-) -> tuple[StatusTried | None, int]:
-    """``trial`` run in doubling rounds until a round stops it (``stopped``: a process died) or
-    ``most`` ran ok (None, and how many ran)."""
-    ran, size = 0, 1
-    while ran < most:
-        stored = run(trial, size)
-        if (ended := stopped(trial, source, stored)) is not None:
-            return ended, ran
-        assert stored is not None
-        ran += len(stored.result.processes)
-        size = min(2 * size, most - ran)
-    return None, ran
-
-
 def try_in_turn(
     planned: Sequence[tuple[Trial, str]],
     run: Callable[[Trial, int], StoredResult | None],
     against: tuple[Counts, Thresholds],
     progress: Callable[[str], None] = lambda line: None,
 ) -> tuple[tuple[StatusTried, ...], int]:
-    """Each trial run in turn (``run``: its side with that many processes) until a process dies or
-    as many ran ok (``run_until_one_dies``), judged against the crashing release's counts at the
-    step's thresholds (``against``, ``judge_counts``), up to the first that runs (a workaround ends
-    the search), at most ``MAX_STATUS_TRIED``; what each did, and how many were left untried."""
+    """Each trial run in turn (``run``: its side with that many processes), in doubling rounds until
+    a round stops it (``stopped``: a process died) or as many ran ok, judged against the crashing
+    release's counts at the step's thresholds (``against``, ``judge_counts``), up to the first that
+    runs (a workaround ends the search), at most ``MAX_STATUS_TRIED``; what each did, and how many
+    were left untried."""
     done: list[StatusTried] = []
     counts, thresholds = against
     most = min(counts[1], EVERY_DEAD_SCREEN) if counts[0] == counts[1] else counts[1]
     for trial, source in planned[:MAX_STATUS_TRIED]:
-        died, ran = run_until_one_dies(trial, source, run, most)
+        died, ran, size = None, 0, 1
+        while died is None and ran < most:
+            stored = run(trial, size)
+            if (died := stopped(trial, source, stored)) is None:
+                assert stored is not None
+                ran += len(stored.result.processes)
+                size = min(2 * size, most - ran)
         judged = died or judge_counts(trial, source, ran, counts, thresholds)
         progress(f"  {trial.words()} on {trial.release}: {judged.ended or 'void'}")
         done.append(judged)
