@@ -47,27 +47,17 @@ class Parts:
         """``jax``, ``libraries``, ``both`` or ``not told apart``: which moved as the whole did."""
         if self.by_share:
             return self.by_share
-        if self.whole is None or self.whole.verdict not in MOVED:
-            return self._from_the_parts()
-        jax, libraries = (
-            part is not None and part.verdict == self.whole.verdict
-            for part in (self.jax, self.libraries)
-        )
-        if jax and libraries:
+        jax, libraries = (p.verdict if p is not None else None for p in (self.jax, self.libraries))
+        whole = self.whole.verdict if self.whole is not None else None
+        if whole not in MOVED:
+            # The whole step not shown moved in this run (too few processes for its rank guard):
+            # one part moved and the other shown unchanged tell it on their own.
+            if jax in MOVED and libraries is Verdict.UNCHANGED:
+                return JAX
+            return LIBRARIES if libraries in MOVED and jax is Verdict.UNCHANGED else APART
+        if jax == whole and libraries == whole:
             return BOTH
-        return JAX if jax else LIBRARIES if libraries else APART
-
-    def _from_the_parts(self) -> str:
-        """Where the whole step was not shown moved in this run (too few processes for its rank
-        guard): one part moved and the other shown unchanged tell it on their own."""
-        verdicts = [
-            part.verdict if part is not None else None for part in (self.jax, self.libraries)
-        ]
-        if verdicts[0] in MOVED and verdicts[1] is Verdict.UNCHANGED:
-            return JAX
-        if verdicts[1] in MOVED and verdicts[0] is Verdict.UNCHANGED:
-            return LIBRARIES
-        return APART
+        return JAX if jax == whole else LIBRARIES if libraries == whole else APART
 
 
 @dataclass(frozen=True)
