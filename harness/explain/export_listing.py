@@ -45,6 +45,11 @@ MAX_FILE = MAX_DOCUMENT_BYTES  # a module or the kept values of a program, at mo
 MAX_LISTING = 4 * 2**20
 SECRET_INPUTS = "the kept values of {} read as a credential: left out, generated instead"
 SECRET_MODULE = "its module holds what reads as a credential: left out"
+TEXT_RUN = re.compile(rb"[\t\n\r\x20-\x7e]{8,}")
+# How numpy (1.x and 2.x alike) writes the header of a 1-D array of bytes, as the capture keeps one.
+RAW_BYTES = re.compile(
+    rb"\{'descr': '\|u1', 'fortran_order': False, 'shape': \((\d{1,9}),\), \} *\n"
+)
 
 
 def read_export(folder: Path, label: str) -> dict[str, Any] | str | None:
@@ -219,19 +224,9 @@ def _their_files(folder: Path, program: dict[str, Any], names: set[str]) -> None
 def reads_as_secret(data: bytes) -> bool:
     """Whether ``data``'s runs of ASCII text hold a credential (again with every zero byte left out:
     ASCII as 2-, 4- or 8-byte integers, code points of either byte order)."""
-    for view in dict.fromkeys((data, data.replace(b"\0", b""))):  # one, where no zero byte
-        if holds_secret(b"\n".join(TEXT_RUN.findall(view)).decode("ascii"), binary=True):
-            return True
-    return False
-
-
-TEXT_RUN = re.compile(rb"[\t\n\r\x20-\x7e]{8,}")
-
-
-# How numpy (1.x and 2.x alike) writes the header of a 1-D array of bytes, as the capture keeps one.
-RAW_BYTES = re.compile(
-    rb"\{'descr': '\|u1', 'fortran_order': False, 'shape': \((\d{1,9}),\), \} *\n"
-)
+    views = dict.fromkeys((data, data.replace(b"\0", b"")))  # one, where no zero byte
+    texts = (b"\n".join(TEXT_RUN.findall(view)).decode("ascii") for view in views)
+    return any(holds_secret(text, binary=True) for text in texts)
 
 
 def _withhold_secrets(folder: Path, listing: dict[str, Any]) -> None:

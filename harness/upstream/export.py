@@ -65,9 +65,11 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
     def load(name: str) -> _Module:
         if not paths[name].is_file():
             raise _Refused(f"it imports {name}, but there is no {_label(paths[name])}")
-        return _Module.parse(name, _label(paths[name]), _source(paths[name]), inlinable=set(paths))
+        return _Module.parse(
+            name, _label(paths[name]), source_of(paths[name]), inlinable=set(paths)
+        )
 
-    root = _Module.parse(case.name, _label(case.path), _source(case.path), set(paths))
+    root = _Module.parse(case.name, _label(case.path), source_of(case.path), set(paths))
     bound = set().union(*(s.binds for s in root.statements))
     missing = [name for name in ("programs", "verdict") if name not in bound]
     if missing:
@@ -82,7 +84,7 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
     return text
 
 
-def _source(path: Path) -> str:
+def source_of(path: Path) -> str:
     return path.read_text(encoding=SOURCE_ENCODING)  # a byte order mark dropped, as Python drops it
 
 
@@ -96,7 +98,7 @@ def case_definitions(
     in source order, as ``harness.upstream.minimal`` builds a short script from them.
     ``source`` replaces the case file's text (a pruned copy of it).
     """
-    text = _source(case.path) if source is None else source
+    text = source_of(case.path) if source is None else source
     compat = case.path.parent / "compat.py"
 
     def load(name: str) -> _Module:
@@ -104,7 +106,7 @@ def case_definitions(
             return _Module.parse(name, _label(case.path), text, {COMPAT})
         if not compat.is_file():
             raise _Refused(f"it imports {name}, but there is no {_label(compat)}")
-        return _Module.parse(name, _label(compat), _source(compat), {COMPAT})
+        return _Module.parse(name, _label(compat), source_of(compat), {COMPAT})
 
     try:
         root = _Module.parse(
@@ -131,8 +133,8 @@ def _tail_source(sizes: dict[str, int], settings: dict[str, Any], case_names: se
     return (
         '"""The measurement: sizes and settings as exported; main() times, prints and judges."""\n'
         "from harness.upstream.standalone import main\n\n"
-        f"SIZES = {_dict_literal(sizes)}\n"
-        f"SETTINGS = {_dict_literal(settings)}\n\n"
+        f"SIZES = {dict_literal(sizes)}\n"
+        f"SETTINGS = {dict_literal(settings)}\n\n"
         'if __name__ == "__main__":\n'
         f"    main(programs, verdict, sizes=SIZES, settings=SETTINGS{options})\n"
     )
@@ -143,7 +145,9 @@ def _label(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
-def _dict_literal(values: Mapping[str, Any]) -> str:
+def dict_literal(values: Mapping[str, Any]) -> str:
+    """A literal of ``values`` whatever their keys hold (a metric's name from a stored answer is
+    input): JSON's strings are Python's too."""
     return "{" + ", ".join(f"{json.dumps(key)}: {value!r}" for key, value in values.items()) + "}"
 
 

@@ -14,9 +14,9 @@ import json
 import tokenize
 from collections.abc import Collection, Mapping
 
-from harness.catalogue.discovery import SOURCE_ENCODING, CaseInfo
+from harness.catalogue.discovery import CaseInfo
 from harness.errors import UsageError
-from harness.upstream.export import case_definitions, script_problem
+from harness.upstream.export import case_definitions, dict_literal, script_problem, source_of
 
 PROGRAMS_FUNCTION = "programs"
 # what a short script aims at; over it, the definitions lose the blank lines between them
@@ -52,19 +52,17 @@ def minimal_script(
     """The short script timing ``programs`` of ``case`` at ``sizes``; UsageError if it can't be."""
     if not programs:
         raise UsageError(f"cannot write a short script for case {case.name}: no program to time")
-    source = prune_programs(case.path.read_text(encoding=SOURCE_ENCODING), set(programs))
+    source = prune_programs(source_of(case.path), set(programs))
     imports, definitions = case_definitions(case, {PROGRAMS_FUNCTION}, source)
     docstring = ast.get_docstring(ast.parse(source)) or case.name
     first_line = docstring.strip().splitlines()[0].replace('"', "'")
     head = [f'"""{first_line}"""', *_merged_imports(imports)]
-    # literals whatever the names hold (a metric's name from a stored answer is input): JSON's
-    # strings are Python's too
-    sizes_literal = "{" + ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in sizes.items()) + "}"
-    names = "[" + ", ".join(map(json.dumps, sorted(programs))) + "]"
-    settings = f"SIZES, PROGRAMS, REPEATS, WARMUP = {sizes_literal}, {names}, {repeats}, {warmup}"
+    names = "[" + ", ".join(map(json.dumps, sorted(programs))) + "]"  # as ``dict_literal``'s
+    settings = (
+        f"SIZES, PROGRAMS, REPEATS, WARMUP = {dict_literal(sizes)}, {names}, {repeats}, {warmup}"
+    )
     parts = ["\n".join(head), compact(definitions), f"{settings}\n{TIMING}"]
     text = "\n\n".join(parts)
-    # dense beats long: the definitions without blank lines between them
     if len(text.splitlines()) > LINE_BUDGET:
         text = "\n\n".join([parts[0], compact(definitions, spaced=False), parts[2]])
     if problem := script_problem(text, case.name):

@@ -287,7 +287,7 @@ def test_a_case_file_starting_with_a_byte_order_mark_exports_as_without_it(tmp_p
 
 
 def test_the_tail_s_sizes_and_settings_are_literals_whatever_their_names_hold():
-    from harness.upstream.export import _dict_literal
+    from harness.upstream.export import dict_literal
 
     hostile = {'N": 1}; import os; os.system("touch PWNED"); X = {"': 1, "plain": 'a"b'}
-    assert ast.literal_eval(_dict_literal(hostile)) == hostile
+    assert ast.literal_eval(dict_literal(hostile)) == hostile
