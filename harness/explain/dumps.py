@@ -119,9 +119,8 @@ def read_dump(folder: Path) -> dict[str, Module]:
     matches = [
         (path, m)
         for path in sorted(folder.glob("module_*.txt"))
-        if (m := DUMP_FILE.match(path.name))
+        if (m := DUMP_FILE.match(path.name)) and not TRIVIAL.match(m["name"])
     ]
-    matches = [(path, m) for path, m in matches if not TRIVIAL.match(m["name"])]
     numbers: dict[str, set[int]] = {}
     for _, match in matches:
         numbers.setdefault(match["name"], set()).add(int(match["number"]))
@@ -133,10 +132,8 @@ def read_dump(folder: Path) -> dict[str, Module]:
         module = found.setdefault(name, Module(name))
         text = path.read_text(errors="replace")
         if match["buffers"]:
-            temps = [
-                int(m["size"]) for line in text.splitlines() if (m := TEMP_ALLOCATION.match(line))
-            ]
-            module.temp_bytes = sum(temps)
+            temps = (m["size"] for line in text.splitlines() if (m := TEMP_ALLOCATION.match(line)))
+            module.temp_bytes = sum(map(int, temps))
         elif match["stage"] == "before_optimizations":
             module.before = opcodes(text)
             module.shapes = module.shapes or signature(text)

@@ -105,9 +105,7 @@ class HeldAnswer:
             return {"verdict": found.verdict, "ratio": found.cost.ratio if found.cost else None}
 
         return {
-            "kind": self.kind,
-            "before": self.before,
-            "after": self.after,
+            **{name: getattr(self, name) for name in ("kind", "before", "after")},
             "moved": {name: list(versions) for name, versions in self.moved.items()},
             "middle": self.middle,
             "jax_of_middle": self.jax_of_middle,

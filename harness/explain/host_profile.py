@@ -129,9 +129,7 @@ class HostAnswer:
             return {"problem": times} if isinstance(times, str) else dict(times.by_group())
 
         return {
-            "kind": self.kind,
-            "before": self.before,
-            "after": self.after,
+            **{name: getattr(self, name) for name in ("kind", "before", "after")},
             "groups": [side(self.old), side(self.new)],
             "functions": [dict(zip(FUNCTION_FIELDS, row, strict=True)) for row in self.moved()],
         }

@@ -151,12 +151,8 @@ class ProfileAnswer:
                 for kind in times.calls
             }
 
-        return {
-            "kind": self.kind,
-            "before": self.before,
-            "after": self.after,
-            "ops": [side(self.old), side(self.new)],
-        }
+        plain = {name: getattr(self, name) for name in ("kind", "before", "after")}
+        return {**plain, "ops": [side(self.old), side(self.new)]}
 
 
 class OpProfile:

@@ -40,8 +40,8 @@ MODULE_DUNDERS = {
 }
 TAIL = "<measurement>"  # the generated end of the script
 CASE_MODULE = "exported_case"  # the case module, as the short script's generated end imports it
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-DEFINITIONS = (*_SCOPES, ast.Assign, ast.AnnAssign)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+DEFINITIONS = (*SCOPES, ast.Assign, ast.AnnAssign)
 
 # (module, name, asname) of ``from module import name as asname``; (module, None, asname): import.
 ImportUnit = tuple[str, str | None, str | None]
@@ -65,11 +65,9 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
     def load(name: str) -> _Module:
         if not paths[name].is_file():
             raise _Refused(f"it imports {name}, but there is no {_label(paths[name])}")
-        return _Module.parse(
-            name, _label(paths[name]), source_of(paths[name]), inlinable=set(paths)
-        )
+        return _Module.parse(name, _label(paths[name]), _source(paths[name]), inlinable=set(paths))
 
-    root = _Module.parse(case.name, _label(case.path), source_of(case.path), set(paths))
+    root = _Module.parse(case.name, _label(case.path), _source(case.path), set(paths))
     bound = set().union(*(s.binds for s in root.statements))
     missing = [name for name in ("programs", "verdict") if name not in bound]
     if missing:
@@ -84,7 +82,7 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
     return text
 
 
-def source_of(path: Path) -> str:
+def _source(path: Path) -> str:
     return path.read_text(encoding=SOURCE_ENCODING)  # a byte order mark dropped, as Python drops it
 
 
@@ -98,7 +96,7 @@ def case_definitions(
     in source order, as ``harness.upstream.minimal`` builds a short script from them.
     ``source`` replaces the case file's text (a pruned copy of it).
     """
-    text = source_of(case.path) if source is None else source
+    text = _source(case.path) if source is None else source
     compat = case.path.parent / "compat.py"
 
     def load(name: str) -> _Module:
@@ -106,7 +104,7 @@ def case_definitions(
             return _Module.parse(name, _label(case.path), text, {COMPAT})
         if not compat.is_file():
             raise _Refused(f"it imports {name}, but there is no {_label(compat)}")
-        return _Module.parse(name, _label(compat), source_of(compat), {COMPAT})
+        return _Module.parse(name, _label(compat), _source(compat), {COMPAT})
 
     try:
         root = _Module.parse(
@@ -296,7 +294,7 @@ class _Module:
 
 
 def _binds(node: ast.stmt) -> set[str]:
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+    if isinstance(node, SCOPES):
         return {node.name}
     targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
     return {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
@@ -433,7 +431,7 @@ def _resolve(roots: list[_Module], load: Callable[[str], _Module]) -> list[_Part
         text = "\n".join([*(f"{b} = {t}" for b, t in sorted(renames.items())), body])
         binds = set(renames).union(*(s.binds for s in statements))
         opens_with_definition = (
-            not renames and bool(statements) and isinstance(statements[0].node, _SCOPES)
+            not renames and bool(statements) and isinstance(statements[0].node, SCOPES)
         )
         parts.append(_Part(module, text.strip("\n"), binds, imports, opens_with_definition))
     return parts

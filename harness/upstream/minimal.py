@@ -14,9 +14,9 @@ import json
 import tokenize
 from collections.abc import Collection, Mapping
 
-from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.discovery import SOURCE_ENCODING, CaseInfo
 from harness.errors import UsageError
-from harness.upstream.export import case_definitions, dict_literal, script_problem, source_of
+from harness.upstream.export import SCOPES, case_definitions, dict_literal, script_problem
 
 PROGRAMS_FUNCTION = "programs"
 # what a short script aims at; over it, the definitions lose the blank lines between them
@@ -52,7 +52,7 @@ def minimal_script(
     """The short script timing ``programs`` of ``case`` at ``sizes``; UsageError if it can't be."""
     if not programs:
         raise UsageError(f"cannot write a short script for case {case.name}: no program to time")
-    source = prune_programs(source_of(case.path), set(programs))
+    source = prune_programs(case.path.read_text(encoding=SOURCE_ENCODING), set(programs))
     imports, definitions = case_definitions(case, {PROGRAMS_FUNCTION}, source)
     docstring = ast.get_docstring(ast.parse(source)) or case.name
     first_line = docstring.strip().splitlines()[0].replace('"', "'")
@@ -195,28 +195,22 @@ def compact(code: str, *, spaced: bool = True) -> str:
             in_strings |= set(range(token.start[0] + 1, token.end[0] + 1))
     tree = ast.parse(code)
     for node in ast.walk(tree):
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if not isinstance(node, SCOPES):
             continue
         first = node.body[0]
-        if (
-            isinstance(first, ast.Expr)
-            and isinstance(first.value, ast.Constant)
-            and isinstance(first.value.value, str)
-        ):
+        if (docstring := ast.get_docstring(node, clean=False)) is not None:
             for row in range(first.lineno, (first.end_lineno or first.lineno) + 1):
                 lines[row - 1] = ""
                 in_strings.discard(row)
             if len(node.body) == 1:
-                summary = first.value.value.strip().splitlines()[0].replace('"', "'")
+                summary = docstring.strip().splitlines()[0].replace('"', "'")
                 lines[first.lineno - 1] = " " * first.col_offset + '"""' + summary + '"""'
     blocks: list[tuple[bool, list[str]]] = []
     for node in tree.body:
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         rows = range(start, (node.end_lineno or node.lineno) + 1)
         kept = [lines[row - 1] for row in rows if lines[row - 1].strip() or row in in_strings]
-        blocks.append(
-            (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef), kept)
-        )
+        blocks.append((isinstance(node, SCOPES), kept))
     out: list[str] = []
     for index, (scope, kept) in enumerate(blocks):
         if spaced and index and (scope or blocks[index - 1][0]):
