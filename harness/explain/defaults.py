@@ -9,6 +9,7 @@ from what a jaxlib prints when started with ``XLA_FLAGS=--help`` (it then aborts
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 import subprocess
 from collections.abc import Mapping
@@ -151,16 +152,10 @@ def declared_options(source: str) -> dict[str, Option]:
 def jax_options(packages: Path) -> dict[str, Option]:
     found: dict[str, Option] = {}
     for path in sorted((packages / "jax" / "_src").rglob("*.py")):
-        try:
+        with contextlib.suppress(OSError, UnicodeDecodeError, SyntaxError):
             source = path.read_text()
-        except (OSError, UnicodeDecodeError):
-            continue
-        if "_flag(" not in source and "_state(" not in source and "DEFINE_" not in source:
-            continue
-        try:
-            found.update(declared_options(source))
-        except SyntaxError:
-            continue
+            if any(declares in source for declares in ("_flag(", "_state(", "DEFINE_")):
+                found.update(declared_options(source))
     return found
 
 
@@ -170,13 +165,10 @@ def changes(before: Mapping[str, Option], after: Mapping[str, Option]) -> list[C
         old, new = before.get(name), after.get(name)
         if old is not None and new is not None and old.default == new.default:
             continue
-        kind = (new or old).kind  # type: ignore[union-attr]
-        help_text = (new or old).help  # type: ignore[union-attr]
-        found.append(
-            Change(
-                name, kind, old.default if old else None, new.default if new else None, help_text
-            )
-        )
+        either = new or old
+        assert either is not None
+        was, now = (each.default if each else None for each in (old, new))
+        found.append(Change(name, either.kind, was, now, either.help))
     return found
 
 

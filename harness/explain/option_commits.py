@@ -94,10 +94,5 @@ def option_commits(
     """For each jax option of ``listed``, the commit that changed it; UsageError where the clone
     lacks either release's tag (the answer says so rather than naming nothing in silence)."""
     old, new = release_commit(repo, before), release_commit(repo, after)
-    found = {}
-    for change in listed:
-        if change.kind == JAX:
-            commit = option_commit(repo, old, new, change)
-            if commit is not None:
-                found[change.name] = commit
-    return found
+    found = {c.name: option_commit(repo, old, new, c) for c in listed if c.kind == JAX}
+    return {name: commit for name, commit in found.items() if commit is not None}
