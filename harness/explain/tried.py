@@ -308,11 +308,9 @@ def judged(
     assert tried is not None
     if trial.change.kind == XLA and f"--{trial.change.name}" in lost_in(tried.result.processes):
         return Tried(trial, None, None, void=True)
-    samples = {name: _samples(result, key) for name, result in found.items()}
-    if any(series is None for series in samples.values()):
+    before, after, trial_samples = (_samples(result, key) for result in found.values())
+    if before is None or after is None or trial_samples is None:
         return Tried(trial, None, None, f"{key.metric_name} not measured on every side")
-    trial_samples, before, after = samples["trial"], samples["before"], samples["after"]
-    assert trial_samples is not None and before is not None and after is not None
     vs_before = compare_metric(before, trial_samples, thresholds, key)
     return Tried(trial, vs_before, compare_metric(after, trial_samples, thresholds, key))
 
