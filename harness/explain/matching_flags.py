@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.explain.defaults import XLA, Change, Option, changes, relevant
@@ -56,21 +57,22 @@ class MatchedFlags(DefaultsAnswer):
     subject: str = "flags named like what XLA compiled anew"
 
 
-def one_sided_names(compiled: CompiledAnswer) -> list[str]:
-    """Fusion kinds and custom-call targets in one release's optimised programs only."""
+def one_sided_names(found: tuple[Found, ...]) -> tuple[str, ...]:
+    """Fusion kinds and custom-call targets in one release's optimised programs only, as the
+    compiled programs (``found`` among the step's answers, else none) tell them."""
+    compiled = of_kind(found, CompiledAnswer)
     names: dict[str, None] = {}
-    for change in compiled.changes:
-        if change.same_after:
-            continue
-        names.update(dict.fromkeys(sorted(_names(change.old) ^ _names(change.new))))
-    return list(names)
+    for change in compiled.changes if compiled is not None else []:
+        if not change.same_after:
+            names.update(dict.fromkeys(sorted(_names(change.old) ^ _names(change.new))))
+    return tuple(names)
 
 
 def _names(module: Module) -> set[str]:
     return {name for name, count in (module.fusion_kinds + module.custom_calls).items() if count}
 
 
-def words_of(names: list[str]) -> set[str]:
+def words_of(names: Sequence[str]) -> set[str]:
     """``kCustom(__xnn_fusion)`` → ``{"xnn"}``, ``__onednn$matmul`` → ``{"onednn", "matmul"}``."""
     return {word for name in names for word in WORD.findall(name.lower())} - GENERIC
 
@@ -103,25 +105,17 @@ class FlagsNamedLikeTheProgram:
     name = "flags"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        compiled = of_kind(found, CompiledAnswer)
         return (
             bool(step.metrics)  # an ending's are ``CrashFlags``', judged on its counts
             and bool(without_workaround(step, found))
-            and compiled is not None
-            and bool(one_sided_names(compiled))
+            and bool(one_sided_names(found))
         )
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> MatchedFlags:
         step = step.narrowed(without_workaround(step, found))
-        compiled = of_kind(found, CompiledAnswer)
-        names = tuple(one_sided_names(compiled)) if compiled is not None else ()
+        names = one_sided_names(found)
         answer = MatchedFlags(
-            step.before,
-            step.after,
-            [],
-            metrics=step.metrics,
-            thresholds=step.thresholds,
-            names=names,
+            *step.pair, [], metrics=step.metrics, thresholds=step.thresholds, names=names
         )
         before, after = (sides.side(label) for label in step.pair)
         if not isinstance(before, Side) or not isinstance(after, Side):
@@ -131,7 +125,7 @@ class FlagsNamedLikeTheProgram:
             return dataclasses.replace(answer, problem=listing)
         defaults = of_kind(found, DefaultsAnswer)
         tried = {c.name for c in defaults.listed} if defaults is not None else set()
-        matched = candidates(listing, words_of(list(names)), step.platform, tried)
+        matched = candidates(listing, words_of(names), step.platform, tried)
         planned: list[Trial] = [
             Candidate(change, step.after, FLIPPED[str(change.after)]) for change in matched
         ]
@@ -160,13 +154,9 @@ class CrashFlags(CrashWorkaround):
     named_only = True
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        compiled, crash = of_kind(found, CompiledAnswer), of_kind(found, CrashAnswer)
-        return (
-            step.ending
-            and compiled is not None
-            and bool(one_sided_names(compiled))
-            and (crash is None or crash.workaround is None)
-        )
+        crash = of_kind(found, CrashAnswer)
+        no_workaround = crash is None or crash.workaround is None
+        return step.ending and bool(one_sided_names(found)) and no_workaround
 
     def planned(
         self,
@@ -176,9 +166,8 @@ class CrashFlags(CrashWorkaround):
         options: tuple[dict[str, Option], dict[str, Option]],
     ) -> tuple[list[tuple[Trial, str]], tuple[str, ...]]:
         """The crashing release's flags named so, the changed defaults (tried before) left out."""
-        compiled = of_kind(found, CompiledAnswer)
-        names = tuple(one_sided_names(compiled)) if compiled is not None else ()
-        words = words_of(list(names))
+        names = one_sided_names(found)
+        words = words_of(names)
         tried = planned_trials(changes(*options), crashing, step.before, step.platform)
         skip = {trial.change.name for trial, _ in tried}
         flags = options[1] if crashing == step.after else options[0]
