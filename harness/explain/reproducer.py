@@ -380,10 +380,8 @@ def _copy(path: Path, to: Path) -> bytes:
 
 
 def traced_under(listing: Mapping[str, Any]) -> dict[str, Any]:
-    config: dict[str, Any] = {}
-    for program in listing.get("programs", []):
-        config.update(program.get("config", {}) if "problem" not in program else {})
-    return config
+    programs = [program for program in listing.get("programs", []) if "problem" not in program]
+    return {flag: value for p in programs for flag, value in p.get("config", {}).items()}
 
 
 def keep_what_moved(
