@@ -63,11 +63,9 @@ def place(filename: str, function: str, script: str) -> tuple[str, str]:
         below = path.parts[path.parts.index("site-packages") + 1 :]
         top = below[0].removesuffix(".py") if below else OTHER
         return top, f"{'/'.join(below)}:{function}"
-    if path.name == PurePath(script).name:
-        return SCRIPT, f"{path.name}:{function}"
-    if any(STDLIB_FOLDER.match(part) for part in path.parts[:-1]) or "<frozen" in filename:
-        return PYTHON, f"{path.name}:{function}"
-    return OTHER, f"{path.name}:{function}"
+    stdlib = any(STDLIB_FOLDER.match(part) for part in path.parts[:-1]) or "<frozen" in filename
+    group = SCRIPT if path.name == PurePath(script).name else PYTHON if stdlib else OTHER
+    return group, f"{path.name}:{function}"
 
 
 def read_profile(path: Path, script: str) -> HostTimes | str:

@@ -713,8 +713,7 @@ class CrashWorkaround:
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> CrashAnswer:
         answer = CrashAnswer(step.before, step.after, named_only=self.named_only)
-        stored = {label: sides.prober.reuse.stored(label) for label in step.pair}.get
-        told = crashing_side(step, stored)
+        told = crashing_side(step, sides.prober.reuse.stored)
         if isinstance(told, str):
             return dataclasses.replace(answer, problem=told)
         crashing, arrow, counts = told
