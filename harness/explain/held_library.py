@@ -78,9 +78,8 @@ class HeldAnswer:
     kind: str = "library"
 
     def answered(self) -> tuple[MetricKey, ...]:
-        """The metrics whose change comes with the libraries, jax's own part not moved."""
-        if self.status_comes_with == LIBRARIES:
-            return ()  # a status step is settled by ``settles``: it has no metric
+        """The metrics whose change comes with the libraries, jax's own part not moved (none of a
+        status step: it has no parts, ``settles`` says it)."""
         return tuple(
             metric
             for metric, each in self.parts.items()
