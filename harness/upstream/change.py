@@ -26,8 +26,6 @@ from harness.store.results import StoredResult
 from harness.store.schema import ProcessEnd, RunStatus
 from harness.units import version_key
 
-PLATFORMS = {"cpu": "CPU", "gpu": "GPU", "tpu": "TPU"}
-
 # A bisect answer is a few kB of JSON; a larger one is none, and whole could exhaust memory.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
@@ -442,7 +440,7 @@ def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str],
 def title(change: Change | None, case_headline: str, platform_kind: str, name: str = "") -> str:
     """``two_scans wall ×8.1 slower since jax 0.4.33 (1.2 ms → 9.8 ms) on CPU``, or the case's
     headline; an ending's ``repro.py crashes since jax 0.10.2 on CPU: SIGSEGV (exit 139)``."""
-    where = PLATFORMS.get(platform_kind, platform_kind.upper())
+    where = platform_kind.upper()
     if change is not None and change.dead is not None:
         dead = change.dead
         since = f"since jax {dead.crashes}" if dead.regression else f"on jax {dead.crashes}"
