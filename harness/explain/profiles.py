@@ -75,9 +75,7 @@ def read_trace(folder: Path) -> OpTimes | str:
         return f"its profile could not be read ({type(exc).__name__})"
     events = document.get("traceEvents", []) if isinstance(document, dict) else document
     found = self_times(op_events(events if isinstance(events, list) else []))
-    if not found.calls:
-        return "this release records no per-op events on this platform"
-    return found
+    return found if found.calls else "this release records no per-op events on this platform"
 
 
 def is_op(name: str) -> bool:

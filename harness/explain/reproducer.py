@@ -344,8 +344,7 @@ def own_exports(
         _copy(path, both / path.name)
     listing = {**older, "jax": f"{older['jax']} and {theirs}", "by_release": {theirs: renamed}}
     script = write_reproducer(folder, both, step, listing)
-    answer, _ = measure_reproducer(step, sides, script, exported_on, listing, proof=step.pair)
-    return answer
+    return measure_reproducer(step, sides, script, exported_on, listing, proof=step.pair)[0]
 
 
 def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[str, Any]) -> Path:
