@@ -17,12 +17,12 @@ from harness.errors import HarnessError
 from harness.store.checks import (
     Check,
     Fields,
-    SchemaError,
     as_is,
     boolean,
     integer,
     list_of,
     map_of,
+    narrowed,
     number,
     string,
 )
@@ -109,12 +109,7 @@ class CalibrationRun:
         return cls(machine=machine, settings=dict(parts["settings"].data), details=details, **read)
 
 
-def _count(value: Any, where: str) -> int:
-    if integer(value, where) < 0:
-        raise SchemaError(where, f"expected a count, got {value}")
-    return value
-
-
+_count = narrowed(integer, lambda n: n >= 0, "expected a count, got {value}")
 # Each field as an entry stores it: its part ("": the entry itself), its name there, its check,
 # and its default where a file written before it lacks it (MISSING: required), in the order read.
 STORED: dict[str, tuple[str, str, Check[Any], Any]] = {
