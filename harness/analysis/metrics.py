@@ -164,10 +164,7 @@ def program_names(result: StoredResult) -> list[str]:
 
 def union_keys(all_series: Iterable[Mapping[MetricKey, object]]) -> list[MetricKey]:
     """Every metric of several results, in order of first appearance."""
-    keys: dict[MetricKey, None] = {}
-    for series in all_series:
-        keys.update(dict.fromkeys(series))
-    return list(keys)
+    return list(dict.fromkeys(key for series in all_series for key in series))
 
 
 def compare_runs(
@@ -190,9 +187,7 @@ def compare_results(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> Comparison | None:
     """``key`` of two stored results compared; None where either is missing, not ok, or lacks it."""
-    if baseline is None or candidate is None:
-        return None
-    if {baseline.result.status, candidate.result.status} != {"ok"}:
+    if not (baseline and candidate) or {baseline.result.status, candidate.result.status} != {"ok"}:
         return None
     a, b = metric_samples(baseline).get(key), metric_samples(candidate).get(key)
     return None if a is None or b is None else compare_metric(a, b, thresholds, key)

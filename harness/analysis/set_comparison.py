@@ -150,9 +150,7 @@ class SetComparison:
 
 def worse_words(key: MetricKey | None, comparison: Comparison, short: bool = False) -> str:
     """``eager · wall (until ready) ×1.25``; a value, a presence or an ending in its own words."""
-    name = "how its processes ended"
-    if key is not None:
-        name = key.metric_name if short else key.label()
+    name = "how its processes ended" if key is None else key.metric_name if short else key.label()
     if comparison.cost and not comparison.constant:
         return f"{name} {comparison.ratio_cell}"
     return f"{name} {comparison.said}"
