@@ -47,12 +47,10 @@ class ResultSet:
     flags: str = ""  # what the side's profile label stands for (``flags``: its flags)
 
     def describe(self) -> str:
-        narrowed = [
-            f"jax {self.release}" if self.release else "",
-            f"profile {self.profile}" if self.profile else "",
-            f"flags {self.flags}" if self.flags else "",
-        ]
-        return " · ".join([str(self.folder), *filter(None, narrowed)])
+        given = (("jax", self.release), ("profile", self.profile), ("flags", self.flags))
+        return " · ".join(
+            [str(self.folder), *(f"{name} {value}" for name, value in given if value)]
+        )
 
 
 @dataclass
