@@ -101,12 +101,8 @@ DIMENSIONS = (
 
 def differences(keys: Sequence[GroupKey]) -> list[str]:
     """What differs between groups, e.g. ``["profile (cpu, cpu8)", "device count (1, 8)"]``."""
-    found = []
-    for name, value in DIMENSIONS:
-        values = list(dict.fromkeys(value(k) for k in keys))
-        if len(values) > 1:
-            found.append(f"{name} ({', '.join(values)})")
-    return found
+    found = ((name, list(dict.fromkeys(value(k) for k in keys))) for name, value in DIMENSIONS)
+    return [f"{name} ({', '.join(values)})" for name, values in found if len(values) > 1]
 
 
 @dataclass
@@ -152,10 +148,8 @@ def choose_baseline(releases: Sequence[str], requested: str | None) -> tuple[str
 
 
 def check_baseline(requested: str | None, results: Iterable[StoredResult]) -> None:
-    if requested is None:
-        return
     present = ordered_releases(results)
-    if requested not in present:
+    if requested is not None and requested not in present:
         raise UsageError(
             f"no result of release {requested} to use as baseline; releases present: "
             f"{', '.join(present)}"

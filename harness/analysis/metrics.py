@@ -99,18 +99,14 @@ def process_samples(processes: Sequence[ProcessRun], source: Result | None = Non
     for key in versions:  # ``jax.__version__``: a different string on every release, by design
         series.pop(key, None)
     for process, loaded in zip(processes, loads, strict=True):  # memory: the process's peak
+        # host_rss on an accelerator, whose resident memory is mostly the runtime's mapping of it
+        backend = process.jax.backend if process.jax is not None else None
+        rss = "peak_rss" if backend in (None, "cpu") else "host_rss"
         if (peak := peak_rss(process)) is not None:
-            add(MetricKey(PROCESS, rss_kind(process)), [float(peak)], loaded)
+            add(MetricKey(PROCESS, rss), [float(peak)], loaded)
         if process.device_peak_bytes is not None:
             add(MetricKey(PROCESS, "device_peak"), [float(process.device_peak_bytes)], loaded)
     return series
-
-
-def rss_kind(process: ProcessRun) -> str:
-    """``host_rss`` for a process that ran on an accelerator, whose resident memory is mostly the
-    runtime's mapping of the device; ``peak_rss`` on the CPU."""
-    backend = process.jax.backend if process.jax is not None else None
-    return "peak_rss" if backend in (None, "cpu") else "host_rss"
 
 
 def _figure(printed: tuple[str, ...]) -> float:
@@ -164,10 +160,7 @@ def program_names(result: StoredResult) -> list[str]:
 
 def union_keys(all_series: Iterable[Mapping[MetricKey, object]]) -> list[MetricKey]:
     """Every metric of several results, in order of first appearance."""
-    keys: dict[MetricKey, None] = {}
-    for series in all_series:
-        keys.update(dict.fromkeys(series))
-    return list(keys)
+    return list(dict.fromkeys(key for series in all_series for key in series))
 
 
 def compare_runs(
@@ -190,9 +183,7 @@ def compare_results(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> Comparison | None:
     """``key`` of two stored results compared; None where either is missing, not ok, or lacks it."""
-    if baseline is None or candidate is None:
-        return None
-    if {baseline.result.status, candidate.result.status} != {"ok"}:
+    if not (baseline and candidate) or {baseline.result.status, candidate.result.status} != {"ok"}:
         return None
     a, b = metric_samples(baseline).get(key), metric_samples(candidate).get(key)
     return None if a is None or b is None else compare_metric(a, b, thresholds, key)

@@ -248,40 +248,6 @@ def _constant(found: Comparison, thresholds: Thresholds) -> Comparison:
     )
 
 
-def _verdict(
-    ratio: float,
-    tested_by: tuple[float, float, float],
-    test: WelchTest | None,
-    counts: tuple[int, int],
-    testable: bool,
-    thresholds: Thresholds,
-    flags: list[str],
-) -> Verdict:
-    """The verdict of a ratio from its tests (``tested_by``: Welch's p and margin, the rank test's
-    p), over ``counts`` processes a side; ``testable``: enough processes, every median
-    positive.  Why a change past the factor is still undecided is added to ``flags``."""
-    p_value, margin, rank_p = tested_by
-    direction = past_factor(ratio, thresholds)
-    tested = direction is not None and testable and p_value < thresholds.alpha
-    if direction is not None and tested and not rank_p >= thresholds.alpha:
-        verdict = direction
-        if test is not None and _barely(test, thresholds.alpha):
-            flags.append(UPPER_ESTIMATE)
-    elif testable and margin <= thresholds.factor:
-        verdict = Verdict.UNCHANGED  # no change beyond the factor either way: positive evidence
-    else:
-        verdict = Verdict.UNDECIDED
-    if tested and verdict is Verdict.UNDECIDED:
-        floor = smallest_p(counts[0], counts[1])
-        below = ""
-        if floor >= thresholds.alpha:
-            below = f"; {counts[0]} and {counts[1]} processes cannot go below {floor:.2g}"
-        flags.append(
-            f"the ranks of the process medians do not pass (Mann–Whitney p={rank_p:.2g}{below})"
-        )
-    return verdict
-
-
 def compare_processes(
     baseline: Processes,
     candidate: Processes,
@@ -352,15 +318,26 @@ def compare_processes(
         # alone decide a change, and nothing says "unchanged" (no margin).
         flags.append("a process median is not positive: the ranks alone decide")
         p_value = rank_p
-    verdict = _verdict(
-        ratio,
-        (p_value, margin, rank_p),
-        test,
-        (len(a), len(b)),
-        enough and not math.isnan(p_value),
-        thresholds,
-        flags,
-    )
+    # testable: enough processes, every median positive
+    testable = enough and not math.isnan(p_value)
+    direction = past_factor(ratio, thresholds)
+    tested = direction is not None and testable and p_value < thresholds.alpha
+    if direction is not None and tested and not rank_p >= thresholds.alpha:
+        verdict = direction
+        if test is not None and _barely(test, thresholds.alpha):
+            flags.append(UPPER_ESTIMATE)
+    elif testable and margin <= thresholds.factor:
+        verdict = Verdict.UNCHANGED  # no change beyond the factor either way: positive evidence
+    else:
+        verdict = Verdict.UNDECIDED
+    if tested and verdict is Verdict.UNDECIDED:  # why a change past the factor is still undecided
+        floor = smallest_p(len(a), len(b))
+        below = ""
+        if floor >= thresholds.alpha:
+            below = f"; {len(a)} and {len(b)} processes cannot go below {floor:.2g}"
+        flags.append(
+            f"the ranks of the process medians do not pass (Mann–Whitney p={rank_p:.2g}{below})"
+        )
     return replace(
         undecided,
         p_value=p_value,

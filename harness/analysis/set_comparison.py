@@ -47,12 +47,10 @@ class ResultSet:
     flags: str = ""  # what the side's profile label stands for (``flags``: its flags)
 
     def describe(self) -> str:
-        narrowed = [
-            f"jax {self.release}" if self.release else "",
-            f"profile {self.profile}" if self.profile else "",
-            f"flags {self.flags}" if self.flags else "",
-        ]
-        return " · ".join([str(self.folder), *filter(None, narrowed)])
+        given = (("jax", self.release), ("profile", self.profile), ("flags", self.flags))
+        return " · ".join(
+            [str(self.folder), *(f"{name} {value}" for name, value in given if value)]
+        )
 
 
 @dataclass
@@ -150,9 +148,7 @@ class SetComparison:
 
 def worse_words(key: MetricKey | None, comparison: Comparison, short: bool = False) -> str:
     """``eager · wall (until ready) ×1.25``; a value, a presence or an ending in its own words."""
-    name = "how its processes ended"
-    if key is not None:
-        name = key.metric_name if short else key.label()
+    name = "how its processes ended" if key is None else key.metric_name if short else key.label()
     if comparison.cost and not comparison.constant:
         return f"{name} {comparison.ratio_cell}"
     return f"{name} {comparison.said}"

@@ -310,7 +310,7 @@ def _written(processes: Processes, printed: Printed) -> list[tuple[str, ...]]:
     return [tuple(dict.fromkeys(repr(value) for value in samples)) for samples in processes]
 
 
-def _one(side: list[tuple[str, ...]]) -> tuple[str, ...] | None:
+def _one(side: Printed) -> tuple[str, ...] | None:
     """The values every process of a side printed alike; None where they differ or are none."""
     found = {tuple(_key(text) for text in texts) for texts in side}
     return side[0] if len(found) == 1 else None
@@ -320,10 +320,9 @@ def as_printed(printed: Printed) -> str | None:
     """A side's one value as written, where its figure cannot show it (a string, a flag, NaN, an
     integer past a float's 53 bits, several in one process); None where a figure can, or the
     processes printed it differently."""
-    one = {tuple(_key(text) for text in texts) for texts in printed}
-    if len(one) != 1:
+    texts = _one(printed)
+    if texts is None:
         return None
-    texts = printed[0]
     numbers = [text for text in texts if _in_range(text) and not text.startswith("…")]
     exact = all(abs(float(text)) < 2**53 or "." in text or "e" in text for text in numbers)
     return None if len(texts) == len(numbers) == 1 and exact else _shown(texts)

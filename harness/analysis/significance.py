@@ -269,11 +269,10 @@ class Comparison:
     @property
     def spreads(self) -> tuple[SideSpread, SideSpread]:
         """How each side (A, B) was measured and scatters; a side not recorded is one process."""
+        a, b = self.baseline, self.candidate
         return (
-            self.baseline_spread
-            or SideSpread(1, self.baseline.n, math.nan, self.baseline.relative_iqr),
-            self.candidate_spread
-            or SideSpread(1, self.candidate.n, math.nan, self.candidate.relative_iqr),
+            self.baseline_spread or SideSpread(1, a.n, math.nan, a.relative_iqr),
+            self.candidate_spread or SideSpread(1, b.n, math.nan, b.relative_iqr),
         )
 
     @property

@@ -219,14 +219,13 @@ def summarise(stored: StoredResult) -> StatusSummary:
 def summary_of(processes: Sequence[ProcessRun]) -> StatusSummary:
     """Processes by how they ended, before or after a result holds them (a cell still measuring)."""
     ends = [end for end in map(end_of, processes) if end is not None]
-    outside = sum(e.a_fault for e in ends)
     return StatusSummary(
         processes=len(processes),
         ok=len(processes) - len(ends),
         ends=dict(Counter(end_words(end) for end in ends)),
         verbs={end_words(end): end_verb(end) for end in ends},
         first=ends[0] if ends else None,
-        outside=outside,
+        outside=sum(e.a_fault for e in ends),
     )
 
 

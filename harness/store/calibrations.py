@@ -17,12 +17,12 @@ from harness.errors import HarnessError
 from harness.store.checks import (
     Check,
     Fields,
-    SchemaError,
     as_is,
     boolean,
     integer,
     list_of,
     map_of,
+    narrowed,
     number,
     string,
 )
@@ -94,9 +94,7 @@ class CalibrationRun:
     def from_json(cls, machine: str, data: Any, where: str = "run") -> CalibrationRun:
         """One stored entry; ValueError naming the first field missing or of the wrong type."""
         run = Fields(data, where)
-        parts = {"": run}
-        for part in ("aa", "slowdown", "settings"):
-            parts[part] = Fields(run.data.get(part), f"{where}.{part}")
+        parts = {part: Fields(run.data.get(part), f"{where}.{part}") for part in PARTS} | {"": run}
         read = {
             name: parts[part].required(key, check)
             if default is MISSING
@@ -109,12 +107,8 @@ class CalibrationRun:
         return cls(machine=machine, settings=dict(parts["settings"].data), details=details, **read)
 
 
-def _count(value: Any, where: str) -> int:
-    if integer(value, where) < 0:
-        raise SchemaError(where, f"expected a count, got {value}")
-    return value
-
-
+_count = narrowed(integer, lambda n: n >= 0, "expected a count, got {value}")
+PARTS = ("aa", "slowdown", "settings")  # an entry's objects, each read as a part of it
 # Each field as an entry stores it: its part ("": the entry itself), its name there, its check,
 # and its default where a file written before it lacks it (MISSING: required), in the order read.
 STORED: dict[str, tuple[str, str, Check[Any], Any]] = {

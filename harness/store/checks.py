@@ -44,6 +44,18 @@ boolean: Check[bool] = _of(bool, "bool")
 json_object: Check[Mapping[str, Any]] = _of(dict, "object")
 
 
+def narrowed(check: Check[T], ok: Callable[[T], object], problem: str) -> Check[T]:
+    """``check``, then ``ok`` of what it read, else ``problem`` (``{value}``: the value)."""
+
+    def checked(value: Any, where: str) -> T:
+        found = check(value, where)
+        if not ok(found):
+            raise SchemaError(where, problem.format(value=value))
+        return found
+
+    return checked
+
+
 def path_name(value: Any, where: str) -> str:
     """A name that may become part of a path (case, release, profile, id, machine)."""
     problem = name_problem(string(value, where))

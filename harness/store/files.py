@@ -113,8 +113,13 @@ def parse_document(data: bytes) -> Any:
         raise DocumentProblem(f"unreadable JSON (a number of {count:,} digits is out of range)")
     if _depth_over(structure, MAX_DEPTH):
         raise DocumentProblem(f"unreadable JSON (nested deeper than {MAX_DEPTH} levels)")
-    if _SURROGATE.search(data) and _lone_surrogate(document):
-        raise DocumentProblem("unreadable JSON (a \\u escape of half a UTF-16 pair: no character)")
+    if _SURROGATE.search(data):
+        try:  # half a surrogate pair in a string, which no page or copy could encode as UTF-8
+            json.dumps(document, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            raise DocumentProblem(
+                "unreadable JSON (a \\u escape of half a UTF-16 pair: no character)"
+            ) from None
     return document
 
 
@@ -125,15 +130,6 @@ def read_plan_document(path: Path, what: str, limit: int) -> Any:
     except (OSError, ValueError) as exc:
         why = getattr(exc, "strerror", None) or exc
         raise UsageError(f"cannot read {what} {path}: {why}") from None
-
-
-def _lone_surrogate(document: Any) -> bool:
-    """Whether a string holds half a surrogate pair, which no page or copy could encode as UTF-8."""
-    try:
-        json.dumps(document, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def output_folder(root: Path, *parts: str) -> Path:
@@ -185,8 +181,10 @@ def temporary_file(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
     """A new file in ``folder`` to write, then move into place (descriptor, name), with ``open()``'s
     mode under the umask: ``mkstemp``'s 0600 would make results and pages differ."""
     fd, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
+    mask = os.umask(0o022)  # read by setting it: set back at once
+    os.umask(mask)
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
+        os.fchmod(fd, 0o666 & ~mask)
     except BaseException:
         os.close(fd)
         Path(name).unlink(missing_ok=True)
@@ -207,12 +205,6 @@ def write_text(path: Path, text: str) -> None:
             replace_file(path, text)
     except OSError as exc:
         raise cannot_write(f"cannot write {path}", exc) from None
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 # Names of this process's own descriptors: written through the descriptor itself, which keeps its

@@ -34,6 +34,7 @@ from harness.store.checks import (
     json_object,
     list_of,
     map_of,
+    narrowed,
     number,
     path_name,
     size_map,
@@ -51,6 +52,7 @@ PLATFORM_BACKENDS = {"cuda": "gpu", "rocm": "gpu"}
 
 AnEnum = TypeVar("AnEnum", bound=StrEnum)
 R = TypeVar("R", bound="_Record")
+PROGRAM_KINDS = ("wall", "dispatch")
 
 
 class RunStatus(StrEnum):
@@ -124,7 +126,7 @@ class StoredProgram(_Record):
     stopped_by: str = ""
     # What the samples measured: a plain script's whole-process time is a wall time with no dispatch
     # point, so its marks are not a dispatch figure (``harness.measure.script_process``).
-    kinds: tuple[str, ...] = ("wall", "dispatch")
+    kinds: tuple[str, ...] = PROGRAM_KINDS
     # Kept for the reader of the file, never read back into figures: a case's own summary of its
     # samples, and a plain script's figure lines as it printed them.
     summary: Mapping[str, Any] | None = None
@@ -599,35 +601,21 @@ def _check_of(hint: Any) -> Check[Any]:
     return _PLAIN[hint]
 
 
-def _marks(value: Any, where: str) -> tuple[float, ...]:
-    marks = list_of(number)(value, where)
-    if not marks:
-        raise SchemaError(where, "expected at least one mark")
-    return marks
-
-
-PROGRAM_KINDS = ("wall", "dispatch")
-
-
-def _kinds(value: Any, where: str) -> tuple[str, ...]:
-    kinds = list_of(string)(value, where)
-    unknown = [kind for kind in kinds if kind not in PROGRAM_KINDS]
-    if unknown or not kinds:
-        raise SchemaError(where, f"expected a non-empty list of {' and '.join(PROGRAM_KINDS)}")
-    return kinds
-
-
-def _sha256(value: Any, where: str) -> str:
-    if not re.fullmatch(r"[0-9a-f]{64}", string(value, where)):
-        raise SchemaError(where, "expected 64 lowercase hex digits")
-    return value
-
-
-def _pins(value: Any, where: str) -> tuple[str, ...]:
-    pins = list_of(string)(value, where)
-    if not all(PIN.fullmatch(pin) for pin in pins):
-        raise SchemaError(where, "expected name==version for every distribution")
-    return pins
+# Fields whose JSON says more than their type: a list that may not be empty, digests, pins.
+_marks = narrowed(list_of(number), bool, "expected at least one mark")
+_kinds = narrowed(
+    list_of(string),
+    lambda kinds: kinds and set(kinds) <= set(PROGRAM_KINDS),
+    f"expected a non-empty list of {' and '.join(PROGRAM_KINDS)}",
+)
+_sha256 = narrowed(
+    string, lambda text: re.fullmatch(r"[0-9a-f]{64}", text), "expected 64 lowercase hex digits"
+)
+_pins = narrowed(
+    list_of(string),
+    lambda pins: all(map(PIN.fullmatch, pins)),
+    "expected name==version for every distribution",
+)
 
 
 def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
