@@ -114,7 +114,9 @@ def labelled(
     ]
     bounded(options.command, len(versions), f"{choice.vary} {options.first}–{options.last}")
     labels = {choice.label(version): held for version in versions}
-    pins = {choice.label(version): (f"{choice.vary}=={version}",) for version in versions}
+    pins: dict[str, tuple[str, ...]] = {
+        choice.label(version): (f"{choice.vary}=={version}",) for version in versions
+    }
     renamed = dataclasses.replace(
         options, first=choice.label(options.first), last=choice.label(options.last)
     )
