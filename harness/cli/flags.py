@@ -105,16 +105,15 @@ def flag_set(letter: str, given: list[str]) -> FlagSet:
             raise UsageError(f"{where}: a flag is NAME=VALUE, NAME one of {KINDS}")
         if "\x00" in value or "\n" in value or len(value) > MOST_VALUE:
             raise UsageError(f"{where}: a value is one line of at most {MOST_VALUE} characters")
-        if _OPTION.fullmatch(name):
-            if name in jax_options:
-                raise UsageError(f"{where}: {name} is given twice on side {letter}")
-            jax_options[name] = option_value(value)
-        elif _VARIABLE.fullmatch(name) and name.startswith(PREFIXES):
-            if name not in APPENDED and name in dict(variables):
-                raise UsageError(f"{where}: {name} is given twice on side {letter}")
-            variables.append((name, value))
-        else:
+        option = _OPTION.fullmatch(name)
+        if not option and not (_VARIABLE.fullmatch(name) and name.startswith(PREFIXES)):
             raise UsageError(f"{where}: {name[:40]} is not a flag the harness sets: {KINDS}")
+        if name in jax_options or (name not in APPENDED and name in dict(variables)):
+            raise UsageError(f"{where}: {name} is given twice on side {letter}")
+        if option:
+            jax_options[name] = option_value(value)
+        else:
+            variables.append((name, value))
     return FlagSet(letter, tuple(given), tuple(variables), tuple(jax_options.items()))
 
 

@@ -58,9 +58,8 @@ def device_profile_argv(argv: Sequence[str], profile: Callable[[], str | None] |
     """``argv`` with ``--profile PROFILE`` added for a command measuring here, where the device has
     a profile (``profile``, asked only then) and the command line names none."""
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
-    if command not in MEASURE_HERE or profile is None or given(rest, "--profile"):
-        return list(argv)
-    if given(rest, "--sides") or any(arg in HELP for arg in rest):
+    named = given(rest, "--profile") or given(rest, "--sides") or any(arg in HELP for arg in rest)
+    if command not in MEASURE_HERE or profile is None or named:
         return list(argv)
     found = profile()
     return [*argv, "--profile", found] if found else list(argv)

@@ -82,7 +82,7 @@ def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
 
 def _script_run(argv: list[str], args: argparse.Namespace, checked: RunOptions) -> dict[str, Any]:
     """A plain script's ``run``: script, libraries' policy, ``run``'s options less the profile."""
-    if len(checked.cases) != 1 or not checked.cases[0].subject.own_venv:
+    if argv[0] != "run" or len(checked.cases) != 1 or not checked.cases[0].subject.own_venv:
         return {}
     from harness.cli.options import deps_policy
 
@@ -114,9 +114,7 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
     argv = [command, *posargs]
     args, checked = validate(argv)
     if command not in PINNED_COMMANDS:
-        return SessionRequest(
-            None, None, argv, **(_script_run(argv, args, checked) if command == "run" else {})
-        )
+        return SessionRequest(None, None, argv, **_script_run(argv, args, checked))
     profile = _profile(args.profile)
     if args.profile is None:
         argv.extend(["--profile", profile.name])
@@ -194,16 +192,14 @@ def release_run_view(posargs: Sequence[str], command: str = "run") -> SessionReq
     profile = _profile(args.profile)
     applies(profile, [jax])
     argv = [command, *rest] if args.profile else [command, *rest, "--profile", profile.name]
-    if command == "flags":  # both sides run in the release's venv, which holds jax alone
-        if any(case.subject.own_venv for case in checked.run.cases):
-            raise UsageError(
-                "the script declares libraries of its own, and `nox -s flags` installs jax alone: "
-                "run `python -m harness flags` where they are installed"
-            )
-        return SessionRequest(None, profile, argv, on_index=(jax,))
-    return SessionRequest(
-        None, profile, argv, on_index=(jax,), **_script_run([command, *rest], args, checked)
-    )
+    # flags: both sides run in the release's venv, which holds jax alone
+    if command == "flags" and any(case.subject.own_venv for case in checked.run.cases):
+        raise UsageError(
+            "the script declares libraries of its own, and `nox -s flags` installs jax alone: "
+            "run `python -m harness flags` where they are installed"
+        )
+    own = _script_run([command, *rest], args, checked)
+    return SessionRequest(None, profile, argv, on_index=(jax,), **own)
 
 
 # What --jax accepts besides a comma-separated list of the table's releases.
@@ -292,13 +288,6 @@ def _releases(spec: str) -> list[Release]:
     return list(dict.fromkeys(chosen))
 
 
-def _profiles(spec: str) -> list[Profile]:
-    names = listed(spec)
-    if not names:
-        raise UsageError("--profile names no profile")
-    return [_profile(name) for name in names]
-
-
 def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
     """The sides and ``run`` options of ``posargs``; UsageError where the harness would refuse."""
     rest = list(posargs)
@@ -316,7 +305,9 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
         )
     releases = _releases(_take(rest, "--jax", DEFAULT_RELEASES))
     chosen = given(rest, "--profile")
-    profiles = _profiles(_take(rest, "--profile", DEFAULT_PROFILES))
+    profiles = [_profile(name) for name in listed(_take(rest, "--profile", DEFAULT_PROFILES))]
+    if not profiles:
+        raise UsageError("--profile names no profile")
     if given(rest, "--sides"):
         raise UsageError("the session writes the sides plan itself: leave out --sides")
     sides = [(r, p) for r in releases for p in profiles if p.applies_to(r)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.analysis.set_comparison import ResultSet, SetComparison, compare_sets
+from harness.analysis.set_comparison import ResultSet, compare_sets
 from harness.cli.compare import CompareOptions
 from harness.cli.options import undeclared
 from harness.errors import UsageError
@@ -11,8 +11,11 @@ from harness.render.set_comparison import render_markdown, render_text
 from harness.store.files import write_text
 
 
-def refuse_undeclared(comparison: SetComparison) -> None:
-    """Refuse a metric declared that neither set has: a typo would change nothing."""
+def execute(opts: CompareOptions) -> int:
+    a = ResultSet("A", opts.a, opts.a_release, opts.a_profile)
+    b = ResultSet("B", opts.b, opts.b_release, opts.b_profile)
+    comparison = compare_sets(a, b, opts.cases, opts.thresholds)
+    # A metric declared that neither set has is refused: a typo would change nothing.
     names = {
         key.metric_name
         for pair in comparison.pairs
@@ -21,13 +24,6 @@ def refuse_undeclared(comparison: SetComparison) -> None:
     if found := undeclared(comparison.thresholds, names):
         flag, name, shown = found[0]
         raise UsageError(f"{flag} {name}: no metric of A or B has that name (theirs: {shown})")
-
-
-def execute(opts: CompareOptions) -> int:
-    a = ResultSet("A", opts.a, opts.a_release, opts.a_profile)
-    b = ResultSet("B", opts.b, opts.b_release, opts.b_profile)
-    comparison = compare_sets(a, b, opts.cases, opts.thresholds)
-    refuse_undeclared(comparison)
     # The files first: one that cannot be written is exit 2 (bad input) before any verdict is
     # printed, so that "Worse in B" always comes with the exit 1 the help promises.
     if opts.markdown:

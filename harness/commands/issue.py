@@ -36,7 +36,7 @@ from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, sc
 from harness.install.environments import Prepared
 from harness.install.venvs import plain_env, plan_entry, run_whole
 from harness.measure.figures import parse_output
-from harness.measure.locks import timing_lock
+from harness.measure.locks import stderr_line, timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
 from harness.metric_names import ENDING, Criterion, MetricKey
@@ -98,7 +98,7 @@ def run_script(
     path: Path, timeout_s: float, python: str | None = None, args: Sequence[str] = ()
 ) -> tuple[int | None, str, str]:
     """Run a script by file name in its folder (tracebacks name no local path), under the lock."""
-    with timing_lock(_progress):
+    with timing_lock(stderr_line):
         try:
             done = subprocess.run(
                 [python or sys.executable, path.name, *args],
@@ -156,7 +156,7 @@ def write_issue(request: IssueRequest) -> Written:
     if change is None and (request.plan is not None or request.status):  # nothing to show
         raise nothing_to_draft(request)
     where = f"[{request.profile}] {request.case.name} at {sizes_text(request.sizes)}"
-    _progress(f"{where}: drafting an issue …")
+    stderr_line(f"{where}: drafting an issue …")
     measured = MeasuredHere()
     if change is not None:
         measured = measure_here(request, change)
@@ -312,7 +312,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
         command = nox_command("issue", target_words(request.case), words, request.sizes, "")
         said = f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}"
         return MeasuredHere(not_measured=(f"{said}; `{command}`",))
-    asked = StepRequest(request, good, bad, _progress)
+    asked = StepRequest(request, good, bad, stderr_line)
     if request.status:  # until the counts of processes that died are decided
         prober = confirm(asked, Criterion.of(ENDING))
         mine = _loaded(request)[0]
@@ -342,10 +342,6 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
         return MeasuredHere(True, newest, not_measured=(found,) if found else ())
     lines = findings([*reproduced_lines(found, step, metric), *reproducer_lines(found)])
     return MeasuredHere(True, newest, as_reproduced(found), tuple(lines))
-
-
-def _progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
@@ -445,7 +441,7 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     assert request.plan is not None
     env = plan_entry(request.plan, version)
     env = plain_env(env) if alone else env  # a script's own venv is made beside it either way
-    prepared = request.environments(_progress).prepare(version, env)
+    prepared = request.environments(stderr_line).prepare(version, env)
     if not isinstance(prepared, Prepared):
         raise HarnessError(f"jax {version}: {prepared.line}")
     libraries, python = prepared.libraries, str(prepared.interpreter.absolute())

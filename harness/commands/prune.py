@@ -17,12 +17,10 @@ from harness.units import format_bytes
 
 def venv_folders(environ: Mapping[str, str]) -> list[Path]:
     """Where the venvs are: this clone's ``.nox/`` and the installed command's cache; each once."""
-    found = [REPO / ".nox"] if (REPO / "noxfile.py").is_file() else []
-    found.append(cache_root(environ) / "nox")
-    unique: dict[Path, Path] = {}
-    for folder in found:
-        unique.setdefault(folder.resolve(), folder)
-    return list(unique.values())
+    clone, cache = REPO / ".nox", cache_root(environ) / "nox"
+    if not (REPO / "noxfile.py").is_file():
+        return [cache]
+    return [clone] if clone.resolve() == cache.resolve() else [clone, cache]
 
 
 def _ago(seconds: float) -> str:

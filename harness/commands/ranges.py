@@ -67,13 +67,13 @@ def release_plan(plan: Path | None, command: str, which: str) -> list[ReleaseEnv
 
 
 def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
-    envs = release_plan(options.places.releases_plan, options.command, "lists the releases for it")
-    bounded(options.command, len(envs), f"the release plan {options.places.releases_plan}")
+    plan = options.places.releases_plan
+    envs = release_plan(plan, options.command, "lists the releases for it")
+    bounded(options.command, len(envs), f"the release plan {plan}")
     ends = (envs[0].jax, envs[-1].jax) if envs else None
     held = options.libraries.jax
     wanted = (options.first, options.last) if options.libraries.vary is None else (held, held)
     if ends != wanted:
-        plan = options.places.releases_plan
         raise UsageError(f"the release plan {plan} does not run from {wanted[0]} to {wanted[1]}")
     return envs
 
@@ -176,8 +176,8 @@ def prober_for(
 def triage_command(options: RangeOptions, every_release: bool = False) -> str:
     """The ``nox -s triage`` command over ``options``' range and setting (``every_release``: one
     that measures each release, where the ends agree and a grid would see no more than they do)."""
-    target = target_words(options.case, options.libraries)
     choice = options.libraries
+    target = target_words(options.case, choice)
     span = ["--from", options.first, "--to", options.last]
     if choice.vary is not None:
         low, high = (varied_version(label, choice.vary) for label in (options.first, options.last))
