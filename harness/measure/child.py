@@ -299,7 +299,7 @@ def run(
 
 
 def run_request(request: Mapping[str, Any]) -> None:
-    """Run a worker's request, writing the payload ``case_process.classify`` reads back."""
+    """Run a worker's request, writing the payload ``attempts.classify`` reads back."""
     Path(request["out"]).write_text(json.dumps(run(**request).to_json()))
 
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
 from harness.errors import HarnessError
@@ -144,8 +144,8 @@ class Recorder:
     results_dir: Path
     sides: list[Side]
     settings: Settings
-    seed: int
-    budget: Budget
+    seed: int = DEFAULT_SEED
+    budget: Budget = field(default_factory=Budget.for_this_machine)
     progress: Progress = stderr_line
     # Cells measured on other machines do not count as measured here.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
@@ -330,30 +330,11 @@ def measure(
     settings: Settings,
     results_dir: Path,
     *,
-    seed: int = DEFAULT_SEED,
-    budget: Budget | None = None,
     resume: str = "force",
-    progress: Progress = stderr_line,
-    detectable: DetectableRatio | None = None,
-    undecided: OpenComparison | None = None,
-    reuse: Reuse | None = None,
-    settled: SettledCell | None = None,
-    first_round: FirstRound | None = None,
+    **options: Any,
 ) -> list[Measured]:
     """Measure ``plan`` on ``sides`` and store every outcome under ``results_dir``: one ``Measured``
-    per planned cell and side, in plan order. What ``run`` does, called from any command."""
-    budget = Budget.for_this_machine() if budget is None else budget
-    with Recorder(
-        results_dir,
-        sides,
-        settings,
-        seed,
-        budget,
-        progress,
-        detectable=detectable,
-        undecided=undecided,
-        reuse=reuse,
-        settled=settled,
-        first_round=first_round,
-    ) as recorder:
+    per planned cell and side, in plan order. What ``run`` does, called from any command;
+    ``options``: the ``Recorder``'s other fields (``seed``, ``budget``, ``progress``...)."""
+    with Recorder(results_dir, sides, settings, **options) as recorder:
         return recorder.run_plan(plan, resume=resume)

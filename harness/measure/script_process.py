@@ -239,8 +239,7 @@ def run_script(
             report = {}
         report = report if isinstance(report, dict) else {}
         suite = read_suite_run(Path(env[BENCHMARK_JSON]))
-        hooks = report.get("after_script_ns")
-        # the hook's scan after the script: not the script's
+        hooks = report.get("after_script_ns")  # the hook's scan after the script: not the script's
         if isinstance(hooks, int) and 0 <= hooks < wall_ns:
             wall_ns -= hooks
     record: dict[str, Any] = {
