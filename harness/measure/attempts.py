@@ -137,8 +137,7 @@ def run_process(worker: Worker, index: int, case: dict[str, Any], settings: Sett
     never raises for the case's sake."""
     timeout_s, affinity = settings.timeout_s, settings.affinity
     with tempfile.TemporaryDirectory(prefix="harness-") as scratch:
-        out, log = Path(scratch) / "payload.json", Path(scratch) / "output.log"
-        faults = Path(scratch) / "faults.txt"
+        out, log, faults = (Path(scratch) / f for f in ("payload.json", "output.log", "faults.txt"))
         request = {
             **case,
             "settings": settings.for_child(),

@@ -25,8 +25,7 @@ def _skip_shape(rhs: str) -> str:
             if depth == 0:
                 return rhs[i + 1 :]
         return ""
-    _, _, rest = rhs.partition(" ")
-    return rest
+    return rhs.partition(" ")[2]
 
 
 def opcodes(hlo_text: str) -> list[tuple[str, str]]:

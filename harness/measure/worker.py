@@ -121,8 +121,7 @@ def start_case_process(request: dict[str, Any], isolation: str) -> int:
         fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         # The worker's protocol pipes must not stay open in a case process.
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))
         if request.get("affinity") is not None:
