@@ -98,7 +98,6 @@ def programs_from(
         marks = {
             m.removeprefix("mark:"): f.median for m, f in found.items() if m.startswith("mark:")
         }
-        kinds = [kind for kind, f in (("wall", wall), ("dispatch", dispatch)) if f is not None]
         if dispatch is None or not marks:
             marks = {"script": (dispatch or wall).median}  # type: ignore[union-attr]
         first = found.get("first_call_ns")
@@ -107,7 +106,7 @@ def programs_from(
             samples=(TimedSample(tuple(marks.values()), (wall or dispatch).median),),  # type: ignore[union-attr]
             first_call=None if first is None else TimedSample((first.median,), first.median),
             stopped_by="script output",
-            kinds=tuple(kinds),
+            kinds=tuple(k for k, f in (("wall", wall), ("dispatch", dispatch)) if f is not None),
             printed=tuple(asdict(f) for f in found.values()),
         )
     return programs, compiled

@@ -95,11 +95,10 @@ def preload() -> list[str]:
     for name in PRELOAD:
         try:
             importlib.import_module(name)
+            loaded.append(name)
         except Exception as exc:  # no JAX in this venv, or a broken one: the case will say so
             said = f"worker: not preloaded {name}: {type(exc).__name__}: {exc}"
             print(said, file=sys.stderr, flush=True)
-            continue
-        loaded.append(name)
     return loaded
 
 
