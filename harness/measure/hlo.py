@@ -36,8 +36,7 @@ def opcodes(hlo_text: str) -> list[tuple[str, str]]:
 
 
 def known_trip_count(line: str) -> int | None:
-    config = _BACKEND_CONFIG.search(line)
-    if not config:
+    if not (config := _BACKEND_CONFIG.search(line)):
         return None
     try:
         parsed = json.loads(config.group(1))

@@ -349,13 +349,11 @@ def main() -> None:
             runpy.run_path(script, run_name="__main__")
     except SystemExit:
         raise
-    # as `python FILE` ends on one: its traceback, then dead of SIGINT
-    except KeyboardInterrupt as exc:
+    except BaseException as exc:  # as `python FILE` ends: its traceback, a Ctrl-C then of SIGINT
         _print_script_traceback(exc)
-        interrupted = True
-    except BaseException as exc:
-        _print_script_traceback(exc)
-        sys.exit(1)
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        if not interrupted:
+            sys.exit(1)
     finally:
         _stop_timing()
         sys.stdout.flush()
