@@ -87,21 +87,19 @@ def read_suite_run(path: Path) -> SuiteRun:
     except (OSError, DocumentProblem, ValueError, RecursionError) as exc:
         run.notes.append(f"pytest-benchmark's JSON not read: {str(exc)[:200]}")
         return run
-    benchmarks = document.get("benchmarks") if isinstance(document, dict) else None
-    cut = document.get(CUT_SHORT) if isinstance(document, dict) else None
-    if isinstance(cut, dict):  # the watch's runner stopped the suite before the time-out
+    document = document if isinstance(document, dict) else {}
+    if isinstance(cut := document.get(CUT_SHORT), dict):  # the runner stopped the suite early
         counts = (cut.get("ran"), cut.get("planned"))
         if all(type(n) is int and 0 <= n <= MAX_COUNT for n in counts):
             run.cut_short = (int(cut["ran"]), int(cut["planned"]))
         run.notes.append(f"{CUT_SHORT_NOTE}: {str(cut.get('said', ''))[:300]}")
-    phases = document.get(PHASES) if isinstance(document, dict) else None
-    if isinstance(phases, dict):
+    if isinstance(phases := document.get(PHASES), dict):
         run.phases = {
             name: float(ns)
             for name in PHASE_NAMES
             if type(ns := phases.get(name)) is int and 0 <= ns <= MAX_MAGNITUDE
         }
-    if not isinstance(benchmarks, list):
+    if not isinstance(benchmarks := document.get("benchmarks"), list):
         run.notes.append("pytest-benchmark's JSON has no list of benchmarks")
         return run
     if len(benchmarks) > MAX_BENCHMARKS:

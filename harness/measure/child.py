@@ -201,8 +201,7 @@ def execute(
         kind = type(built).__name__
         raise CaseError(f"programs() must return a dict of program names to steps, not {kind}")
     programs: dict[str, StoredProgram] = {}
-    # the runs only, not the compiles
-    profiling = jax is not None and script_hook.start_profile(os.environ)
+    profiling = jax is not None and script_hook.start_profile(os.environ)  # the runs only
     for name, steps in built.items():
         labels = [label for label, _ in steps]
         if not isinstance(name, str) or not all(isinstance(label, str) for label in labels):
@@ -222,9 +221,8 @@ def execute(
         json.dumps(facts, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         raise CaseError(f"facts() returned what a result cannot hold: {str(exc)[:200]}") from None
-    facts = dict(scrub_value(facts))
-    # which jax options were set for the process (a changed default tried)
-    facts |= {f"jax_config.{name}": value for name, value in configured.items()}
+    # with the jax options set for the process (a changed default tried)
+    facts = dict(scrub_value(facts)) | {f"jax_config.{n}": v for n, v in configured.items()}
     holds, evidence = timing.judge_claim(module.verdict, medians(programs, compiled), sizes)
     claim = ProcessClaim(bool(holds), scrub(str(evidence)))
     return ProcessRun(
@@ -299,7 +297,7 @@ def run(
 
 
 def run_request(request: Mapping[str, Any]) -> None:
-    """Run a worker's request, writing the payload ``case_process.classify`` reads back."""
+    """Run a worker's request, writing the payload ``attempts.classify`` reads back."""
     Path(request["out"]).write_text(json.dumps(run(**request).to_json()))
 
 

@@ -77,9 +77,7 @@ def script_output(environ: Mapping[str, str], name: str) -> Any:
     """A file for a script's output: ``name`` beside the fault file, where the harness can read it
     once it killed the process at its time-out; an anonymous temporary file where there is none."""
     folder = environ.get(FAULT_FILE)
-    if not folder:
-        return tempfile.TemporaryFile()
-    return open(Path(folder).parent / name, "w+b")
+    return open(Path(folder).parent / name, "w+b") if folder else tempfile.TemporaryFile()
 
 
 def read_end(path: Path, size: int = 16 * LAST_CHARS) -> str:

@@ -66,15 +66,13 @@ def _figure(found: re.Match[str]) -> Figure | str:
         digits = len(fields[long[0]])
         line = f"figure line of {found['program'][:40]} {found['metric'][:40]}"
         return f"{line}: its {long[0]} has {digits:,} digits (at most {FIGURE_DIGITS}); left out"
-    values = {name: int(digits) for name, digits in fields.items()}
-    return Figure(found["program"], found["metric"], **values)
+    return Figure(found["program"], found["metric"], **{n: int(d) for n, d in fields.items()})
 
 
 def parse_output(text: str) -> Figures:
     figures = Figures()
     for line in text.splitlines():
-        found = _FIGURE.fullmatch(line.strip())
-        if found:
+        if found := _FIGURE.fullmatch(line.strip()):
             figure = _figure(found)
             if isinstance(figure, str):
                 figures.refused.append(figure)

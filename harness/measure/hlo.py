@@ -25,26 +25,18 @@ def _skip_shape(rhs: str) -> str:
             if depth == 0:
                 return rhs[i + 1 :]
         return ""
-    _, _, rest = rhs.partition(" ")
-    return rest
+    return rhs.partition(" ")[2]
 
 
 def opcodes(hlo_text: str) -> list[tuple[str, str]]:
     """(opcode, instruction line) for every instruction of every computation."""
-    found = []
-    for line in hlo_text.splitlines():
-        match = _INSTRUCTION.match(line)
-        if not match:
-            continue
-        opcode = _OPCODE.match(_skip_shape(match.group(1).strip()))
-        if opcode:
-            found.append((opcode.group(1), line))
-    return found
+    matched = ((_INSTRUCTION.match(line), line) for line in hlo_text.splitlines())
+    found = ((_OPCODE.match(_skip_shape(m.group(1).strip())), line) for m, line in matched if m)
+    return [(opcode.group(1), line) for opcode, line in found if opcode]
 
 
 def known_trip_count(line: str) -> int | None:
-    config = _BACKEND_CONFIG.search(line)
-    if not config:
+    if not (config := _BACKEND_CONFIG.search(line)):
         return None
     try:
         parsed = json.loads(config.group(1))

@@ -77,9 +77,7 @@ class Worker:
                 preexec_fn=functools.partial(die_with_parent, signal.SIGTERM),
             )
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self._stdin = self.proc.stdin
-        self._stdout = self.proc.stdout.fileno()
-        self._buffer = b""
+        self._stdin, self._stdout, self._buffer = self.proc.stdin, self.proc.stdout.fileno(), b""
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._stdout, selectors.EVENT_READ)
         self.running: int | None = None  # the pid of the case process it runs now

@@ -175,8 +175,7 @@ def _exclusive(name: str, waiting: str, progress: Progress, wait: bool = True) -
 
 def timing_lock(progress: Progress) -> Lock:
     """Hold the machine-wide measurement lock: two processes measuring at once slow each other."""
-    waiting = "waiting for another sweep's measurement to finish"
-    return _exclusive(TIMING_LOCK, waiting, progress)
+    return _exclusive(TIMING_LOCK, "waiting for another sweep's measurement to finish", progress)
 
 
 def _path_lock(kind: str, path: Path, waiting: str, progress: Progress, wait: bool = True) -> Lock:

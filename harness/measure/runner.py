@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
 from harness.errors import HarnessError
@@ -81,30 +81,6 @@ class _Pace:
             self.first_done = time.monotonic()
 
 
-def resuming_lines(
-    sides: list[Side],
-    total: int,
-    stored: dict[tuple[int, str], str | None],
-    resume: str,
-    results_dir: Path,
-) -> list[str]:
-    """What a resumed run says, per side with cells measured before: how many are passed over."""
-    lines = []
-    for side in sides:
-        statuses = [status for (_, label), status in stored.items() if label == side.label]
-        before, cut = len(statuses) - statuses.count(None), statuses.count(INTERRUPTED)
-        if before:
-            what = "measured" if resume == "skip" else "measured ok"
-            cut_short = f", {cut} of them cut short by an interrupt (measured again in full)"
-            again = cut_short if cut else ""
-            lines.append(
-                f"[{side.label}] resuming: {before} of {total} cells already in "
-                f"{results_dir}{again}; those {what} are skipped (--force re-measures, "
-                "--retry-failed re-runs the ones that did not finish ok)"
-            )
-    return lines
-
-
 def plan_line(cells: list[Cell], settings: Settings) -> str:
     """A measurement's first line: how many cells, processes and sides, and how far it may go."""
     count, sides = settings.processes, max(len(cell.runs) for cell in cells)
@@ -144,8 +120,8 @@ class Recorder:
     results_dir: Path
     sides: list[Side]
     settings: Settings
-    seed: int
-    budget: Budget
+    seed: int = DEFAULT_SEED
+    budget: Budget = field(default_factory=Budget.for_this_machine)
     progress: Progress = stderr_line
     # Cells measured on other machines do not count as measured here.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
@@ -211,8 +187,7 @@ class Recorder:
                 for i, item in enumerate(plan)
                 for s in self.sides
             }
-            for line in resuming_lines(self.sides, len(plan), stored, resume, self.results_dir):
-                self.progress(line)
+            self._resuming(len(plan), stored, resume)
         cells = []
         for index, item in enumerate(plan):
             shown = f" {sizes_text(item.sizes)}" if item.sizes else ""  # a script has none
@@ -242,6 +217,20 @@ class Recorder:
             if cell.runs:
                 cells.append(cell)
         return cells
+
+    def _resuming(self, total: int, stored: dict[tuple[int, str], str | None], resume: str) -> None:
+        """What a resumed run says, per side with cells measured before: how many it passes over."""
+        for side in self.sides:
+            statuses = [status for (_, label), status in stored.items() if label == side.label]
+            before, cut = len(statuses) - statuses.count(None), statuses.count(INTERRUPTED)
+            if before:
+                what = "measured" if resume == "skip" else "measured ok"
+                cut_short = f", {cut} of them cut short by an interrupt (measured again in full)"
+                self.progress(
+                    f"[{side.label}] resuming: {before} of {total} cells already in "
+                    f"{self.results_dir}{cut_short if cut else ''}; those {what} are skipped "
+                    "(--force re-measures, --retry-failed re-runs the ones that did not finish ok)"
+                )
 
     def _measure_in_rounds(
         self, cells: list[Cell], outcomes: dict[tuple[int, str], Measured]
@@ -330,30 +319,11 @@ def measure(
     settings: Settings,
     results_dir: Path,
     *,
-    seed: int = DEFAULT_SEED,
-    budget: Budget | None = None,
     resume: str = "force",
-    progress: Progress = stderr_line,
-    detectable: DetectableRatio | None = None,
-    undecided: OpenComparison | None = None,
-    reuse: Reuse | None = None,
-    settled: SettledCell | None = None,
-    first_round: FirstRound | None = None,
+    **options: Any,
 ) -> list[Measured]:
     """Measure ``plan`` on ``sides`` and store every outcome under ``results_dir``: one ``Measured``
-    per planned cell and side, in plan order. What ``run`` does, called from any command."""
-    budget = Budget.for_this_machine() if budget is None else budget
-    with Recorder(
-        results_dir,
-        sides,
-        settings,
-        seed,
-        budget,
-        progress,
-        detectable=detectable,
-        undecided=undecided,
-        reuse=reuse,
-        settled=settled,
-        first_round=first_round,
-    ) as recorder:
+    per planned cell and side, in plan order. What ``run`` does, called from any command;
+    ``options``: the ``Recorder``'s other fields (``seed``, ``budget``, ``progress``...)."""
+    with Recorder(results_dir, sides, settings, **options) as recorder:
         return recorder.run_plan(plan, resume=resume)

@@ -53,11 +53,8 @@ _at_import: dict = {}  # PROGRAM_FLAGS' values right after jax's import, less th
 
 def start(jax) -> None:
     """Wrap ``jax.jit`` so that every function jitted from now on records its calls."""
-    _at_import.update(
-        (name, value)
-        for name, value in _flags(jax).items()
-        if name.upper() not in os.environ  # JAX_ENABLE_X64=1 before the import: still carried
-    )
+    # JAX_ENABLE_X64=1 before the import: still carried
+    _at_import.update((k, v) for k, v in _flags(jax).items() if k.upper() not in os.environ)
     real_jit = jax.jit
 
     @functools.wraps(real_jit)
@@ -74,8 +71,7 @@ class _Recorded:
     """A jitted function that records its calls made outside tracing; else the jitted one."""
 
     def __init__(self, jax, jitted, fun, options) -> None:
-        self._jax, self._jitted, self._options = jax, jitted, options
-        self.__wrapped__ = fun
+        self._jax, self._jitted, self._options, self.__wrapped__ = jax, jitted, options, fun
         name = getattr(fun, "__name__", "program")
         self._entry = {"name": name, "calls": 0, "lowered": 0, "options": options, "jitted": jitted}
 
@@ -144,9 +140,7 @@ def _flags(jax) -> dict:
     """The values of PROGRAM_FLAGS this jax has, as in force here (a ``with`` block's included), in
     the form ``jax.config.update`` takes (an enum as its value)."""
     found = {}
-    for name in PROGRAM_FLAGS:
-        if name not in jax.config.values:
-            continue
+    for name in (name for name in PROGRAM_FLAGS if name in jax.config.values):
         value = getattr(jax.config, name, jax.config.values[name])
         value = getattr(value, "value", value)  # an enum: its value
         if value is None or isinstance(value, (bool, int, float, str)):
@@ -184,9 +178,7 @@ def _arguments(jax, args, kwargs, options) -> dict:
     donated = {donated} if isinstance(donated, int) else set(donated or ())
     positions: list[int] = []
     first = 0
-    for number, arg in enumerate(args):
-        if number in static:
-            continue
+    for number, arg in ((n, arg) for n, arg in enumerate(args) if n not in static):
         leaves = len(jax.tree_util.tree_leaves(arg))
         positions += range(first, first + leaves) if number in donated else []
         first += leaves

@@ -138,11 +138,9 @@ class _JaxImportTimer:
     def find_spec(self, name, path=None, target=None):
         if name != "jax" or "imported_ns" in _report:
             return None
-        others = [finder for finder in sys.meta_path if finder is not self]
-        for finder in others:
+        for finder in [finder for finder in sys.meta_path if finder is not self]:
             find = getattr(finder, "find_spec", None)
-            spec = find(name, path, target) if find is not None else None
-            if spec is not None:
+            if find is not None and (spec := find(name, path, target)) is not None:
                 break
         else:
             return None  # no jax here: the import fails as it would without the hook
@@ -173,8 +171,7 @@ class _TimedLoader:
         _report["import_ns"] = _report["imported_ns"] - began
         _stop_timing()
         _listen()
-        configured = configure_jax(os.environ)
-        if configured:
+        if configured := configure_jax(os.environ):
             _report["jax_config"] = configured
         _report["profiling"] = start_profile(os.environ)
         _watch_backend()
@@ -302,26 +299,22 @@ def _events_in_source() -> dict[str, bool]:
     folder = os.path.dirname(getattr(jax, "__file__", "") or "")
     wanted, found = set(EVENTS.values()), set[str]()
     for root, _, files in os.walk(folder):
-        for file in files:
-            if file.endswith(".py") and wanted - found:
-                where = os.path.join(root, file)
-                try:
-                    with open(where, encoding="utf-8", errors="replace") as handle:
-                        text = handle.read()
-                except OSError:
-                    continue
-                found.update(event for event in wanted if event in text)
+        for file in (file for file in files if file.endswith(".py") and wanted - found):
+            try:
+                with open(os.path.join(root, file), encoding="utf-8", errors="replace") as handle:
+                    found.update(event for event in wanted if event in handle.read())
+            except OSError:
+                continue
     return {phase: event in found for phase, event in EVENTS.items()}
 
 
 def _write(path: str) -> None:
     _report["ended_ns"] = ended = time.perf_counter_ns()
-    if "imported_ns" in _report:
-        unfired = [p for p, found in _report["events"].items() if found["count"] == 0]
-        if unfired:
-            present = _events_in_source()
-            for phase in unfired:
-                _report["events"][phase]["exists"] = present[phase]
+    unfired = [p for p, found in _report["events"].items() if found["count"] == 0]
+    if "imported_ns" in _report and unfired:
+        present = _events_in_source()
+        for phase in unfired:
+            _report["events"][phase]["exists"] = present[phase]
     # The scan of jax's source is the hook's: the harness takes it out of the process's time.
     _report["after_script_ns"] = time.perf_counter_ns() - ended
     try:
@@ -356,13 +349,11 @@ def main() -> None:
             runpy.run_path(script, run_name="__main__")
     except SystemExit:
         raise
-    # as `python FILE` ends on one: its traceback, then dead of SIGINT
-    except KeyboardInterrupt as exc:
+    except BaseException as exc:  # as `python FILE` ends: its traceback, a Ctrl-C then of SIGINT
         _print_script_traceback(exc)
-        interrupted = True
-    except BaseException as exc:
-        _print_script_traceback(exc)
-        sys.exit(1)
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        if not interrupted:
+            sys.exit(1)
     finally:
         _stop_timing()
         sys.stdout.flush()

@@ -98,7 +98,6 @@ def programs_from(
         marks = {
             m.removeprefix("mark:"): f.median for m, f in found.items() if m.startswith("mark:")
         }
-        kinds = [kind for kind, f in (("wall", wall), ("dispatch", dispatch)) if f is not None]
         if dispatch is None or not marks:
             marks = {"script": (dispatch or wall).median}  # type: ignore[union-attr]
         first = found.get("first_call_ns")
@@ -107,7 +106,7 @@ def programs_from(
             samples=(TimedSample(tuple(marks.values()), (wall or dispatch).median),),  # type: ignore[union-attr]
             first_call=None if first is None else TimedSample((first.median,), first.median),
             stopped_by="script output",
-            kinds=tuple(kinds),
+            kinds=tuple(k for k, f in (("wall", wall), ("dispatch", dispatch)) if f is not None),
             printed=tuple(asdict(f) for f in found.values()),
         )
     return programs, compiled
@@ -239,8 +238,7 @@ def run_script(
             report = {}
         report = report if isinstance(report, dict) else {}
         suite = read_suite_run(Path(env[BENCHMARK_JSON]))
-        hooks = report.get("after_script_ns")
-        # the hook's scan after the script: not the script's
+        hooks = report.get("after_script_ns")  # the hook's scan after the script: not the script's
         if isinstance(hooks, int) and 0 <= hooks < wall_ns:
             wall_ns -= hooks
     record: dict[str, Any] = {

@@ -80,13 +80,8 @@ class Side:
 
     def environment(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """The harness's environment with this side's variables applied."""
-        environ = dict(os.environ if base is None else base)
-        for name, value in self.env.items():
-            if value is None:
-                environ.pop(name, None)
-            else:
-                environ[name] = value
-        return environ
+        environ = dict(os.environ if base is None else base) | self.env  # None: unset
+        return {name: value for name, value in environ.items() if value is not None}
 
 
 # A plan's keys: a side's fields, the label first (``compare_with`` is the harness's own).

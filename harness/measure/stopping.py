@@ -53,12 +53,11 @@ class StopRules:
 
     def another_round(self, cell: Cell, runs: list[CellRun], done: int) -> bool:
         """After ``done`` rounds of ``cell`` (``runs``: its sides still going), whether one more."""
-        settings = self.settings
-        if done < settings.processes:
+        if done < self.settings.processes:
             return True
-        if settings.decide is not None and self.undecided is not None and len(cell.runs) > 1:
+        if self.settings.decide is not None and self.undecided is not None and len(cell.runs) > 1:
             return self._until_decided(cell, done)
-        if settings.target_ratio is None or self.detectable is None:
+        if self.settings.target_ratio is None or self.detectable is None:
             return False
         return self._toward_target(cell.head, runs, done)
 
@@ -117,8 +116,7 @@ class StopRules:
         """The metrics the caller has settled on the cell's processes so far (none without one)."""
         if self.settled is None:
             return set()
-        ok = {run.side.label: run.processes for run in cell.runs}
-        ok = {label: [p for p in ps if p.status is RunStatus.OK] for label, ps in ok.items()}
+        ok = {r.side.label: [p for p in r.processes if p.status is RunStatus.OK] for r in cell.runs}
         return {key.metric_name for key in self.settled(ok)}
 
     def _counts_ceiling(self, cell: Cell, seconds: float) -> int:

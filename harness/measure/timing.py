@@ -66,8 +66,7 @@ def run_once(
         outputs.append(thunk())
         marks.append(clock() - start)
     block(outputs)
-    wall = clock() - start
-    return Sample(marks, wall)
+    return Sample(marks, clock() - start)
 
 
 def run_loops(

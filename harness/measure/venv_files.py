@@ -21,8 +21,7 @@ MARK = ".harness-damaged"  # in the venv: the files found damaged, one a line
 
 
 def site_packages(venv: Path) -> Path | None:
-    found = sorted(venv.glob("lib/python3*/site-packages"))
-    return found[-1] if found else None
+    return max(venv.glob("lib/python3*/site-packages"), default=None)
 
 
 def _recorded(site: Path, named: set[str]) -> dict[str, str]:

@@ -95,11 +95,10 @@ def preload() -> list[str]:
     for name in PRELOAD:
         try:
             importlib.import_module(name)
+            loaded.append(name)
         except Exception as exc:  # no JAX in this venv, or a broken one: the case will say so
             said = f"worker: not preloaded {name}: {type(exc).__name__}: {exc}"
             print(said, file=sys.stderr, flush=True)
-            continue
-        loaded.append(name)
     return loaded
 
 
@@ -121,8 +120,7 @@ def start_case_process(request: dict[str, Any], isolation: str) -> int:
         fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         # The worker's protocol pipes must not stay open in a case process.
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))
         if request.get("affinity") is not None:

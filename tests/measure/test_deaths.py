@@ -13,7 +13,7 @@ import time
 import pytest
 
 from harness.measure import deaths, script_hook
-from harness.measure.case_process import run_process
+from harness.measure.attempts import run_process
 from harness.measure.launch import Worker
 from harness.store.schema import EndKind, ProcessEnd, RunStatus, Settings
 from tests.conftest import FIXTURES

@@ -2,7 +2,7 @@ import signal
 
 import pytest
 
-from harness.measure.case_process import classify
+from harness.measure.attempts import classify
 from harness.store.schema import ProcessLoad, ProcessRun, RunStatus
 
 
