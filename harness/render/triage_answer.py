@@ -152,19 +152,9 @@ def _step_rows(found: TriageOutcome) -> list[list[str]]:
         results = [r for r in (c.before.result, c.after.result) if r is not None]
         claims = " → ".join(map(outcome, results)) if len(results) == 2 else "–"
         again = claims if step.criterion.is_claim else against_cell(c.comparison)
-        holds = "yes" if c.confirmed else "no"
+        ends, holds = f"{step.before} → {step.after}", "yes" if c.confirmed else "no"
         source = f"{c.before.release}: {c.before.note}; {c.after.release}: {c.after.note}"
-        rows.append(
-            [
-                step.criterion.name,
-                f"{step.before} → {step.after}",
-                first,
-                again,
-                holds,
-                c.reason,
-                source,
-            ]
-        )
+        rows.append([step.criterion.name, ends, first, again, holds, c.reason, source])
     return rows
 
 

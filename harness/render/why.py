@@ -141,8 +141,7 @@ def trial_lines(
         lines.append(Finding(f"{tried_text(each, answer)}{most}: {back}{changed}", leads=unwanted))
     if tried and not found:
         none = f"none of the {len(tried)} {answer.subject} tried brought the old "
-        none += f"{metric.metric_name} back"
-        lines.append(leading(none))
+        lines.append(leading(f"{none}{metric.metric_name} back"))
     for each in forward:
         lines.append(f"{tried_text(each, answer)}: it brings the new number to {answer.before} too")
     lines += [tried_text(t, answer) for t in tried if t not in found and t not in forward]
@@ -248,22 +247,20 @@ def counterpart_lines(answer: CompiledAnswer) -> list[Finding]:
     """A step of memory judged by the programs' temporary bytes (it leads); a metric without a
     counterpart in the dumps said, not judged."""
     none = [NO_COUNTERPART[each] for each in answer.reads if each in NO_COUNTERPART]
-    lines = [Finding(f"XLA's dumps hold no counterpart of {' or '.join(none)}: not judged by them")]
-    lines = lines if none else []
+    said = f"XLA's dumps hold no counterpart of {' or '.join(none)}: not judged by them"
+    lines = [Finding(said)] if none else []
     found = answer.temp_bytes()
     if MEMORY_SIZE not in answer.reads:
         return lines
     if found is None:
         return [*lines, Finding("the compiled programs' temporary bytes were not read")]
     old, new = found
-    head = "the compiled programs' temporary bytes, the counterpart of a step of memory"
-    if old == new:
-        return [
-            *lines,
-            leading(f"{head}: the same on both ({format_bytes(old)}): it moved outside them"),
-        ]
     ratio = f" ({format_ratio(new / old)})" if old else ""
-    return [*lines, leading(f"{head}: {format_bytes(old)} → {format_bytes(new)}{ratio}")]
+    moved = f"{format_bytes(old)} → {format_bytes(new)}{ratio}"
+    if old == new:
+        moved = f"the same on both ({format_bytes(old)}): it moved outside them"
+    head = "the compiled programs' temporary bytes, the counterpart of a step of memory"
+    return [*lines, leading(f"{head}: {moved}")]
 
 
 def module_text(change: ModuleChange) -> str:
@@ -276,14 +273,12 @@ def module_text(change: ModuleChange) -> str:
         key=lambda op: -abs(new.after[op] - old.after[op]),
     )
     parts += [f"{op} {old.after[op]} → {new.after[op]}" for op in moved[:SHOWN_OPCODES]]
-    targets = set(old.custom_calls) | set(new.custom_calls)
-    for target in sorted(t for t in targets if old.custom_calls[t] != new.custom_calls[t]):
-        parts.append(
-            f"custom call {target} {old.custom_calls[target]} → {new.custom_calls[target]}"
-        )
-    kinds = set(old.fusion_kinds) | set(new.fusion_kinds)
-    for kind in sorted(k for k in kinds if old.fusion_kinds[k] != new.fusion_kinds[k]):
-        parts.append(f"{kind} fusions {old.fusion_kinds[kind]} → {new.fusion_kinds[kind]}")
+    for label, was, now in (
+        ("custom call {}", old.custom_calls, new.custom_calls),
+        ("{} fusions", old.fusion_kinds, new.fusion_kinds),
+    ):
+        differ = sorted(k for k in set(was) | set(now) if was[k] != now[k])
+        parts += [f"{label.format(k)} {was[k]} → {now[k]}" for k in differ]
     if old.temp_bytes != new.temp_bytes:
         parts.append(f"temporary bytes {old.temp_bytes} → {new.temp_bytes}")
     counts = f"{sum(old.before.values())} → {sum(new.before.values())} instructions"
@@ -294,12 +289,8 @@ def module_text(change: ModuleChange) -> str:
 
 def profile_lines(answer: ProfileAnswer) -> list[Finding]:
     if not isinstance(answer.old, OpTimes) and not isinstance(answer.new, OpTimes):
-        return [
-            leading(
-                f"where the time went not profiled: {answer.before}: {answer.old}; "
-                f"{answer.after}: {answer.new}"
-            )
-        ]
+        sides = f"{answer.before}: {answer.old}; {answer.after}: {answer.new}"
+        return [leading(f"where the time went not profiled: {sides}")]
     shown = [
         f"{kind} {_op_cell(answer.old, kind)} → {_op_cell(answer.new, kind)}"
         for kind in answer.kinds()[:SHOWN_OPS]
@@ -476,12 +467,8 @@ def skipped_lines(skipped: Skipped) -> list[Finding]:
 def spent_lines(spent: Spent) -> list[str]:
     asked = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in spent.seconds.items())
     asks = f" (asked by `{spent.command}`)" if spent.command else ""
-    settled = (
-        f"; not asked, the step being answered: {', '.join(spent.unasked)}{asks}"
-        if spent.unasked
-        else ""
-    )
-    return [f"kinds asked, in order: {asked}{settled}"] if asked else []
+    settled = f"; not asked, the step being answered: {', '.join(spent.unasked)}{asks}"
+    return [f"kinds asked, in order: {asked}{settled if spent.unasked else ''}"] if asked else []
 
 
 # Each kind's step-wide findings, by the kind's name (``harness.explain.kinds``: every kind has an
@@ -577,12 +564,9 @@ def held_line(answer: HeldAnswer) -> str:
     clauses = []
     for verdict, metrics in by_answer.items():
         parts = answer.parts[metrics[0]]
-        figures = "; ".join(
-            f"{who} {_said(found)}"
-            for who, found in (("jax's part", parts.jax), ("the libraries'", parts.libraries))
-        )
-        if parts.by_share:
-            figures = _shared_out(parts)
+        sides = (("jax's part", parts.jax), ("the libraries'", parts.libraries))
+        figures = "; ".join(f"{who} {_said(found)}" for who, found in sides)
+        figures = _shared_out(parts) if parts.by_share else figures
         more = f" and {len(metrics) - 1} more" if len(metrics) > 1 else ""
         clauses.append(f"{said[verdict]} on {metrics[0].metric_name}{more} ({figures})")
     return "; ".join(clauses)
@@ -652,12 +636,7 @@ def next_steps(
             words += criterion.words()
             purpose = f"which {name} release, jax {held.jax_of_middle} held"
             said.append(FollowUp(purpose, _command(setting, "triage", words)))
-    if (
-        setting.libraries.vary is None
-        and not answered
-        and comes_with != LIBRARIES
-        and not known_commit
-    ):
+    if setting.libraries.vary is None and not (answered or known_commit or comes_with == LIBRARIES):
         ends = [f"--{terms.old}", before, f"--{terms.new}", after, *criterion.words()]
         bisect = _command(setting, "bisect", ["--commits", *ends])
         said.append(FollowUp("jax's Python or jaxlib, and which jax commit", bisect))
