@@ -35,10 +35,8 @@ def page_names(cases: Sequence[str]) -> dict[str, str]:
     taken = {INDEX.casefold()}
     names = {}
     for case in cases:
-        reserved = f"{case}.md".casefold() == INDEX.casefold() or case.casefold().startswith(
-            OTHER_REPORTS
-        )
-        stem = f"case-{case}" if reserved else case
+        index = f"{case}.md".casefold() == INDEX.casefold()
+        stem = f"case-{case}" if index or case.casefold().startswith(OTHER_REPORTS) else case
         name, n = f"{stem}.md", 2
         while name.casefold() in taken:
             name, n = f"{stem}-{n}.md", n + 1
@@ -130,17 +128,14 @@ def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
     return [*lines, ""]
 
 
-def run_row(run: RunView) -> list[object]:
-    r = run.stored.result
-    cell = [r.case, r.release, r.profile, r.backend, sizes_text(r.sizes), short_machine(r.machine)]
-    return [*cell, r.status, run.mark, run.older]
-
-
 def runs_overview(runs: Sequence[RunView]) -> str:
-    return markdown_table(
-        list(map(run_row, runs)),
-        ["case", "jax", "profile", "backend", "sizes", "machine", "status", "claim", "older runs"],
-    )
+    rows = []
+    for run in runs:
+        r = run.stored.result
+        where = [r.profile, r.backend, sizes_text(r.sizes), short_machine(r.machine)]
+        rows.append([r.case, r.release, *where, r.status, run.mark, run.older])
+    headers = ["case", "jax", "profile", "backend", "sizes", "machine", "status", "claim"]
+    return markdown_table(rows, [*headers, "older runs"])
 
 
 def render_index(

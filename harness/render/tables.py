@@ -27,20 +27,13 @@ class Mark:
 
 
 def _marks(thresholds: Thresholds) -> list[tuple[str, Mark]]:
+    cv, iqr = f"{thresholds.max_between_cv:.0%}", f"{thresholds.max_relative_iqr:.0%} of the median"
     return [
         (SEPARATE_UNDER_LOAD, Mark("L", "separate runs, one measured under load: no verdict")),
         (UPPER_ESTIMATE, Mark("u", "the ratio is an upper estimate: it barely passed the test")),
         ("too few processes", Mark("f", f"fewer than {thresholds.min_processes} processes a side")),
-        (
-            "process medians vary",
-            Mark("v", f"process medians vary by more than {thresholds.max_between_cv:.0%}"),
-        ),
-        (
-            "of median within processes",
-            Mark(
-                "w", f"IQR within processes above {thresholds.max_relative_iqr:.0%} of the median"
-            ),
-        ),
+        ("process medians vary", Mark("v", f"process medians vary by more than {cv}")),
+        ("of median within processes", Mark("w", f"IQR within processes above {iqr}")),
         (
             "measured under load",
             Mark("l", "processes measured while other work loaded the machine"),
@@ -69,10 +62,10 @@ def legend(comparisons: Iterable[Comparison], thresholds: Thresholds) -> str:
     return f"caveats: {' · '.join(shown)}" if shown else ""
 
 
-def said_text(comparison: Comparison, markdown: bool = True) -> str:
+def said_text(comparison: Comparison) -> str:
     """In markdown, bold if worse (slower, or higher)."""
     said = comparison.said
-    return f"**{said}**" if markdown and comparison.verdict is Verdict.SLOWER else said
+    return f"**{said}**" if comparison.verdict is Verdict.SLOWER else said
 
 
 def verdict_text(comparison: Comparison) -> str:
