@@ -62,10 +62,10 @@ def legend(comparisons: Iterable[Comparison], thresholds: Thresholds) -> str:
     return f"caveats: {' · '.join(shown)}" if shown else ""
 
 
-def said_text(comparison: Comparison) -> str:
+def said_text(comparison: Comparison, markdown: bool = True) -> str:
     """In markdown, bold if worse (slower, or higher)."""
     said = comparison.said
-    return f"**{said}**" if comparison.verdict is Verdict.SLOWER else said
+    return f"**{said}**" if markdown and comparison.verdict is Verdict.SLOWER else said
 
 
 def verdict_text(comparison: Comparison) -> str:
