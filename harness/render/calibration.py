@@ -19,14 +19,14 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
         f"{inline(run.created_at[:10])} with {inline(run.case)} {inline(sizes_text(run.sizes))} on "
         f"jax {inline(run.release)})"
     )
-    pairs = f"{run.pairs} pair{'s' if run.pairs != 1 else ''} of separate runs of one release"
+    some_pairs = f"{run.pairs} pair{'s' if run.pairs != 1 else ''}"
+    pairs = f"{some_pairs} of separate runs of one release"
+    aa = f"no metric could be compared between {pairs}"
     if run.comparisons:
         aa = (
             f"{run.flagged} of {run.comparisons} metric comparisons between {pairs} got a verdict "
             f"({run.false_positive_rate:.1%})"
         )
-    else:
-        aa = f"no metric could be compared between {pairs}"
     if run.detectable_ratio is not None:
         aa += (
             f"; at {run.processes} processes a side, the spread between processes here lets the "
@@ -50,8 +50,7 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
         )
         aa += (
             f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate "
-            f"runs (log standard deviation, from {run.pairs} pair{'s' if run.pairs != 1 else ''}; "
-            f"{advice})"
+            f"runs (log standard deviation, from {some_pairs}; {advice})"
         )
     raised = f"raising {inline(run.raised)} from {run.raised_from} to {run.raised_to}"
     if run.slowdown_runs:
@@ -66,15 +65,10 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
         smallest = format_ratio(run.smallest_flagged_ratio)
         seen = f"{raised} was flagged slower in {share} metric comparisons, from {smallest} up"
     elif run.largest_unflagged_ratio is not None:
-        seen = (
-            f"{raised} was not flagged (ratios up to {format_ratio(run.largest_unflagged_ratio)})"
-        )
+        largest = format_ratio(run.largest_unflagged_ratio)
+        seen = f"{raised} was not flagged (ratios up to {largest})"
     else:
         seen = f"{raised} could not be compared"
-    caveat = ""
-    if run.processes < run.min_processes:
-        count = f"{run.processes} process{'es' if run.processes != 1 else ''}"
-        caveat = (
-            f" (runs of {count} a side: too few for any verdict, {run.min_processes} are needed)"
-        )
-    return f"{where}: {aa}; {seen}{caveat}."
+    count = f"{run.processes} process{'es' if run.processes != 1 else ''}"
+    caveat = f" (runs of {count} a side: too few for any verdict, {run.min_processes} are needed)"
+    return f"{where}: {aa}; {seen}{caveat if run.processes < run.min_processes else ''}."

@@ -74,15 +74,9 @@ def status_words(probe: Probe, said: str = "{} ({})") -> str:
 
 def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
     releases = found.releases
-    lines = whole_lines(
-        [
-            head_line("Sweep", setting, releases[0], releases[-1]),
-            f"{len(releases)} releases, {len(found.ok())} ran ok; wall time "
-            f"{setting.wall_s:.0f} s, installs included",
-            not_ok_line(found),
-        ]
-    )
-    lines.append("")
+    ran = f"{len(releases)} releases, {len(found.ok())} ran ok; wall time {setting.wall_s:.0f} s"
+    head = [head_line("Sweep", setting, releases[0], releases[-1]), f"{ran}, installs included"]
+    lines = [*whole_lines([*head, not_ok_line(found)]), ""]
     # in range order, and within one step in reading order (the script's own first)
     where = {release: i for i, release in enumerate(releases)}
     steps = sorted(found.steps, key=lambda s: (where.get(s.after, 0), s.criterion.rank()))

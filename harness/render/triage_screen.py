@@ -66,7 +66,7 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         before, after = ends
         ordered = sorted(changes, key=lambda tc: tc[1].step.criterion.rank())
         changes_of = [c for _, c in ordered]
-        lead = next((c for _, c in ordered if c.step.criterion.figures is not None), ordered[0][1])
+        lead = next((c for c in changes_of if c.step.criterion.figures is not None), changes_of[0])
         between = found.skipped_between(lead.step)
         libs = (setting.jaxlib.get(before), setting.jaxlib.get(after))
         # jaxlib named if not the jax release's own version (jax 0.4.33, jaxlib 0.4.33 says it all)
@@ -84,16 +84,13 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
 def processes_again(found: TriageOutcome) -> str:
     """``5–10 processes a side``: how far measuring the candidates again went; "" where none was."""
     again = [min(c.comparison.processes) for c in found.confirmations if c.comparison is not None]
-    if not again:
-        return ""
-    fewest, most = min(again), max(again)
-    return f"{fewest}{f'–{most}' if most > fewest else ''} processes a side"
+    fewest, most = min(again, default=0), max(again, default=0)
+    return f"{fewest}{f'–{most}' if most > fewest else ''} processes a side" if again else ""
 
 
 def measured_words(found: TriageOutcome) -> str:
     """``35 releases`` where the first round measured each, else ``12 of 35 releases measured``."""
-    first = found.first_round
-    count, every = len(first.measurements), len(first.releases)
+    count, every = len(found.first_round.measurements), len(found.first_round.releases)
     return f"{every} releases" if count == every else f"{count} of {every} releases measured"
 
 
@@ -104,11 +101,8 @@ def grid_caveat(found: TriageOutcome) -> str:
         return ""
     # A plain script's processes record no compiled program's facts: nothing of the kind to see.
     facts = any(hlo_facts(m.result) for m in first.ok() if m.result is not None)
-    alike = (
-        ", the claim and the compiled programs' facts"
-        if facts
-        else " and the claim (no compiled program's facts were recorded)"
-    )
+    alike = " and the claim (no compiled program's facts were recorded)"
+    alike = ", the claim and the compiled programs' facts" if facts else alike
     counts = [len(m.result.result.processes) for m in first.ok() if m.result is not None]
     glanced = (
         f" Nor would a cost's step that {min(counts)} processes a release could not tell from "
@@ -131,8 +125,7 @@ def small_changes(found: TriageOutcome, thresholds: Thresholds) -> list[tuple[Co
     """Each cost step whose ratio stays within what another run's first round would list nine
     times in ten (``grid.twice_safe_bounds``), said ``×1.3 (within ×1.57)``: each confirmed one,
     and each whose first round held it within that, so that it was not measured again."""
-    screen = screening(thresholds)
-    bounds = twice_safe_bounds(found.first_round, screen)
+    bounds = twice_safe_bounds(found.first_round, screening(thresholds))
     small = []
     for change in found.confirmations:
         compared = change.comparison or change.step.comparison
@@ -177,13 +170,10 @@ def no_answer(found: TriageOutcome, compared: str) -> str:
 
 
 def _triage_counts(found: TriageOutcome, processes: int, wall_s: float) -> list[str]:
-    first = found.first_round
-    again = processes_again(found)
-    measured = f" ({again})" if again else ""
-    confirmed = len(found.changes())
-    undecided = len(found.undecided())
+    first, again = found.first_round, processes_again(found)
+    confirmed, undecided = len(found.changes()), len(found.undecided())
     dropped = len(found.confirmations) - confirmed - undecided
-    parts = [f"{confirmed} confirmed on measuring again{measured}"]
+    parts = [f"{confirmed} confirmed on measuring again" + (f" ({again})" if again else "")]
     parts += [f"{undecided} undecided"] if undecided else []
     parts += [f"{dropped} did not hold"] if dropped else []
     return [
@@ -194,15 +184,12 @@ def _triage_counts(found: TriageOutcome, processes: int, wall_s: float) -> list[
 
 
 def _undecided_lines(found: TriageOutcome) -> list[str]:
-    undecided = found.undecided()
-    if not undecided:
-        return []
     each = [
         f"{c.step.criterion.name} {c.step.before} → {c.step.after}"
         + (f" ({min(c.comparison.processes)} a side, {c.comparison.said})" if c.comparison else "")
-        for c in undecided
+        for c in found.undecided()
     ]
-    return screen.wrap(
+    return each and screen.wrap(
         f"Undecided, not unchanged: {'; '.join(each)}. The same command with a larger "
         "--max-processes (and --time-budget, where one was given), on a quiet machine, may "
         "decide (what ran out of processes is measured again, the rest reused)."
@@ -229,7 +216,7 @@ def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report
     head = [
         head_line("Triage", setting, releases[0], releases[-1]),
         *_triage_counts(found, processes, setting.wall_s),
-        *[line for line in [not_ok_line(found.first_round)] if line],
+        not_ok_line(found.first_round),
     ]
     blocks = triage_blocks(found, setting)
     small = small_line(small_changes(found, setting.thresholds), most=SMALL_ON_SCREEN)
