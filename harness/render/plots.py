@@ -77,9 +77,8 @@ def wrapped(text: str, width: int = LABEL_WIDTH) -> str:
         if lines and len(lines[-1]) + len(SEPARATOR) + len(part) <= width:
             lines[-1] += SEPARATOR + part
         else:
-            lines += textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False) or [
-                part
-            ]
+            broken = textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False)
+            lines += broken or [part]
     return "\n".join(lines)
 
 
@@ -97,13 +96,10 @@ def offsets(count: int, points: bool) -> list[float]:
 
 def release_ticks(axes: Axes, labels: Sequence[str], rotation: int, **font: Any) -> None:
     points = as_points(labels)
-    axes.set_xticks(
-        range(len(labels)),
-        list(labels),
-        rotation=0 if points else rotation,
-        ha="center" if points else "right",
-        **font,
+    turned: dict[str, Any] = (
+        {"rotation": 0, "ha": "center"} if points else {"rotation": rotation, "ha": "right"}
     )
+    axes.set_xticks(range(len(labels)), list(labels), **turned, **font)
     if points:
         axes.set_xlim(-0.6, len(labels) - 0.4)
 
@@ -251,13 +247,11 @@ def draw_plots(timings: Sequence[TimingGroup], out_dir: Path) -> DrawnPlots:
     files = {}
     taken: set[str] = set()
     for timing in timings:
-        key = timing.key
         for kind, figure_of in FIGURES.items():
-            name = plot_name(key, kind, taken)
-            figure = figure_of(timing)
-            if figure is not None:
+            name = plot_name(timing.key, kind, taken)
+            if (figure := figure_of(timing)) is not None:
                 save_figure(figure, child(folder, name))
-                files[(key, kind)] = f"{PLOTS}/{name}"
+                files[(timing.key, kind)] = f"{PLOTS}/{name}"
     return DrawnPlots(files)
 
 

@@ -194,12 +194,11 @@ def _against(comparison: Comparison, release: str) -> str:
 def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
     if answer.void:
         void = " and ".join(answer.void)
-        return [
-            leading(
-                "compiled programs not compared, void for this script: it sets XLA_FLAGS itself "
-                f"before jax starts on {void}, so XLA never got the harness's dump flags ({APPEND})"
-            )
-        ]
+        said = (
+            "compiled programs not compared, void for this script: it sets XLA_FLAGS itself "
+            f"before jax starts on {void}, so XLA never got the harness's dump flags ({APPEND})"
+        )
+        return [leading(said)]
     if answer.problem:
         return [leading(f"compiled programs not compared: {answer.problem}")]
     if not answer.changes:
@@ -227,16 +226,10 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
         for text, names in list(alike.items())[:SHOWN_MODULES]
     ]
     more = sum(len(names) for names in list(alike.values())[SHOWN_MODULES:])
-    diffs = any(not c.same_text for c in differing)
-    return [
-        leading(
-            f"{head}, {len(differing)} differ"
-            + (f", {more} not shown" if more else "")
-            + (f" (text diffs in `{answer.folder}<module>.diff`)" if diffs else "")
-        ),
-        *memory,
-        *findings(shown),
-    ]
+    head += f", {len(differing)} differ" + (f", {more} not shown" if more else "")
+    if any(not c.same_text for c in differing):
+        head += f" (text diffs in `{answer.folder}<module>.diff`)"
+    return [leading(head), *memory, *findings(shown)]
 
 
 # What the step's metrics measure that XLA's dumps hold no counterpart of: said, never judged.
@@ -301,12 +294,11 @@ def profile_lines(answer: ProfileAnswer) -> list[Finding]:
         if isinstance(why, str)
     ]
     note = f" ({'; '.join(missing)})" if missing else ""
-    return [
-        leading(
-            "where the time went, by op (one profiled process each; an op's own time, and how "
-            f"many ran; {answer.before} → {answer.after}): {'; '.join(shown)}{note}"
-        )
-    ]
+    said = (
+        "where the time went, by op (one profiled process each; an op's own time, and how "
+        f"many ran; {answer.before} → {answer.after}): {'; '.join(shown)}{note}"
+    )
+    return [leading(said)]
 
 
 def _op_cell(times: OpTimes | str, kind: str) -> str:
@@ -352,10 +344,8 @@ def reproduced_lines(
     on = f"on {name}, its counterpart of {metric.metric_name}"
     theirs = comparison.ratio_cell or "n/a"
     if answer.reproduces(metric, step):
-        said = (
-            f"reproduces it with jax alone {on}: {theirs} (your script: {step.ratio_cell or 'n/a'})"
-        )
-        return [leading(said)]
+        mine = step.ratio_cell or "n/a"
+        return [leading(f"reproduces it with jax alone {on}: {theirs} (your script: {mine})")]
     if comparison.verdict is Verdict.UNDECIDED:  # too few processes (a why cut short): no evidence
         said = f"the reproducer with jax alone is undecided {on} ({theirs}, {comparison.said})"
         return [Finding(said)]
