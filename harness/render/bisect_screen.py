@@ -106,15 +106,13 @@ def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequen
     probes = sum(len(a.found.probes) for a in answers)
     n = len(releases)
     expected = f"⌈log2 {n}⌉ + 2 = {expected_probes(n)} expected for one change"
-    count = (
-        f"{n} releases in the range; {probes} probes ({expected}); wall time {setting.wall_s:.0f} "
-        "s, installs included"
-        if len(answers) == 1
-        else f"{n} releases in the range; "
-        f"{len(answers)} metrics moved between the endpoints, each bisected: "
-        f"{probes} probes, stored results reused; wall time {setting.wall_s:.0f} s, installs "
-        "included"
-    )
+    wall = f"wall time {setting.wall_s:.0f} s, installs included"
+    count = f"{n} releases in the range; {probes} probes ({expected}); {wall}"
+    if len(answers) > 1:
+        count = (
+            f"{n} releases in the range; {len(answers)} metrics moved between the endpoints, each "
+            f"bisected: {probes} probes, stored results reused; {wall}"
+        )
     head = [head_line("Bisect", setting, releases[0], releases[-1]), *screen.wrap(count)]
     if len(answers) == 1:
         probed = ", ".join(_probed(j, answers[0].setting) for j in answers[0].found.probes)

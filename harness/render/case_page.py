@@ -159,11 +159,8 @@ def group_section(timing: TimingGroup, plots: DrawnPlots, thresholds: Thresholds
 def structure_section(structure: StructureGroup) -> str:
     lines = [f"### {inline(structure.key.describe())}", ""]
     if structure.machines > 1:
-        lines += [
-            f"From {structure.machines} machines: counted facts do not depend on a machine's "
-            "speed.",
-            "",
-        ]
+        machines = f"From {structure.machines} machines"
+        lines += [f"{machines}: counted facts do not depend on a machine's speed.", ""]
     if structure.devices:
         lines += ["> [!NOTE]", "> Compiled for different devices, which may explain a difference:"]
         lines += [f"> - {inline(text)}" for text in structure.devices]

@@ -38,9 +38,8 @@ def _what(probe: CommitProbe) -> str:
 
 def _count_line(found: CommitBisect, setting: Setting) -> str:
     n = len(found.commits)
-    installs = len({(p.name, p.jaxlib) for p in found.probes if p.commit is not None}) + len(
-        found.not_installed
-    )
+    tried = {(p.name, p.jaxlib) for p in found.probes if p.commit is not None}
+    installs = len(tried) + len(found.not_installed)
     return (
         f"{n} jax commits from {found.first} to {found.last} along the first parents; "
         f"{len(found.probes)} probes (⌈log2 {n + 1}⌉ + 4 = {expected_commit_probes(n)} expected "

@@ -108,13 +108,9 @@ def _fitted(cells: Sequence[Sequence[str]], room: int, shrink: int) -> list[int]
         giving = [i for i in range(count) if widths[i] > words[i]]
         if not giving:
             return None
-        widest = max(widths[i] for i in giving)
-        column = (
-            shrink
-            if shrink in giving and widths[shrink] == widest
-            else next(i for i in giving if widths[i] == widest)
-        )
-        widths[column] -= 1
+        top = max(widths[i] for i in giving)
+        widest = [i for i in giving if widths[i] == top]
+        widths[shrink if shrink in widest else widest[0]] -= 1
         over -= 1
     return widths
 

@@ -83,11 +83,8 @@ def import_lines(watched: TargetWatch) -> list[str]:
     said = "; ".join(
         f"jax {inline(release)}: " + "; ".join(lines) for release, lines in imports.items()
     )
-    return [
-        f"Where its import goes (`python -X importtime`, one extra process a side, not timed): "
-        f"{said}.",
-        "",
-    ]
+    where = "Where its import goes (`python -X importtime`, one extra process a side, not timed)"
+    return [f"{where}: {said}.", ""]
 
 
 def benchmark_lines(watched: TargetWatch) -> list[str]:
