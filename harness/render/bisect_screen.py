@@ -118,14 +118,8 @@ def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequen
         probed = ", ".join(_probed(j, answers[0].setting) for j in answers[0].found.probes)
         head += screen.wrap(f"probed: {probed}", indent="  ")
     blocks, missing = bisect_blocks(answers)
-    shown = (
-        [f"Report: {reports[0]}"]
-        if len(reports) == 1
-        else [
-            "Reports, one per metric:",
-            *screen.budgeted([f"  {r}" for r in reports], 4, "  … and {n} more beside them"),
-        ]
-    )
+    more = screen.budgeted([f"  {r}" for r in reports], 4, "  … and {n} more beside them")
+    shown = [f"Report: {reports[0]}"] if len(reports) == 1 else ["Reports, one per metric:", *more]
     return frame(head, blocks, missing, setting, shown)
 
 

@@ -136,14 +136,8 @@ class Block:
 
 def metric_row(criterion: Criterion, comparison: Comparison, verdict: str = "") -> Row:
     """A metric's row from the comparison that settled it (re-measured, or a probe's)."""
-    return Row(
-        criterion,
-        " → ".join(comparison.shown),
-        comparison.ratio_cell,
-        verdict or comparison.said,
-        sure_cell(comparison),
-        comparison,
-    )
+    figures, said = " → ".join(comparison.shown), verdict or comparison.said
+    return Row(criterion, figures, comparison.ratio_cell, said, sure_cell(comparison), comparison)
 
 
 def sure_cell(comparison: Comparison) -> str:
@@ -160,15 +154,6 @@ def _rows_ordered(rows: Sequence[Row]) -> list[Row]:
     return sorted(rows, key=lambda r: r.criterion.rank())
 
 
-def _why_shown(why: Sequence[Finding], most: int) -> list[str]:
-    """The first ``most`` findings, leading ones first, each whole, without its commands."""
-    ordered = [f for f in why if f.leads] + [f for f in why if not f.leads]
-    shown: list[str] = []
-    for finding in ordered[:most]:
-        shown += screen.labelled("  why: " if not shown else "       ", finding.text)
-    return shown
-
-
 def block_lines(
     block: Block, fold: tuple[int, int, int], shown: set[str], thresholds: Thresholds
 ) -> list[str]:
@@ -180,7 +165,10 @@ def block_lines(
     lines += screen.table(cells, BLOCK_HEADERS, indent="  ", shrink=1)
     if len(rows) > most:
         lines.append(f"  and {len(rows) - most} more metric(s) in this step: the report lists them")
-    lines += _why_shown(block.why, why)
+    # the first ``why`` findings, leading ones first, each whole, without its commands
+    ordered = [f for f in block.why if f.leads] + [f for f in block.why if not f.leads]
+    for n, finding in enumerate(ordered[:why]):
+        lines += screen.labelled("       " if n else "  why: ", finding.text)
     offered = [f for finding in block.why for f in finding.follow_ups] + block.next
     new = {f.command: f for f in offered if f.command not in shown}
     for follow_up in list(new.values())[:commands]:

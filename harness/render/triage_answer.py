@@ -181,18 +181,6 @@ def plotted_metrics(found: TriageOutcome, setting: Setting) -> list[MetricKey]:
     return [k for k in every if k.kind == "wall"]
 
 
-def draw_triage_plot(
-    found: TriageOutcome, setting: Setting, out: Path, stem: str
-) -> tuple[str | None, str]:
-    results = [m.result for m in found.first_round.ok() if m.result is not None]
-    series = metric_series(results, plotted_metrics(found, setting))
-    changes = list(dict.fromkeys(c.step.after for c in found.changes()))
-    releases = found.first_round.releases
-    title = f"{setting.case}, jax {releases[0]} → {releases[-1]}"
-    why = draw_series(title, releases, series, changes, inside(out, PLOTS, f"{stem}.png"))
-    return (None, why) if why else (f"{PLOTS}/{stem}.png", "")
-
-
 def triage_markdown(
     found: TriageOutcome, setting: Setting, processes: int, plot: tuple[str | None, str]
 ) -> str:
@@ -262,7 +250,13 @@ def triage_answer(
     found: TriageOutcome, setting: Setting, processes: int, out: Path, stem: str, report: str = ""
 ) -> Answer:
     """The triage's answer, its plot drawn under ``out`` beside the page."""
-    plot = draw_triage_plot(found, setting, out, stem)
+    results = [m.result for m in found.first_round.ok() if m.result is not None]
+    series = metric_series(results, plotted_metrics(found, setting))
+    changes = list(dict.fromkeys(c.step.after for c in found.changes()))
+    releases = found.first_round.releases
+    title = f"{setting.case}, jax {releases[0]} → {releases[-1]}"
+    why = draw_series(title, releases, series, changes, inside(out, PLOTS, f"{stem}.png"))
+    plot = (None, why) if why else (f"{PLOTS}/{stem}.png", "")
     return Answer(
         triage_screen(found, setting, processes, report or str(inside(out, f"{stem}.md"))),
         triage_markdown(found, setting, processes, plot),
