@@ -46,14 +46,8 @@ class Style:
 
 
 def series_styles(count: int) -> list[Style]:
-    return [
-        Style(
-            COLOURS[i % len(COLOURS)],
-            MARKERS[i % len(MARKERS)],
-            LINESTYLES[(i // len(COLOURS)) % len(LINESTYLES)],
-        )
-        for i in range(count)
-    ]
+    c, m, s = len(COLOURS), len(MARKERS), len(LINESTYLES)
+    return [Style(COLOURS[i % c], MARKERS[i % m], LINESTYLES[(i // c) % s]) for i in range(count)]
 
 
 def unit_for(summaries: Sequence[Summary]) -> tuple[str, float]:
@@ -150,15 +144,15 @@ def plot_name(key: GroupKey, kind: str, taken: set[str]) -> str:
 
 
 def error_bars(
-    axes: Axes, xs: Sequence[float], points: Sequence[Summary], scale: float, **look: Any
+    axes: Axes, points: Sequence[tuple[float, Summary]], scale: float, **look: Any
 ) -> None:
-    """Each point's median, and the IQR between its processes as a bar."""
-    medians = [s.median / scale for s in points]
+    """Each point's median at its x, and the IQR between its processes as a bar."""
+    medians = [s.median / scale for _, s in points]
     spread = [
-        [(s.median - s.q1) / scale for s in points],
-        [(s.q3 - s.median) / scale for s in points],
+        [(s.median - s.q1) / scale for _, s in points],
+        [(s.q3 - s.median) / scale for _, s in points],
     ]
-    axes.errorbar(xs, medians, yerr=spread, capsize=3, **look)
+    axes.errorbar([x for x, _ in points], medians, yerr=spread, capsize=3, **look)
 
 
 def group_axes(axes: Axes, key: GroupKey, what: str, x: str, y: str, series: int) -> None:
@@ -191,8 +185,7 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
     ):
         error_bars(
             axes,
-            [releases.index(release) + offset for release, _ in lines[program]],
-            [s for _, s in lines[program]],
+            [(releases.index(release) + offset, s) for release, s in lines[program]],
             scale,
             color=style.colour,
             marker=style.marker,
@@ -220,8 +213,7 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
         m = methods.index(method)
         error_bars(
             axes,
-            [d for d, _ in points],
-            [s for _, s in points],
+            points,
             scale,
             marker=MARKERS[m % len(MARKERS)],
             color=COLOURS[releases.index(release) % len(COLOURS)],
@@ -289,10 +281,10 @@ def series_figure(
     axes_list = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
     for axes, (key, found) in zip(axes_list, panels, strict=True):
         label, scale = metric_axis(key, [s for _, s in found])
-        xs = [releases.index(r) for r, _ in found]
+        xs = [(releases.index(r), s) for r, s in found]
         # Two releases are two categories: points, not a line that reads as a trend between them.
         line = "none" if points else "-"
-        error_bars(axes, xs, [s for _, s in found], scale, marker="o", linestyle=line)
+        error_bars(axes, xs, scale, marker="o", linestyle=line)
         for release in changes:
             axes.axvline(releases.index(release) - 0.5, color="C3", linestyle="--", linewidth=1)
         release_ticks(axes, releases, 45, fontsize=7)

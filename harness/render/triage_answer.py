@@ -435,15 +435,10 @@ def _undecided_lines(found: TriageOutcome) -> list[str]:
 
 def _dropped_lines(found: TriageOutcome) -> list[str]:
     dropped = [c for c in found.confirmations if not c.confirmed and not c.undecided]
-    lines = [
-        f"  {line}"
-        for c in dropped[:3]
-        for line in screen.wrap(
-            f"{c.step.criterion.name} {c.step.before} → {c.step.after} did not hold: {c.reason}",
-            screen.WIDTH - 2,
-            indent="  ",
-        )
-    ]
+    lines = []
+    for c in dropped[:3]:
+        said = f"{c.step.criterion.name} {c.step.before} → {c.step.after} did not hold: {c.reason}"
+        lines += [f"  {line}" for line in screen.wrap(said, screen.WIDTH - 2, indent="  ")]
     more = [f"  and {len(dropped) - 3} more: the report lists them"] if len(dropped) > 3 else []
     return [*lines, *more]
 
