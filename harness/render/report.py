@@ -85,16 +85,10 @@ def claims_overview(claims: ClaimTable, pages: Mapping[str, str]) -> str:
 
 
 def changes_overview(timings: Sequence[TimingGroup], pages: Mapping[str, str]) -> str:
-    rows = [
-        [
-            case_link(t.key.case, pages),
-            t.key.describe(),
-            ", ".join(t.comparison.group.releases),
-            t.comparison.baseline,
-            *(t.tallies or ["–"] * 4),
-        ]
-        for t in timings
-    ]
+    rows = []
+    for t in timings:
+        within = [t.key.describe(), ", ".join(t.comparison.group.releases), t.comparison.baseline]
+        rows.append([case_link(t.key.case, pages), *within, *(t.tallies or ["–"] * 4)])
     group = ["case", "compared within", "releases", "baseline"]
     return markdown_table(rows, [*group, "slower", "faster", "undecided", "noisy"])
 
@@ -271,17 +265,11 @@ def claim_table(claims: ClaimTable, cases: Sequence[str] = ()) -> str:
 
 def figures_table(claims: ClaimTable, cases: Sequence[str] = ()) -> str:
     """The discussion's figure (quoted) beside ours (``cases``: as ``claim_table``'s)."""
-    table = [
-        [
-            *cases[number : number + 1],
-            figure.profile,
-            figure.backend,
-            figure.sizes,
-            figure.theirs,
-            f"jax {figure.release} on {figure.devices}: {figure.ours}",
-        ]
-        for number, figure in enumerate(claims.figures)
-    ]
+    table = []
+    for n, figure in enumerate(claims.figures):
+        ours = f"jax {figure.release} on {figure.devices}: {figure.ours}"
+        where = [figure.profile, figure.backend, figure.sizes]
+        table.append([*cases[n : n + 1], *where, figure.theirs, ours])
     headers = ["profile", "backend", "sizes", "the discussion's own run (quoted)", "ours"]
     headers = ["case", *headers] if cases else headers
     return markdown_table(table, headers) if table else ""
@@ -364,12 +352,8 @@ def group_section(timing: TimingGroup, plots: DrawnPlots, thresholds: Thresholds
     base = f"Baseline (A): jax {inline(comparison.baseline)}, {inline(comparison.baseline_reason)}."
     lines += [only if len(group.runs) == 1 else base, ""]
     if timing.hosts:
-        lines += [
-            "> [!WARNING]",
-            "> Measured on different machines, so ratios mix releases and hosts:",
-        ]
-        lines += [f"> - {inline(text)}" for text in timing.hosts]
-        lines.append("")
+        warning = "> Measured on different machines, so ratios mix releases and hosts:"
+        lines += ["> [!WARNING]", warning, *(f"> - {inline(text)}" for text in timing.hosts), ""]
     lines += [timing_table(timing), ""]
     for kind, alt in PLOT_ALTS.items():
         link = plots.link(timing.key, kind)

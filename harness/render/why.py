@@ -511,12 +511,9 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
         return leading(f"comes with jax {after}" + (f" ({kept})" if kept else ""))
     changes = "; ".join(f"{name} {old} → {new}" for name, (old, new) in moved.items())
     name, (old, new) = next(iter(moved.items()))
-    jax_only = _command(
-        setting, "triage", ["--from", before, "--to", after, "--hold", f"{name}=={old}"]
-    )
-    library_only = _command(
-        setting, "triage", ["--vary", name, "--jax", after, "--from", old, "--to", new]
-    )
+    held = ["--from", before, "--to", after, "--hold", f"{name}=={old}"]
+    varied = ["--vary", name, "--jax", after, "--from", old, "--to", new]
+    jax_only, library_only = _command(setting, "triage", held), _command(setting, "triage", varied)
     return Finding(
         f"the script's libraries changed along with jax ({changes}): the library or JAX?",
         (
