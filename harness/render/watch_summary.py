@@ -70,9 +70,7 @@ def _smallest(watched: TargetWatch) -> str:
 
 
 def _seen(ratio: float | None) -> str:
-    if ratio is None:
-        return "—"
-    return _ratio(ratio) if math.isfinite(ratio) else "none: too few processes"
+    return _ratio(ratio) if ratio is None or math.isfinite(ratio) else "none: too few processes"
 
 
 def import_lines(watched: TargetWatch) -> list[str]:
