@@ -480,17 +480,6 @@ def environment_block(result: StoredResult) -> str:
 VARIABLE_COLUMNS = 80
 
 
-def processes_line(result: StoredResult) -> str:
-    processes = result.result.processes
-    if len(processes) < 2:
-        return ""
-    counts = {status: sum(p.status is status for p in processes) for status in RunStatus}
-    ended = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
-    loaded = sum(p.load is not None and p.load.loaded for p in processes)
-    under_load = f"; {loaded} measured under load" if loaded else ""
-    return f"Measured in {len(processes)} processes: {ended}{under_load}."
-
-
 def run_section(run: RunView) -> str:
     result, r, older = run.stored, run.stored.result, run.older
     title = (
@@ -499,8 +488,12 @@ def run_section(run: RunView) -> str:
     )
     earlier = f" ({older} earlier run{'s' if older > 1 else ''} not shown)" if older else ""
     lines = [title, "", f"Status: **{r.status}** in {r.duration_s:.1f} s{earlier}"]
-    if several := processes_line(result):
-        lines += ["", several]
+    if len(processes := r.processes) > 1:
+        counts = {status: sum(p.status is status for p in processes) for status in RunStatus}
+        ended = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+        loaded = sum(p.load is not None and p.load.loaded for p in processes)
+        under_load = f"; {loaded} measured under load" if loaded else ""
+        lines += ["", f"Measured in {len(processes)} processes: {ended}{under_load}."]
     # What was left out of what the script printed, so the file reads back: said where figures show.
     if notes := r.all_notes():
         lines += ["", "Left out of what was measured:", "", *(f"- {inline(n)}" for n in notes)]
