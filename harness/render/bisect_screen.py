@@ -74,8 +74,7 @@ def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
         if found.found and found.last_good and found.first_bad:
             steps.setdefault((found.last_good, found.first_bad), []).append(each)
             continue
-        what = each.setting.criterion.name
-        missing += screen.wrap(f"{what}: {found.answer()}")
+        missing += screen.wrap(f"{each.setting.criterion.name}: {found.answer()}")
         if each.hint is not None:
             missing += screen.finding_lines(each.hint)
     blocks = []

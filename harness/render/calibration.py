@@ -57,11 +57,9 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
         runs = f"{run.slowdown_runs} run{'s' if run.slowdown_runs != 1 else ''}"
         raised += f" (measured interleaved with the unchanged case, {runs})"
     if run.slowdown_flagged and run.smallest_flagged_ratio is not None:
-        share = (
-            f"all {run.slowdown_comparisons}"
-            if run.slowdown_flagged == run.slowdown_comparisons
-            else f"{run.slowdown_flagged} of {run.slowdown_comparisons}"
-        )
+        share = f"{run.slowdown_flagged} of {run.slowdown_comparisons}"
+        if run.slowdown_flagged == run.slowdown_comparisons:
+            share = f"all {run.slowdown_comparisons}"
         smallest = format_ratio(run.smallest_flagged_ratio)
         seen = f"{raised} was flagged slower in {share} metric comparisons, from {smallest} up"
     elif run.largest_unflagged_ratio is not None:

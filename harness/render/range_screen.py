@@ -82,8 +82,7 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
     steps = sorted(found.steps, key=lambda s: (where.get(s.after, 0), s.criterion.rank()))
     if steps:
         lines.append(f"{len(steps)} step(s), each release against the previous one that ran ok:")
-        rows = [step_row(s, setting) for s in steps]
-        table = screen.table(rows, STEP_HEADERS, indent="  ")
+        table = screen.table([step_row(s, setting) for s in steps], STEP_HEADERS, indent="  ")
         lines += screen.budgeted(
             table, screen.LINES - _FRAME_LINES, "  … and {n} more steps: the report lists every one"
         )

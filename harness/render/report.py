@@ -128,8 +128,7 @@ def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
     for change in model.changes:
         first.setdefault(change.key, change)
     shown = list(first.values())[:MOST_CHANGES_LISTED]
-    machines = len(model.machines) > 1
-    lines += [change_item(change, pages, machines) for change in shown]
+    lines += [change_item(change, pages, len(model.machines) > 1) for change in shown]
     if len(model.changes) > len(shown):
         lines.append(
             f"- and {len(model.changes) - len(shown)} more timing change(s) of these cells: the "
@@ -391,9 +390,8 @@ def _summary_row(
 
 def metrics_table(result: StoredResult) -> str:
     processes = result.result.finished()
-    programs = list(dict.fromkeys(name for p in processes for name in p.programs))
     rows = []
-    for name in programs:
+    for name in dict.fromkeys(name for p in processes for name in p.programs):
         records = [p.programs[name] for p in processes if name in p.programs]
         first_calls = [r.first_call.wall_ns for r in records if r.first_call is not None]
         label = "first call (incl. compile)"
@@ -409,14 +407,12 @@ def metrics_table(result: StoredResult) -> str:
             dispatch = [s.dispatch_ns for s in samples]
             rows.append(_summary_row(name, "dispatch (Python regains control)", dispatch))
         rows.append(_summary_row(name, "wall (until ready)", [s.wall_ns for s in samples]))
-        steps = records[0].steps
-        for i, step in enumerate(steps[:-1]):  # the last one's return: dispatch
+        for i, step in enumerate(records[0].steps[:-1]):  # the last one's return: dispatch
             marks = [s.marks_ns[i] for s in samples if len(s.marks_ns) > i]
             if marks:
                 median = format_ns(summarize(marks).median)
                 rows.append([name, f"returned from {step}", median, "", "", "", len(marks)])
-    functions = list(dict.fromkeys(name for p in processes for name in p.compiled))
-    for name in functions:
+    for name in dict.fromkeys(name for p in processes for name in p.compiled):
         compiled = [p.compiled[name] for p in processes if name in p.compiled]
         for label, values in (
             ("jit: trace + lower (cold)", [v for c in compiled for v in c.lower_ns]),

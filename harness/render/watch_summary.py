@@ -146,8 +146,7 @@ def watch_markdown(summary: WatchSummary) -> str:
         ("Improvements", {watch.IMPROVEMENT}),
     ]
     for title, kinds in sections:
-        found = _lines(summary, kinds)
-        if found:
+        if found := _lines(summary, kinds):
             lines += [f"## {title}", "", *found, ""]
     # This run's why (a remembered target's is not shown again): markdown harness.render.why wrote,
     # each stored string in it already a code span or literal text, not escaped twice; one line.
@@ -171,9 +170,8 @@ def watch_markdown(summary: WatchSummary) -> str:
     ]
     for t in summary.targets:
         page = f"[{inline(t.page)}]({t.page})" if t.page else "—"
-        outcome = OUTCOME_WORDS.get(t.outcome, t.outcome) + (
-            f" (remembered from {t.remembered})" if t.remembered else ""
-        )
+        remembered = f" (remembered from {t.remembered})" if t.remembered else ""
+        outcome = OUTCOME_WORDS.get(t.outcome, t.outcome) + remembered
         lines.append(f"| {code_span(t.target)} | {t.kind} | {outcome} | {_smallest(t)} | {page} |")
     lines.append("")
     for t in summary.targets:

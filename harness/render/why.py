@@ -586,8 +586,7 @@ def issue_follow_up(
 ) -> FollowUp:
     """The upstream issue drafted over two sides (the older ``--good``, whatever the terms)."""
     named = [] if criterion.is_claim or criterion.by is Judged.EVERY else criterion.words()
-    words = [*named, "--good", good, "--bad", bad]
-    return FollowUp(purpose, _command(setting, "issue", words))
+    return FollowUp(purpose, _command(setting, "issue", [*named, "--good", good, "--bad", bad]))
 
 
 def next_steps(
