@@ -172,8 +172,7 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
     """Each program's wall time by release; two releases as points side by side, more as lines."""
     from matplotlib.figure import Figure
 
-    lines = timing.wall
-    if not lines:
+    if not (lines := timing.wall):
         return None
     releases = timing.comparison.group.releases
     unit, scale = unit_for([s for points in lines.values() for _, s in points])
@@ -201,8 +200,7 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
     """Time per call by device count: a colour per release, a marker and line style per method."""
     from matplotlib.figure import Figure
 
-    lines = timing.scaling
-    if not lines:
+    if not (lines := timing.scaling):
         return None
     unit, scale = unit_for([s for points in lines.values() for _, s in points])
     figure = Figure(figsize=(9, 4.8), layout="constrained")
@@ -232,8 +230,7 @@ FIGURES = {WALL: wall_figure, SCALING: scaling_figure}
 
 
 def draw_plots(timings: Sequence[TimingGroup], out_dir: Path) -> DrawnPlots:
-    reason = matplotlib_missing()
-    if reason:
+    if reason := matplotlib_missing():
         return DrawnPlots(missing_reason=reason)
     folder = output_folder(out_dir, PLOTS)
     files = {}
@@ -255,8 +252,7 @@ def draw_series(
     title: str, releases: Sequence[str], series: Series, changes: Sequence[str], path: Path
 ) -> str | None:
     """Up to six metrics over ``releases``, a dashed line before each of ``changes``; or why not."""
-    missing = matplotlib_missing()
-    if missing:
+    if missing := matplotlib_missing():
         return missing
     panels = [(key, points) for key, points in series.items() if points][:MOST_PANELS]
     if not panels:

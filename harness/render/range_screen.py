@@ -56,8 +56,7 @@ def step_row(step: ReleaseStep, setting: Setting) -> list[str]:
 
 def not_ok_line(found: SweepOutcome) -> str:
     """``1 did not run ok: 0.4.32 not installed``."""
-    bad = found.not_ok()
-    if not bad:
+    if not (bad := found.not_ok()):
         return ""
     said = [f"{m.release} {status_words(m)}" for m in bad]
     return f"{len(bad)} did not run ok: {', '.join(said)}"
@@ -87,8 +86,7 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
             table, screen.LINES - _FRAME_LINES, "  … and {n} more steps: the report lists every one"
         )
         lines += _legend_lines([s.comparison for s in steps], setting.thresholds)
-        several = found.stepped_more_than_once()
-        if several:
+        if several := found.stepped_more_than_once():
             lines += screen.wrap(
                 f"More than one step in {', '.join(several)}: a bisect between the endpoints would "
                 "report only one."

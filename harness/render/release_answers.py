@@ -247,8 +247,7 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
         detail = f"{step.said} {detail}" if step.comparison.shape.ratio else detail
         said = f"{step.criterion.name}: {step.before} → {step.after}: {detail}"
         lines.append(f"- {inline(said)}")
-    several = found.stepped_more_than_once()
-    if several:
+    if several := found.stepped_more_than_once():
         lines += [
             "",
             f"More than one step in {', '.join(several)}: a bisection between the endpoints would "

@@ -449,8 +449,7 @@ def environment_block(result: StoredResult) -> str:
     }
     if libtpu := host.packages.get("libtpu") or host.packages.get("libtpu-nightly"):
         facts["libtpu"] = libtpu  # the TPU runtime, released with its jax
-    gpu = jax_info.gpu if jax_info else None
-    if gpu:
+    if gpu := (jax_info.gpu if jax_info else None):
         facts["gpu"] = "{kinds} (compute capability {caps}); driver {driver}, CUDA {cuda}".format(
             kinds=", ".join(gpu.device_kinds) or "?",
             caps=", ".join(gpu.compute_capabilities) or "?",

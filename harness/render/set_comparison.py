@@ -91,11 +91,9 @@ def _worse_first(pair: Pair) -> int:
 
 def verdict_line(comparison: SetComparison) -> str:
     """The verdict of the whole comparison (the exit status says the same)."""
-    worse = comparison.worse(short=True)
-    if worse:
+    if worse := comparison.worse(short=True):
         return "Worse in B: " + "; ".join(worse)
-    undecided = comparison.verdicts()[Verdict.UNDECIDED]
-    if not undecided:
+    if not (undecided := comparison.verdicts()[Verdict.UNDECIDED]):
         return f"{NOTHING_WORSE}."
     return f"{NOTHING_WORSE}; {undecided} comparison(s) undecided, not unchanged."
 

@@ -333,8 +333,7 @@ def measured_words(found: TriageOutcome) -> str:
 
 def grid_caveat(found: TriageOutcome) -> str:
     first = found.first_round
-    left = len(first.releases) - len(first.measurements)
-    if not left:
+    if not (left := len(first.releases) - len(first.measurements)):
         return ""
     # A plain script's processes record no compiled program's facts: nothing of the kind to see.
     facts = any(hlo_facts(m.result) for m in first.ok() if m.result is not None)

@@ -75,8 +75,7 @@ def _seen(ratio: float | None) -> str:
 
 def import_lines(watched: TargetWatch) -> list[str]:
     """A suite's costliest imports per release (``import_times.costliest``'s lines)."""
-    imports = watched.floor.get("imports") or {}
-    if not imports:
+    if not (imports := watched.floor.get("imports") or {}):
         return []
     said = "; ".join(
         f"jax {inline(release)}: " + "; ".join(lines) for release, lines in imports.items()

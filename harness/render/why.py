@@ -502,8 +502,7 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
     if split is not None:
         return leading(held_line(split))
     pinned = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
-    moved = libraries.moved_with_jax(before, after)
-    if not moved:
+    if not (moved := libraries.moved_with_jax(before, after)):
         same = [f"{n} {v}" for n, v in sorted(libraries.versions.get(after, {}).items())]
         kept = ", ".join(
             [*pinned, *(f"{each} on both" for each in same if f"{each} held" not in pinned)]
