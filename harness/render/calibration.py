@@ -33,24 +33,20 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
             f"rule see changes from about {format_ratio(run.detectable_ratio)} "
             f"(in {DETECTION_POWER:.0%} of comparisons; median over metrics)"
         )
-    if run.invocation_spread is not None and run.aa_loaded:
-        aa += (
-            f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate "
-            "runs under load (log standard deviation; separate runs under load get no verdict: "
-            "calibrate again on a quiet machine)"
-        )
-    elif run.invocation_spread is not None:
+    if (spread := run.invocation_spread) is not None:
+        aa += f"; the level of a whole run moved by {spread:.1%} between separate runs"
         # An estimate from a few pairs: only ever advice to allow more than the default, never less.
         default = DEFAULT_THRESHOLDS.invocation_spread
-        advice = (
-            f"more than compare's default {default:g}: pass `--invocation-spread "
-            f"{run.invocation_spread:.3f}`"
-            if run.invocation_spread > default
-            else f"within compare's default {default:g}"
-        )
+        advice = f"within compare's default {default:g}"
+        if spread > default:
+            advice = (
+                f"more than compare's default {default:g}: pass `--invocation-spread {spread:.3f}`"
+            )
         aa += (
-            f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate "
-            f"runs (log standard deviation, from {some_pairs}; {advice})"
+            " under load (log standard deviation; separate runs under load get no verdict: "
+            "calibrate again on a quiet machine)"
+            if run.aa_loaded
+            else f" (log standard deviation, from {some_pairs}; {advice})"
         )
     raised = f"raising {inline(run.raised)} from {run.raised_from} to {run.raised_to}"
     if run.slowdown_runs:

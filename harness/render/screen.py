@@ -4,6 +4,7 @@ or shortened to it, a list cut to a budget with a line counting what was left ou
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 import unicodedata
 from collections.abc import Sequence
@@ -89,8 +90,7 @@ def table(
         parts = [
             by_columns(textwrap.wrap(c, widths[i]), c, widths[i]) or [""] for i, c in enumerate(row)
         ]
-        for line in range(max(map(len, parts))):
-            shown = [each[line] if line < len(each) else "" for each in parts]
+        for shown in itertools.zip_longest(*parts, fillvalue=""):
             padded = [p + " " * (widths[i] - columns(p)) for i, p in enumerate(shown)]
             lines.append((indent + "  ".join(padded)).rstrip())
     return lines

@@ -258,14 +258,13 @@ def counterpart_lines(answer: CompiledAnswer) -> list[Finding]:
 
 def module_text(change: ModuleChange) -> str:
     old, new = change.old, change.new
-    parts = []
     # A custom call is named by its target below; get-tuple-element only unpacks an op's results.
     ops = (set(old.after) | set(new.after)) - {"custom-call", "get-tuple-element"}
     moved = sorted(
         (op for op in ops if old.after[op] != new.after[op]),
         key=lambda op: -abs(new.after[op] - old.after[op]),
     )
-    parts += [f"{op} {old.after[op]} → {new.after[op]}" for op in moved[:SHOWN_OPCODES]]
+    parts = [f"{op} {old.after[op]} → {new.after[op]}" for op in moved[:SHOWN_OPCODES]]
     for label, was, now in (
         ("custom call {}", old.custom_calls, new.custom_calls),
         ("{} fusions", old.fusion_kinds, new.fusion_kinds),
