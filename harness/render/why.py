@@ -146,9 +146,8 @@ def trial_lines(
         lines.append(f"{tried_text(each, answer)}: it brings the new number to {answer.before} too")
     lines += [tried_text(t, answer) for t in tried if t not in found and t not in forward]
     if answer.left_out:
-        lines.append(
-            f"{answer.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured"
-        )
+        cap = f"over the cap of {MAX_TRIED} were not measured"
+        lines.append(f"{answer.left_out} more trial(s) {cap}")
     return findings([*lines, *void_lines(void)])
 
 
