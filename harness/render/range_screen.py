@@ -206,11 +206,10 @@ _CLAIM_CELLS = {DOES_NOT_HOLD: "fails"}
 
 
 def claim_text(probe: Probe | Judgement | None) -> str:
-    if probe is None:
-        return "–"
-    said = probe.claim if isinstance(probe, Judgement) else None
-    if not isinstance(probe, Judgement) and probe.result is not None:
-        said = outcome(probe.result)
+    if isinstance(probe, Judgement):
+        said = probe.claim
+    else:
+        said = outcome(probe.result) if probe is not None and probe.result is not None else None
     return _CLAIM_CELLS.get(said, said) if said else "–"
 
 
