@@ -490,9 +490,8 @@ def ending_description(d: DraftInputs, dead: Dead) -> str:
     lines = [f"{said}, each a fresh Python process."]
     lines += [f"The two releases come from {change.source}."] if change.source else []
     if change.workaround:
-        lines.append(
-            f"Workaround: on jax {dead.crashes} it runs with {code_span(change.workaround)}."
-        )
+        workaround = code_span(change.workaround)
+        lines.append(f"Workaround: on jax {dead.crashes} it runs with {workaround}.")
     return "\n\n".join(lines)
 
 

@@ -140,9 +140,8 @@ def _died_lines(change: Confirmation) -> list[str]:
     lines = [f"  - {inline(death_line(change))}"]
     host = dead.result.result.host if dead.result is not None else None
     if host is not None and host.cpu_model:  # crashes in XLA:CPU often depend on the CPU
-        lines.append(
-            f"  - on {inline(host.cpu_model)}, {inline(host.platform or 'platform unrecorded')}"
-        )
+        platform = inline(host.platform or "platform unrecorded")
+        lines.append(f"  - on {inline(host.cpu_model)}, {platform}")
     for title, text in (("its last lines", first.last_lines), ("Python's stack", first.stack)):
         if text.strip():
             fence = fenced(text).replace("\n", "\n    ")

@@ -412,9 +412,8 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
     if answer.untried and found is not None:
         lines.append(f"{answer.untried} more setting(s) not tried: a workaround ends the search")
     elif answer.untried:
-        lines.append(
-            f"{answer.untried} more setting(s) over the cap of {MAX_STATUS_TRIED} not tried"
-        )
+        cap = f"over the cap of {MAX_STATUS_TRIED} not tried"
+        lines.append(f"{answer.untried} more setting(s) {cap}")
     return [*lines, *([answer.problem] if answer.problem else []), *once]
 
 
