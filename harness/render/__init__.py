@@ -1,5 +1,5 @@
 """Render: a model in, text and plots out; what to show is decided before (docs/layout.md says what
-each module renders): ``report``, ``case_page``, ``run_detail``, ``plots``, ``set_comparison``,
-``release_answers``, ``triage_answer``, ``triage_words``, ``commit_answer``, ``screen``,
-``range_screen``, ``triage_screen``, ``bisect_screen``, ``run_screen``, ``issue_screen``, ``why``,
+each module renders): ``report`` (the index and each case's page), ``plots``, ``set_comparison``,
+``release_answers``, ``triage_answer`` (its screen too), ``triage_words``, ``commit_answer``,
+``screen``, ``range_screen``, ``bisect_screen``, ``run_screen``, ``issue_screen``, ``why``,
 ``issue_draft``, ``watch_summary``, ``json_out``, ``tables``, ``text``, ``calibration``."""

@@ -74,8 +74,7 @@ def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
         if found.found and found.last_good and found.first_bad:
             steps.setdefault((found.last_good, found.first_bad), []).append(each)
             continue
-        what = each.setting.criterion.name
-        missing += screen.wrap(f"{what}: {found.answer()}")
+        missing += screen.wrap(f"{each.setting.criterion.name}: {found.answer()}")
         if each.hint is not None:
             missing += screen.finding_lines(each.hint)
     blocks = []
@@ -106,28 +105,20 @@ def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequen
     probes = sum(len(a.found.probes) for a in answers)
     n = len(releases)
     expected = f"⌈log2 {n}⌉ + 2 = {expected_probes(n)} expected for one change"
-    count = (
-        f"{n} releases in the range; {probes} probes ({expected}); wall time {setting.wall_s:.0f} "
-        "s, installs included"
-        if len(answers) == 1
-        else f"{n} releases in the range; "
-        f"{len(answers)} metrics moved between the endpoints, each bisected: "
-        f"{probes} probes, stored results reused; wall time {setting.wall_s:.0f} s, installs "
-        "included"
-    )
+    wall = f"wall time {setting.wall_s:.0f} s, installs included"
+    count = f"{n} releases in the range; {probes} probes ({expected}); {wall}"
+    if len(answers) > 1:
+        count = (
+            f"{n} releases in the range; {len(answers)} metrics moved between the endpoints, each "
+            f"bisected: {probes} probes, stored results reused; {wall}"
+        )
     head = [head_line("Bisect", setting, releases[0], releases[-1]), *screen.wrap(count)]
     if len(answers) == 1:
         probed = ", ".join(_probed(j, answers[0].setting) for j in answers[0].found.probes)
         head += screen.wrap(f"probed: {probed}", indent="  ")
     blocks, missing = bisect_blocks(answers)
-    shown = (
-        [f"Report: {reports[0]}"]
-        if len(reports) == 1
-        else [
-            "Reports, one per metric:",
-            *screen.budgeted([f"  {r}" for r in reports], 4, "  … and {n} more beside them"),
-        ]
-    )
+    more = screen.budgeted([f"  {r}" for r in reports], 4, "  … and {n} more beside them")
+    shown = [f"Report: {reports[0]}"] if len(reports) == 1 else ["Reports, one per metric:", *more]
     return frame(head, blocks, missing, setting, shown)
 
 

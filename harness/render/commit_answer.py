@@ -38,9 +38,8 @@ def _what(probe: CommitProbe) -> str:
 
 def _count_line(found: CommitBisect, setting: Setting) -> str:
     n = len(found.commits)
-    installs = len({(p.name, p.jaxlib) for p in found.probes if p.commit is not None}) + len(
-        found.not_installed
-    )
+    tried = {(p.name, p.jaxlib) for p in found.probes if p.commit is not None}
+    installs = len(tried) + len(found.not_installed)
     return (
         f"{n} jax commits from {found.first} to {found.last} along the first parents; "
         f"{len(found.probes)} probes (⌈log2 {n + 1}⌉ + 4 = {expected_commit_probes(n)} expected "
@@ -67,13 +66,9 @@ def commit_bisect_screen(found: CommitBisect, setting: Setting, report: str) -> 
     head += [*answer, *([f"Commit: {bad.url}"] if bad is not None else [])]
     purpose = "the upstream issue, drafted (it quotes this answer)"
     draft = issue_follow_up(setting, found.first, found.last, setting.criterion, purpose)
-    block = Block(
-        f"The step, against the {found.terms.old} release:",
-        f"{step[0]} → {step[1]}",
-        [metric_row(Criterion.of(metric), comparison)],
-        commit_why(found, setting),
-        [draft],
-    )
+    against = f"The step, against the {found.terms.old} release:"
+    rows = [metric_row(Criterion.of(metric), comparison)]
+    block = Block(against, f"{step[0]} → {step[1]}", rows, commit_why(found, setting), [draft])
     return frame(head, [block], [], setting, [f"Report: {report}"])
 
 

@@ -119,7 +119,10 @@ def render(d: DraftInputs) -> str:
     dead = d.change.dead if d.change is not None else None
     said = [f"**Title:** {scrub(draft_title(d)) if dead is None else inline(draft_title(d))}"]
     described = description(d) if dead is None else ending_description(d, dead)
-    said += ["### Description", described, newest_release(d)]
+    # whether the newest release still shows it; what could not be measured, and how
+    newest = [f"Newest release on the index: {scrub(d.newest)}." if d.newest else ""]
+    newest += [f"{scrub(line).rstrip('.')}." for line in d.not_measured]
+    said += ["### Description", described, "\n\n".join(line for line in newest if line)]
     code = reproduction(d) if dead is None else ending_reproducer(d, dead)
     after = [outputs(d), evidence(d), full_script(d)] if dead is None else [what_happened(dead)]
     sections = [
@@ -222,13 +225,6 @@ def phase_reading(change: Change) -> str:
     said = f"{listed([text for _, text in moved])} moved"
     said += f"; {listed(still)} did not" if still else ""
     return said[0].upper() + said[1:] + "."
-
-
-def newest_release(d: DraftInputs) -> str:
-    """Whether the newest release still shows it; what could not be measured, and how."""
-    said = [f"Newest release on the index: {scrub(d.newest)}." if d.newest else ""]
-    said += [f"{scrub(line).rstrip('.')}." for line in d.not_measured]
-    return "\n\n".join(line for line in said if line)
 
 
 def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> str:
@@ -443,9 +439,8 @@ def full_script(d: DraftInputs) -> str:
     run = d.full_run
     if run is None:
         return ""
-    figures = parse_output(run.stdout)
-    held = {True: " (claim holds)", False: " (claim does not hold)"}
-    verdict = held.get(figures.holds, "") if figures.holds is not None else ""
+    holds = parse_output(run.stdout).holds
+    verdict = {True: " (claim holds)", False: " (claim does not hold)", None: ""}[holds]
     return folded(
         f"The full instrumented script, {d.full_name} (every figure, and whether the claim held), "
         f"on jax {run.release}{verdict}",
@@ -495,9 +490,8 @@ def ending_description(d: DraftInputs, dead: Dead) -> str:
     lines = [f"{said}, each a fresh Python process."]
     lines += [f"The two releases come from {change.source}."] if change.source else []
     if change.workaround:
-        lines.append(
-            f"Workaround: on jax {dead.crashes} it runs with {code_span(change.workaround)}."
-        )
+        workaround = code_span(change.workaround)
+        lines.append(f"Workaround: on jax {dead.crashes} it runs with {workaround}.")
     return "\n\n".join(lines)
 
 

@@ -17,17 +17,6 @@ def run_status(run: ScriptRun) -> str:
     return "timed out" if run.returncode is None else f"exited with code {run.returncode}"
 
 
-def run_lines(label: str, run: ScriptRun) -> list[str]:
-    """``short script on jax 0.4.33 (first bad): ok, 12 lines printed``, then its last lines."""
-    printed = [line for line in run.stdout.splitlines() if line.strip()]
-    lines = [screen.shorten(f"{label}: {run_status(run)}, {len(printed)} line(s) printed")]
-    lines += [screen.shorten(f"  {line}") for line in printed[-SHOWN_OUTPUT_LINES:]]
-    errors = [line for line in run.stderr.splitlines() if line.strip()]
-    if not run.ok and errors:
-        lines.append(screen.shorten(f"  error: {errors[-1]}"))
-    return lines
-
-
 def issue_screen(
     title: str,
     runs: Sequence[tuple[str, ScriptRun]],
@@ -40,8 +29,13 @@ def issue_screen(
     lines = screen.wrap(f"Issue draft: {title}", lines=2)
     for line in measured:
         lines += screen.wrap(line, indent="  ")
-    for label, run in runs:
-        lines += run_lines(label, run)
+    for label, run in runs:  # ``short script on jax 0.4.33 (first bad): ok, 12 lines printed``
+        printed = [line for line in run.stdout.splitlines() if line.strip()]
+        lines.append(screen.shorten(f"{label}: {run_status(run)}, {len(printed)} line(s) printed"))
+        lines += [screen.shorten(f"  {line}") for line in printed[-SHOWN_OUTPUT_LINES:]]
+        errors = [line for line in run.stderr.splitlines() if line.strip()]
+        if not run.ok and errors:
+            lines.append(screen.shorten(f"  error: {errors[-1]}"))
     lines += [screen.shorten(f"Scripts beside it: {', '.join(scripts)}")] if scripts else []
     lines.append(f"Draft: {draft}")
     return "\n".join(lines) + "\n"

@@ -41,7 +41,6 @@ def number(value: float) -> float | None:
 def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
     if comparison is None:
         return None
-    a, b = comparison.processes
     # A value's, a presence's, an ending's: no ratio, interval, margin nor rank test (null).
     cost = comparison.cost or CostDetail(math.nan)
     return {
@@ -66,7 +65,7 @@ def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
         "sides": list(comparison.sides) if comparison.sides is not None else None,
         "median_baseline_ns": number(comparison.baseline.median),
         "median_ns": number(comparison.candidate.median),
-        "processes": [a, b],
+        "processes": list(comparison.processes),
         "test": comparison.test,
         "invocation_spread": comparison.invocation_spread,
         "flags": list(comparison.flags),

@@ -46,14 +46,8 @@ class Style:
 
 
 def series_styles(count: int) -> list[Style]:
-    return [
-        Style(
-            COLOURS[i % len(COLOURS)],
-            MARKERS[i % len(MARKERS)],
-            LINESTYLES[(i // len(COLOURS)) % len(LINESTYLES)],
-        )
-        for i in range(count)
-    ]
+    c, m, s = len(COLOURS), len(MARKERS), len(LINESTYLES)
+    return [Style(COLOURS[i % c], MARKERS[i % m], LINESTYLES[(i // c) % s]) for i in range(count)]
 
 
 def unit_for(summaries: Sequence[Summary]) -> tuple[str, float]:
@@ -77,9 +71,8 @@ def wrapped(text: str, width: int = LABEL_WIDTH) -> str:
         if lines and len(lines[-1]) + len(SEPARATOR) + len(part) <= width:
             lines[-1] += SEPARATOR + part
         else:
-            lines += textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False) or [
-                part
-            ]
+            broken = textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False)
+            lines += broken or [part]
     return "\n".join(lines)
 
 
@@ -97,13 +90,10 @@ def offsets(count: int, points: bool) -> list[float]:
 
 def release_ticks(axes: Axes, labels: Sequence[str], rotation: int, **font: Any) -> None:
     points = as_points(labels)
-    axes.set_xticks(
-        range(len(labels)),
-        list(labels),
-        rotation=0 if points else rotation,
-        ha="center" if points else "right",
-        **font,
+    turned: dict[str, Any] = (
+        {"rotation": 0, "ha": "center"} if points else {"rotation": rotation, "ha": "right"}
     )
+    axes.set_xticks(range(len(labels)), list(labels), **turned, **font)
     if points:
         axes.set_xlim(-0.6, len(labels) - 0.4)
 
@@ -154,15 +144,15 @@ def plot_name(key: GroupKey, kind: str, taken: set[str]) -> str:
 
 
 def error_bars(
-    axes: Axes, xs: Sequence[float], points: Sequence[Summary], scale: float, **look: Any
+    axes: Axes, points: Sequence[tuple[float, Summary]], scale: float, **look: Any
 ) -> None:
-    """Each point's median, and the IQR between its processes as a bar."""
-    medians = [s.median / scale for s in points]
+    """Each point's median at its x, and the IQR between its processes as a bar."""
+    medians = [s.median / scale for _, s in points]
     spread = [
-        [(s.median - s.q1) / scale for s in points],
-        [(s.q3 - s.median) / scale for s in points],
+        [(s.median - s.q1) / scale for _, s in points],
+        [(s.q3 - s.median) / scale for _, s in points],
     ]
-    axes.errorbar(xs, medians, yerr=spread, capsize=3, **look)
+    axes.errorbar([x for x, _ in points], medians, yerr=spread, capsize=3, **look)
 
 
 def group_axes(axes: Axes, key: GroupKey, what: str, x: str, y: str, series: int) -> None:
@@ -182,8 +172,7 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
     """Each program's wall time by release; two releases as points side by side, more as lines."""
     from matplotlib.figure import Figure
 
-    lines = timing.wall
-    if not lines:
+    if not (lines := timing.wall):
         return None
     releases = timing.comparison.group.releases
     unit, scale = unit_for([s for points in lines.values() for _, s in points])
@@ -195,8 +184,7 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
     ):
         error_bars(
             axes,
-            [releases.index(release) + offset for release, _ in lines[program]],
-            [s for _, s in lines[program]],
+            [(releases.index(release) + offset, s) for release, s in lines[program]],
             scale,
             color=style.colour,
             marker=style.marker,
@@ -212,8 +200,7 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
     """Time per call by device count: a colour per release, a marker and line style per method."""
     from matplotlib.figure import Figure
 
-    lines = timing.scaling
-    if not lines:
+    if not (lines := timing.scaling):
         return None
     unit, scale = unit_for([s for points in lines.values() for _, s in points])
     figure = Figure(figsize=(9, 4.8), layout="constrained")
@@ -224,8 +211,7 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
         m = methods.index(method)
         error_bars(
             axes,
-            [d for d, _ in points],
-            [s for _, s in points],
+            points,
             scale,
             marker=MARKERS[m % len(MARKERS)],
             color=COLOURS[releases.index(release) % len(COLOURS)],
@@ -244,20 +230,17 @@ FIGURES = {WALL: wall_figure, SCALING: scaling_figure}
 
 
 def draw_plots(timings: Sequence[TimingGroup], out_dir: Path) -> DrawnPlots:
-    reason = matplotlib_missing()
-    if reason:
+    if reason := matplotlib_missing():
         return DrawnPlots(missing_reason=reason)
     folder = output_folder(out_dir, PLOTS)
     files = {}
     taken: set[str] = set()
     for timing in timings:
-        key = timing.key
         for kind, figure_of in FIGURES.items():
-            name = plot_name(key, kind, taken)
-            figure = figure_of(timing)
-            if figure is not None:
+            name = plot_name(timing.key, kind, taken)
+            if (figure := figure_of(timing)) is not None:
                 save_figure(figure, child(folder, name))
-                files[(key, kind)] = f"{PLOTS}/{name}"
+                files[(timing.key, kind)] = f"{PLOTS}/{name}"
     return DrawnPlots(files)
 
 
@@ -269,8 +252,7 @@ def draw_series(
     title: str, releases: Sequence[str], series: Series, changes: Sequence[str], path: Path
 ) -> str | None:
     """Up to six metrics over ``releases``, a dashed line before each of ``changes``; or why not."""
-    missing = matplotlib_missing()
-    if missing:
+    if missing := matplotlib_missing():
         return missing
     panels = [(key, points) for key, points in series.items() if points][:MOST_PANELS]
     if not panels:
@@ -295,10 +277,10 @@ def series_figure(
     axes_list = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
     for axes, (key, found) in zip(axes_list, panels, strict=True):
         label, scale = metric_axis(key, [s for _, s in found])
-        xs = [releases.index(r) for r, _ in found]
+        xs = [(releases.index(r), s) for r, s in found]
         # Two releases are two categories: points, not a line that reads as a trend between them.
         line = "none" if points else "-"
-        error_bars(axes, xs, [s for _, s in found], scale, marker="o", linestyle=line)
+        error_bars(axes, xs, scale, marker="o", linestyle=line)
         for release in changes:
             axes.axvline(releases.index(release) - 0.5, color="C3", linestyle="--", linewidth=1)
         release_ticks(axes, releases, 45, fontsize=7)

@@ -56,8 +56,7 @@ def step_row(step: ReleaseStep, setting: Setting) -> list[str]:
 
 def not_ok_line(found: SweepOutcome) -> str:
     """``1 did not run ok: 0.4.32 not installed``."""
-    bad = found.not_ok()
-    if not bad:
+    if not (bad := found.not_ok()):
         return ""
     said = [f"{m.release} {status_words(m)}" for m in bad]
     return f"{len(bad)} did not run ok: {', '.join(said)}"
@@ -74,28 +73,20 @@ def status_words(probe: Probe, said: str = "{} ({})") -> str:
 
 def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
     releases = found.releases
-    lines = whole_lines(
-        [
-            head_line("Sweep", setting, releases[0], releases[-1]),
-            f"{len(releases)} releases, {len(found.ok())} ran ok; wall time "
-            f"{setting.wall_s:.0f} s, installs included",
-            not_ok_line(found),
-        ]
-    )
-    lines.append("")
+    ran = f"{len(releases)} releases, {len(found.ok())} ran ok; wall time {setting.wall_s:.0f} s"
+    head = [head_line("Sweep", setting, releases[0], releases[-1]), f"{ran}, installs included"]
+    lines = [*whole_lines([*head, not_ok_line(found)]), ""]
     # in range order, and within one step in reading order (the script's own first)
     where = {release: i for i, release in enumerate(releases)}
     steps = sorted(found.steps, key=lambda s: (where.get(s.after, 0), s.criterion.rank()))
     if steps:
         lines.append(f"{len(steps)} step(s), each release against the previous one that ran ok:")
-        rows = [step_row(s, setting) for s in steps]
-        table = screen.table(rows, STEP_HEADERS, indent="  ")
+        table = screen.table([step_row(s, setting) for s in steps], STEP_HEADERS, indent="  ")
         lines += screen.budgeted(
             table, screen.LINES - _FRAME_LINES, "  … and {n} more steps: the report lists every one"
         )
         lines += _legend_lines([s.comparison for s in steps], setting.thresholds)
-        several = found.stepped_more_than_once()
-        if several:
+        if several := found.stepped_more_than_once():
             lines += screen.wrap(
                 f"More than one step in {', '.join(several)}: a bisect between the endpoints would "
                 "report only one."
@@ -142,14 +133,8 @@ class Block:
 
 def metric_row(criterion: Criterion, comparison: Comparison, verdict: str = "") -> Row:
     """A metric's row from the comparison that settled it (re-measured, or a probe's)."""
-    return Row(
-        criterion,
-        " → ".join(comparison.shown),
-        comparison.ratio_cell,
-        verdict or comparison.said,
-        sure_cell(comparison),
-        comparison,
-    )
+    figures, said = " → ".join(comparison.shown), verdict or comparison.said
+    return Row(criterion, figures, comparison.ratio_cell, said, sure_cell(comparison), comparison)
 
 
 def sure_cell(comparison: Comparison) -> str:
@@ -166,15 +151,6 @@ def _rows_ordered(rows: Sequence[Row]) -> list[Row]:
     return sorted(rows, key=lambda r: r.criterion.rank())
 
 
-def _why_shown(why: Sequence[Finding], most: int) -> list[str]:
-    """The first ``most`` findings, leading ones first, each whole, without its commands."""
-    ordered = [f for f in why if f.leads] + [f for f in why if not f.leads]
-    shown: list[str] = []
-    for finding in ordered[:most]:
-        shown += screen.labelled("  why: " if not shown else "       ", finding.text)
-    return shown
-
-
 def block_lines(
     block: Block, fold: tuple[int, int, int], shown: set[str], thresholds: Thresholds
 ) -> list[str]:
@@ -186,7 +162,10 @@ def block_lines(
     lines += screen.table(cells, BLOCK_HEADERS, indent="  ", shrink=1)
     if len(rows) > most:
         lines.append(f"  and {len(rows) - most} more metric(s) in this step: the report lists them")
-    lines += _why_shown(block.why, why)
+    # the first ``why`` findings, leading ones first, each whole, without its commands
+    ordered = [f for f in block.why if f.leads] + [f for f in block.why if not f.leads]
+    for n, finding in enumerate(ordered[:why]):
+        lines += screen.labelled("       " if n else "  why: ", finding.text)
     offered = [f for finding in block.why for f in finding.follow_ups] + block.next
     new = {f.command: f for f in offered if f.command not in shown}
     for follow_up in list(new.values())[:commands]:
@@ -227,11 +206,10 @@ _CLAIM_CELLS = {DOES_NOT_HOLD: "fails"}
 
 
 def claim_text(probe: Probe | Judgement | None) -> str:
-    if probe is None:
-        return "–"
-    said = probe.claim if isinstance(probe, Judgement) else None
-    if not isinstance(probe, Judgement) and probe.result is not None:
-        said = outcome(probe.result)
+    if isinstance(probe, Judgement):
+        said = probe.claim
+    else:
+        said = outcome(probe.result) if probe is not None and probe.result is not None else None
     return _CLAIM_CELLS.get(said, said) if said else "–"
 
 

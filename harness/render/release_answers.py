@@ -109,25 +109,20 @@ def judged_json(judged: Judgement, terms: Terms, metric: MetricKey | None) -> di
 
 
 def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list[list[str]]]:
-    probes = found.probes
+    probes, terms = found.probes, setting.terms
     ran = [[str(i), j.release, setting.jaxlib.get(j.release, "?")] for i, j in enumerate(probes, 1)]
-    head = ["#", "jax", "jaxlib", "verdict"]
     if setting.metric is None:
-        rows = [
-            [
-                *row,
-                setting.terms.word(j.verdict),
-                j.claim or "–",
-                (claim_evidence(j.result) if j.result is not None else "") or j.reason,
-                j.note,
-            ]
-            for row, j in zip(ran, probes, strict=True)
+        said = [(claim_evidence(j.result) if j.result is not None else "") for j in probes]
+        cells = [
+            [terms.word(j.verdict), j.claim or "–", evidence or j.reason, j.note]
+            for j, evidence in zip(probes, said, strict=True)
         ]
-        return [*head, "claim", "evidence", "source"], rows
-    ends = [f"vs {setting.terms.old} endpoint", f"vs {setting.terms.new} endpoint"]
-    cells = [judged_cells(j, setting.terms, setting.metric) for j in probes]
-    rows = [[*row, *judged] for row, judged in zip(ran, cells, strict=True)]
-    return [*head, "median", *ends, "why", "source"], rows
+        heads = ["claim", "evidence", "source"]
+    else:
+        cells = [judged_cells(j, terms, setting.metric) for j in probes]
+        heads = ["median", f"vs {terms.old} endpoint", f"vs {terms.new} endpoint", "why", "source"]
+    rows = [[*row, *cell] for row, cell in zip(ran, cells, strict=True)]
+    return ["#", "jax", "jaxlib", "verdict", *heads], rows
 
 
 def _count_line(found: BisectOutcome, setting: Setting) -> str:
@@ -150,15 +145,9 @@ def _headline(found: BisectOutcome) -> str:
 
 def bisect_markdown(found: BisectOutcome, setting: Setting, hint: Finding | None = None) -> str:
     headers, rows = _probe_rows(found, setting)
-    probed = {j.release: j for j in found.probes}
-    with_libraries = bool(setting.libraries.versions)
+    probed = {j.release: setting.terms.word(j.verdict) for j in found.probes}
     span = [
-        [
-            r,
-            setting.jaxlib.get(r, "?"),
-            *([library_cell(setting, r)] if with_libraries else []),
-            setting.terms.word(probed[r].verdict) if r in probed else "not probed",
-        ]
+        [r, setting.jaxlib.get(r, "?"), *library_cells(setting, r), probed.get(r, "not probed")]
         for r in found.releases
     ]
     old, new = setting.terms.old, setting.terms.new
@@ -186,9 +175,7 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: Finding | None
         "",
         "## The range",
         "",
-        markdown_table(
-            span, ["jax", "jaxlib", *([LIBRARIES_HEADER] if with_libraries else []), "verdict"]
-        ),
+        markdown_table(span, ["jax", "jaxlib", *library_cells(setting), "verdict"]),
         "",
     ]
     return "\n".join(lines)
@@ -260,8 +247,7 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
         detail = f"{step.said} {detail}" if step.comparison.shape.ratio else detail
         said = f"{step.criterion.name}: {step.before} → {step.after}: {detail}"
         lines.append(f"- {inline(said)}")
-    several = found.stepped_more_than_once()
-    if several:
+    if several := found.stepped_more_than_once():
         lines += [
             "",
             f"More than one step in {', '.join(several)}: a bisection between the endpoints would "
@@ -270,13 +256,17 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
     return lines
 
 
-LIBRARIES_HEADER = "the script's libraries"
 METRIC_HEADERS = ["jax", "median", "vs previous: ratio [interval] p verdict"]
 
 
-def library_cell(setting: Setting, release: str) -> str:
+def library_cells(setting: Setting, release: str | None = None) -> list[str]:
+    """A plain script's libraries at ``release`` (none: the column's header), or no column."""
+    if not setting.libraries.versions:
+        return []
+    if release is None:
+        return ["the script's libraries"]
     versions = setting.libraries.versions.get(release, {})
-    return ", ".join(f"{name} {version}" for name, version in sorted(versions.items())) or "–"
+    return [", ".join(f"{name} {version}" for name, version in sorted(versions.items())) or "–"]
 
 
 def died_json(probe: Probe) -> list[dict[str, Any]]:
@@ -292,19 +282,15 @@ def died_json(probe: Probe) -> list[dict[str, Any]]:
 def release_rows(found: SweepOutcome, setting: Setting) -> tuple[list[list[str]], list[str]]:
     """The releases table's rows and columns: a plain script's libraries beside each release; the
     claim only where a release has one (a watched suite states none)."""
-    with_libraries = bool(setting.libraries.versions)
     shown = any(m.result is not None and claim_verdict(m.result) for m in found.measurements)
     rows = []
     for m in found.measurements:
-        status = status_words(m, "{}: {}")
-        libraries = [library_cell(setting, m.release)] if with_libraries else []
+        ran = [m.release, setting.jaxlib.get(m.release, "?"), status_words(m, "{}: {}")]
         # A run that finished ok without a verdict (a plain script prints none): no claim to show.
         claim = outcome(m.result) if m.result is not None else "–"
         claims = ["–" if claim == RunStatus.OK else claim] if shown else []
-        rows.append(
-            [m.release, setting.jaxlib.get(m.release, "?"), status, *libraries, *claims, m.note]
-        )
-    headers = ["jax", "jaxlib", "status", *([LIBRARIES_HEADER] if with_libraries else [])]
+        rows.append([*ran, *library_cells(setting, m.release), *claims, m.note])
+    headers = ["jax", "jaxlib", "status", *library_cells(setting)]
     return rows, [*headers, *(["claim"] if shown else []), "source"]
 
 
@@ -328,21 +314,12 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
 
 
 def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> list[str]:
-    lines = [
-        heading,
-        "",
-        markdown_table(*release_rows(found, setting)),
-        "",
-    ]
+    lines = [heading, "", markdown_table(*release_rows(found, setting)), ""]
     for key in found.metrics:
         compared = [(m, found.comparisons.get((key, m.release))) for m in found.ok()]
         rows = [[m.release, median_cell(m.result, key), against_cell(c)] for m, c in compared]
-        lines += [
-            f"### {inline(key.metric_name)} · {inline(key.label())}",  # a script's own name: text
-            "",
-            markdown_table(rows, METRIC_HEADERS),
-            "",
-        ]
+        title = f"### {inline(key.metric_name)} · {inline(key.label())}"  # a script's name: text
+        lines += [title, "", markdown_table(rows, METRIC_HEADERS), ""]
     return [*lines, rule_text(setting.thresholds), ""]
 
 

@@ -26,12 +26,8 @@ def run_screen(summary: str, not_ok: Sequence[NotOk], results: str) -> list[str]
     lines = screen.wrap(summary, lines=3)
     if not_ok:
         lines.append(f"{len(not_ok)} cell(s) did not run ok:")
-        each = [
-            screen.shorten(
-                f"  {c.what}: {c.status}: {(c.detail.splitlines() or [''])[0]}".rstrip(": ")
-            )
-            for c in not_ok
-        ]
+        said = [f"  {c.what}: {c.status}: {(c.detail.splitlines() or [''])[0]}" for c in not_ok]
+        each = [screen.shorten(line.rstrip(": ")) for line in said]
         if not_ok[0].died:  # the first one's death, in a line: the stored results keep every one
             each.insert(1, screen.shorten(f"    where it died: {not_ok[0].died}"))
         lines += screen.budgeted(

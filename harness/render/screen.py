@@ -4,6 +4,7 @@ or shortened to it, a list cut to a budget with a line counting what was left ou
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 import unicodedata
 from collections.abc import Sequence
@@ -89,8 +90,7 @@ def table(
         parts = [
             by_columns(textwrap.wrap(c, widths[i]), c, widths[i]) or [""] for i, c in enumerate(row)
         ]
-        for line in range(max(map(len, parts))):
-            shown = [each[line] if line < len(each) else "" for each in parts]
+        for shown in itertools.zip_longest(*parts, fillvalue=""):
             padded = [p + " " * (widths[i] - columns(p)) for i, p in enumerate(shown)]
             lines.append((indent + "  ".join(padded)).rstrip())
     return lines
@@ -108,13 +108,9 @@ def _fitted(cells: Sequence[Sequence[str]], room: int, shrink: int) -> list[int]
         giving = [i for i in range(count) if widths[i] > words[i]]
         if not giving:
             return None
-        widest = max(widths[i] for i in giving)
-        column = (
-            shrink
-            if shrink in giving and widths[shrink] == widest
-            else next(i for i in giving if widths[i] == widest)
-        )
-        widths[column] -= 1
+        top = max(widths[i] for i in giving)
+        widest = [i for i in giving if widths[i] == top]
+        widths[shrink if shrink in widest else widest[0]] -= 1
         over -= 1
     return widths
 

@@ -91,11 +91,9 @@ def _worse_first(pair: Pair) -> int:
 
 def verdict_line(comparison: SetComparison) -> str:
     """The verdict of the whole comparison (the exit status says the same)."""
-    worse = comparison.worse(short=True)
-    if worse:
+    if worse := comparison.worse(short=True):
         return "Worse in B: " + "; ".join(worse)
-    undecided = comparison.verdicts()[Verdict.UNDECIDED]
-    if not undecided:
+    if not (undecided := comparison.verdicts()[Verdict.UNDECIDED]):
         return f"{NOTHING_WORSE}."
     return f"{NOTHING_WORSE}; {undecided} comparison(s) undecided, not unchanged."
 
@@ -116,13 +114,8 @@ def render_text(comparison: SetComparison, report: str | None = None) -> str:
         body += [title, *(f"  - {terminal(n)}" for n in said), ""] if said else []
     body = screen.budgeted(body, budget, "… and {n} more lines: the markdown lists every pair")
     thresholds = comparison.thresholds
-    lines = [
-        screen.shorten(comparison.summary()),
-        screen.shorten(f"A: {terminal(comparison.a.describe())}"),
-        screen.shorten(f"B: {terminal(comparison.b.describe())}"),
-        "",
-        *body,
-    ]
+    sides = [f"A: {terminal(comparison.a.describe())}", f"B: {terminal(comparison.b.describe())}"]
+    lines = [*map(screen.shorten, [comparison.summary(), *sides]), "", *body]
     if lines[-1]:
         lines.append("")
     marks = legend((m.comparison for p in comparison.pairs for m in p.metrics), thresholds)

@@ -27,20 +27,13 @@ class Mark:
 
 
 def _marks(thresholds: Thresholds) -> list[tuple[str, Mark]]:
+    cv, iqr = f"{thresholds.max_between_cv:.0%}", f"{thresholds.max_relative_iqr:.0%} of the median"
     return [
         (SEPARATE_UNDER_LOAD, Mark("L", "separate runs, one measured under load: no verdict")),
         (UPPER_ESTIMATE, Mark("u", "the ratio is an upper estimate: it barely passed the test")),
         ("too few processes", Mark("f", f"fewer than {thresholds.min_processes} processes a side")),
-        (
-            "process medians vary",
-            Mark("v", f"process medians vary by more than {thresholds.max_between_cv:.0%}"),
-        ),
-        (
-            "of median within processes",
-            Mark(
-                "w", f"IQR within processes above {thresholds.max_relative_iqr:.0%} of the median"
-            ),
-        ),
+        ("process medians vary", Mark("v", f"process medians vary by more than {cv}")),
+        ("of median within processes", Mark("w", f"IQR within processes above {iqr}")),
         (
             "measured under load",
             Mark("l", "processes measured while other work loaded the machine"),

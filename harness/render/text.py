@@ -5,6 +5,7 @@ calibration file is input (a newline and a ``# heading``, HTML, backticks that c
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -12,8 +13,6 @@ from typing import Any
 # Characters with a meaning in GitHub-flavoured markdown or HTML anywhere in a line.  An underscore
 # inside a word (``scan_sync``) starts no emphasis, so names keep their look.
 _SPECIAL = re.compile(r"[\\`*\[\]~$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
-_HTML = re.compile(r"[<>&]")
 # What starts a block at a line's start (heading, list item, rule, numbered item); ``>`` an entity.
 _BLOCK_START = re.compile(r"(?:#{1,6}|[-+=]+|\d{1,9}[.)])(?=\s|$)")
 # Control characters (ESC starts a terminal's escape sequences: colour, clear-screen, a window
@@ -31,7 +30,7 @@ def one_line(value: Any) -> str:
 
 
 def inline(value: Any) -> str:
-    text = _HTML.sub(lambda m: _ENTITIES[m.group()], one_line(value))
+    text = html.escape(one_line(value), quote=False)
     text = _SPECIAL.sub(lambda m: "\\" + m.group(), text)
     start = _BLOCK_START.match(text)
     return f"{text[: start.end() - 1]}\\{text[start.end() - 1 :]}" if start else text

@@ -104,14 +104,12 @@ def dead_side(change: Confirmation) -> Probe:
 def death_line(change: Confirmation) -> str:
     """Where the first process of a step's dead side died, if one did: how, its innermost frame."""
     dead = dead_side(change)
-    first = dead.ends.first if dead.ends is not None else None
-    if first is None:
+    ends = dead.ends
+    if ends is None or ends.first is None:
         return ""
-    frame = innermost_frame(first.stack)
-    error = error_line(first)
-    said = "; ".join(part for part in (frame, error) if part)
-    how = dead.ends.words() if dead.ends is not None else ""
-    return f"where jax {dead.release} died: {how}" + (f"; first process: {said}" if said else "")
+    said = "; ".join(filter(None, (innermost_frame(ends.first.stack), error_line(ends.first))))
+    first = f"; first process: {said}" if said else ""
+    return f"where jax {dead.release} died: {ends.words()}{first}"
 
 
 def _timing_answer(change: Confirmation, *, fix: bool) -> str:

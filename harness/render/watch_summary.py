@@ -70,24 +70,18 @@ def _smallest(watched: TargetWatch) -> str:
 
 
 def _seen(ratio: float | None) -> str:
-    if ratio is None:
-        return "—"
-    return _ratio(ratio) if math.isfinite(ratio) else "none: too few processes"
+    return _ratio(ratio) if ratio is None or math.isfinite(ratio) else "none: too few processes"
 
 
 def import_lines(watched: TargetWatch) -> list[str]:
     """A suite's costliest imports per release (``import_times.costliest``'s lines)."""
-    imports = watched.floor.get("imports") or {}
-    if not imports:
+    if not (imports := watched.floor.get("imports") or {}):
         return []
     said = "; ".join(
         f"jax {inline(release)}: " + "; ".join(lines) for release, lines in imports.items()
     )
-    return [
-        f"Where its import goes (`python -X importtime`, one extra process a side, not timed): "
-        f"{said}.",
-        "",
-    ]
+    where = "Where its import goes (`python -X importtime`, one extra process a side, not timed)"
+    return [f"{where}: {said}.", ""]
 
 
 def benchmark_lines(watched: TargetWatch) -> list[str]:
@@ -151,8 +145,7 @@ def watch_markdown(summary: WatchSummary) -> str:
         ("Improvements", {watch.IMPROVEMENT}),
     ]
     for title, kinds in sections:
-        found = _lines(summary, kinds)
-        if found:
+        if found := _lines(summary, kinds):
             lines += [f"## {title}", "", *found, ""]
     # This run's why (a remembered target's is not shown again): markdown harness.render.why wrote,
     # each stored string in it already a code span or literal text, not escaped twice; one line.
@@ -176,9 +169,8 @@ def watch_markdown(summary: WatchSummary) -> str:
     ]
     for t in summary.targets:
         page = f"[{inline(t.page)}]({t.page})" if t.page else "—"
-        outcome = OUTCOME_WORDS.get(t.outcome, t.outcome) + (
-            f" (remembered from {t.remembered})" if t.remembered else ""
-        )
+        remembered = f" (remembered from {t.remembered})" if t.remembered else ""
+        outcome = OUTCOME_WORDS.get(t.outcome, t.outcome) + remembered
         lines.append(f"| {code_span(t.target)} | {t.kind} | {outcome} | {_smallest(t)} | {page} |")
     lines.append("")
     for t in summary.targets:

@@ -141,15 +141,13 @@ def trial_lines(
         lines.append(Finding(f"{tried_text(each, answer)}{most}: {back}{changed}", leads=unwanted))
     if tried and not found:
         none = f"none of the {len(tried)} {answer.subject} tried brought the old "
-        none += f"{metric.metric_name} back"
-        lines.append(leading(none))
+        lines.append(leading(f"{none}{metric.metric_name} back"))
     for each in forward:
         lines.append(f"{tried_text(each, answer)}: it brings the new number to {answer.before} too")
     lines += [tried_text(t, answer) for t in tried if t not in found and t not in forward]
     if answer.left_out:
-        lines.append(
-            f"{answer.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured"
-        )
+        cap = f"over the cap of {MAX_TRIED} were not measured"
+        lines.append(f"{answer.left_out} more trial(s) {cap}")
     return findings([*lines, *void_lines(void)])
 
 
@@ -195,12 +193,11 @@ def _against(comparison: Comparison, release: str) -> str:
 def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
     if answer.void:
         void = " and ".join(answer.void)
-        return [
-            leading(
-                "compiled programs not compared, void for this script: it sets XLA_FLAGS itself "
-                f"before jax starts on {void}, so XLA never got the harness's dump flags ({APPEND})"
-            )
-        ]
+        said = (
+            "compiled programs not compared, void for this script: it sets XLA_FLAGS itself "
+            f"before jax starts on {void}, so XLA never got the harness's dump flags ({APPEND})"
+        )
+        return [leading(said)]
     if answer.problem:
         return [leading(f"compiled programs not compared: {answer.problem}")]
     if not answer.changes:
@@ -228,16 +225,10 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
         for text, names in list(alike.items())[:SHOWN_MODULES]
     ]
     more = sum(len(names) for names in list(alike.values())[SHOWN_MODULES:])
-    diffs = any(not c.same_text for c in differing)
-    return [
-        leading(
-            f"{head}, {len(differing)} differ"
-            + (f", {more} not shown" if more else "")
-            + (f" (text diffs in `{answer.folder}<module>.diff`)" if diffs else "")
-        ),
-        *memory,
-        *findings(shown),
-    ]
+    head += f", {len(differing)} differ" + (f", {more} not shown" if more else "")
+    if any(not c.same_text for c in differing):
+        head += f" (text diffs in `{answer.folder}<module>.diff`)"
+    return [leading(head), *memory, *findings(shown)]
 
 
 # What the step's metrics measure that XLA's dumps hold no counterpart of: said, never judged.
@@ -248,42 +239,37 @@ def counterpart_lines(answer: CompiledAnswer) -> list[Finding]:
     """A step of memory judged by the programs' temporary bytes (it leads); a metric without a
     counterpart in the dumps said, not judged."""
     none = [NO_COUNTERPART[each] for each in answer.reads if each in NO_COUNTERPART]
-    lines = [Finding(f"XLA's dumps hold no counterpart of {' or '.join(none)}: not judged by them")]
-    lines = lines if none else []
+    said = f"XLA's dumps hold no counterpart of {' or '.join(none)}: not judged by them"
+    lines = [Finding(said)] if none else []
     found = answer.temp_bytes()
     if MEMORY_SIZE not in answer.reads:
         return lines
     if found is None:
         return [*lines, Finding("the compiled programs' temporary bytes were not read")]
     old, new = found
-    head = "the compiled programs' temporary bytes, the counterpart of a step of memory"
-    if old == new:
-        return [
-            *lines,
-            leading(f"{head}: the same on both ({format_bytes(old)}): it moved outside them"),
-        ]
     ratio = f" ({format_ratio(new / old)})" if old else ""
-    return [*lines, leading(f"{head}: {format_bytes(old)} → {format_bytes(new)}{ratio}")]
+    moved = f"{format_bytes(old)} → {format_bytes(new)}{ratio}"
+    if old == new:
+        moved = f"the same on both ({format_bytes(old)}): it moved outside them"
+    head = "the compiled programs' temporary bytes, the counterpart of a step of memory"
+    return [*lines, leading(f"{head}: {moved}")]
 
 
 def module_text(change: ModuleChange) -> str:
     old, new = change.old, change.new
-    parts = []
     # A custom call is named by its target below; get-tuple-element only unpacks an op's results.
     ops = (set(old.after) | set(new.after)) - {"custom-call", "get-tuple-element"}
     moved = sorted(
         (op for op in ops if old.after[op] != new.after[op]),
         key=lambda op: -abs(new.after[op] - old.after[op]),
     )
-    parts += [f"{op} {old.after[op]} → {new.after[op]}" for op in moved[:SHOWN_OPCODES]]
-    targets = set(old.custom_calls) | set(new.custom_calls)
-    for target in sorted(t for t in targets if old.custom_calls[t] != new.custom_calls[t]):
-        parts.append(
-            f"custom call {target} {old.custom_calls[target]} → {new.custom_calls[target]}"
-        )
-    kinds = set(old.fusion_kinds) | set(new.fusion_kinds)
-    for kind in sorted(k for k in kinds if old.fusion_kinds[k] != new.fusion_kinds[k]):
-        parts.append(f"{kind} fusions {old.fusion_kinds[kind]} → {new.fusion_kinds[kind]}")
+    parts = [f"{op} {old.after[op]} → {new.after[op]}" for op in moved[:SHOWN_OPCODES]]
+    for label, was, now in (
+        ("custom call {}", old.custom_calls, new.custom_calls),
+        ("{} fusions", old.fusion_kinds, new.fusion_kinds),
+    ):
+        differ = sorted(k for k in set(was) | set(now) if was[k] != now[k])
+        parts += [f"{label.format(k)} {was[k]} → {now[k]}" for k in differ]
     if old.temp_bytes != new.temp_bytes:
         parts.append(f"temporary bytes {old.temp_bytes} → {new.temp_bytes}")
     counts = f"{sum(old.before.values())} → {sum(new.before.values())} instructions"
@@ -294,12 +280,8 @@ def module_text(change: ModuleChange) -> str:
 
 def profile_lines(answer: ProfileAnswer) -> list[Finding]:
     if not isinstance(answer.old, OpTimes) and not isinstance(answer.new, OpTimes):
-        return [
-            leading(
-                f"where the time went not profiled: {answer.before}: {answer.old}; "
-                f"{answer.after}: {answer.new}"
-            )
-        ]
+        sides = f"{answer.before}: {answer.old}; {answer.after}: {answer.new}"
+        return [leading(f"where the time went not profiled: {sides}")]
     shown = [
         f"{kind} {_op_cell(answer.old, kind)} → {_op_cell(answer.new, kind)}"
         for kind in answer.kinds()[:SHOWN_OPS]
@@ -310,12 +292,11 @@ def profile_lines(answer: ProfileAnswer) -> list[Finding]:
         if isinstance(why, str)
     ]
     note = f" ({'; '.join(missing)})" if missing else ""
-    return [
-        leading(
-            "where the time went, by op (one profiled process each; an op's own time, and how "
-            f"many ran; {answer.before} → {answer.after}): {'; '.join(shown)}{note}"
-        )
-    ]
+    said = (
+        "where the time went, by op (one profiled process each; an op's own time, and how "
+        f"many ran; {answer.before} → {answer.after}): {'; '.join(shown)}{note}"
+    )
+    return [leading(said)]
 
 
 def _op_cell(times: OpTimes | str, kind: str) -> str:
@@ -361,10 +342,8 @@ def reproduced_lines(
     on = f"on {name}, its counterpart of {metric.metric_name}"
     theirs = comparison.ratio_cell or "n/a"
     if answer.reproduces(metric, step):
-        said = (
-            f"reproduces it with jax alone {on}: {theirs} (your script: {step.ratio_cell or 'n/a'})"
-        )
-        return [leading(said)]
+        mine = step.ratio_cell or "n/a"
+        return [leading(f"reproduces it with jax alone {on}: {theirs} (your script: {mine})")]
     if comparison.verdict is Verdict.UNDECIDED:  # too few processes (a why cut short): no evidence
         said = f"the reproducer with jax alone is undecided {on} ({theirs}, {comparison.said})"
         return [Finding(said)]
@@ -433,9 +412,8 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
     if answer.untried and found is not None:
         lines.append(f"{answer.untried} more setting(s) not tried: a workaround ends the search")
     elif answer.untried:
-        lines.append(
-            f"{answer.untried} more setting(s) over the cap of {MAX_STATUS_TRIED} not tried"
-        )
+        cap = f"over the cap of {MAX_STATUS_TRIED} not tried"
+        lines.append(f"{answer.untried} more setting(s) {cap}")
     return [*lines, *([answer.problem] if answer.problem else []), *once]
 
 
@@ -476,12 +454,8 @@ def skipped_lines(skipped: Skipped) -> list[Finding]:
 def spent_lines(spent: Spent) -> list[str]:
     asked = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in spent.seconds.items())
     asks = f" (asked by `{spent.command}`)" if spent.command else ""
-    settled = (
-        f"; not asked, the step being answered: {', '.join(spent.unasked)}{asks}"
-        if spent.unasked
-        else ""
-    )
-    return [f"kinds asked, in order: {asked}{settled}"] if asked else []
+    settled = f"; not asked, the step being answered: {', '.join(spent.unasked)}{asks}"
+    return [f"kinds asked, in order: {asked}{settled if spent.unasked else ''}"] if asked else []
 
 
 # Each kind's step-wide findings, by the kind's name (``harness.explain.kinds``: every kind has an
@@ -525,8 +499,7 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
     if split is not None:
         return leading(held_line(split))
     pinned = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
-    moved = libraries.moved_with_jax(before, after)
-    if not moved:
+    if not (moved := libraries.moved_with_jax(before, after)):
         same = [f"{n} {v}" for n, v in sorted(libraries.versions.get(after, {}).items())]
         kept = ", ".join(
             [*pinned, *(f"{each} on both" for each in same if f"{each} held" not in pinned)]
@@ -534,12 +507,9 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
         return leading(f"comes with jax {after}" + (f" ({kept})" if kept else ""))
     changes = "; ".join(f"{name} {old} → {new}" for name, (old, new) in moved.items())
     name, (old, new) = next(iter(moved.items()))
-    jax_only = _command(
-        setting, "triage", ["--from", before, "--to", after, "--hold", f"{name}=={old}"]
-    )
-    library_only = _command(
-        setting, "triage", ["--vary", name, "--jax", after, "--from", old, "--to", new]
-    )
+    held = ["--from", before, "--to", after, "--hold", f"{name}=={old}"]
+    varied = ["--vary", name, "--jax", after, "--from", old, "--to", new]
+    jax_only, library_only = _command(setting, "triage", held), _command(setting, "triage", varied)
     return Finding(
         f"the script's libraries changed along with jax ({changes}): the library or JAX?",
         (
@@ -577,12 +547,9 @@ def held_line(answer: HeldAnswer) -> str:
     clauses = []
     for verdict, metrics in by_answer.items():
         parts = answer.parts[metrics[0]]
-        figures = "; ".join(
-            f"{who} {_said(found)}"
-            for who, found in (("jax's part", parts.jax), ("the libraries'", parts.libraries))
-        )
-        if parts.by_share:
-            figures = _shared_out(parts)
+        sides = (("jax's part", parts.jax), ("the libraries'", parts.libraries))
+        figures = "; ".join(f"{who} {_said(found)}" for who, found in sides)
+        figures = _shared_out(parts) if parts.by_share else figures
         more = f" and {len(metrics) - 1} more" if len(metrics) > 1 else ""
         clauses.append(f"{said[verdict]} on {metrics[0].metric_name}{more} ({figures})")
     return "; ".join(clauses)
@@ -615,8 +582,7 @@ def issue_follow_up(
 ) -> FollowUp:
     """The upstream issue drafted over two sides (the older ``--good``, whatever the terms)."""
     named = [] if criterion.is_claim or criterion.by is Judged.EVERY else criterion.words()
-    words = [*named, "--good", good, "--bad", bad]
-    return FollowUp(purpose, _command(setting, "issue", words))
+    return FollowUp(purpose, _command(setting, "issue", [*named, "--good", good, "--bad", bad]))
 
 
 def next_steps(
@@ -652,12 +618,7 @@ def next_steps(
             words += criterion.words()
             purpose = f"which {name} release, jax {held.jax_of_middle} held"
             said.append(FollowUp(purpose, _command(setting, "triage", words)))
-    if (
-        setting.libraries.vary is None
-        and not answered
-        and comes_with != LIBRARIES
-        and not known_commit
-    ):
+    if setting.libraries.vary is None and not (answered or known_commit or comes_with == LIBRARIES):
         ends = [f"--{terms.old}", before, f"--{terms.new}", after, *criterion.words()]
         bisect = _command(setting, "bisect", ["--commits", *ends])
         said.append(FollowUp("jax's Python or jaxlib, and which jax commit", bisect))

@@ -4,7 +4,7 @@ import pytest
 
 from harness.analysis.groups import comparison_groups, latest_runs
 from harness.analysis.report_model import case_claims, fact_rows
-from harness.render.case_page import (
+from harness.render.report import (
     claim_table,
     figures_table,
     format_fact,

@@ -2,7 +2,7 @@ import re
 import statistics
 
 from harness.analysis.report_model import run_view
-from harness.render.run_detail import environment_block, metrics_table, run_section
+from harness.render.report import environment_block, metrics_table, run_section
 from harness.store.results import Newest, StoredResult
 from harness.units import format_ns
 from tests.conftest import FIXTURES, assert_valid_tables, in_processes, real_result, v1_result

@@ -9,8 +9,12 @@ from harness.explain.defaults import XLA, Change
 from harness.explain.dumps import CompiledAnswer, compare_dumps, read_dump
 from harness.explain.tried import DefaultsAnswer
 from harness.metric_names import Criterion, Judged, parse_metric_name
-from harness.render.triage_answer import plotted_metrics, triage_json, triage_markdown
-from harness.render.triage_screen import triage_screen
+from harness.render.triage_answer import (
+    plotted_metrics,
+    triage_json,
+    triage_markdown,
+    triage_screen,
+)
 from harness.steps.answers import Setting
 from harness.steps.triage import triage
 from tests.conftest import SEGFAULT, TERMINATED, FakeReleases

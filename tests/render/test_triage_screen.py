@@ -12,7 +12,7 @@ from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.tried import DefaultsAnswer
 from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.screen import fits
-from harness.render.triage_screen import follow_ups, triage_screen
+from harness.render.triage_answer import follow_ups, triage_screen
 from harness.steps.answers import RangeLibraries, Setting
 from harness.steps.bisection import ReleaseStep
 from harness.steps.probes import Probe
@@ -261,7 +261,7 @@ def test_a_head_line_of_wide_characters_wraps_at_100_columns():
 def test_dozens_of_small_steps_leave_the_screen_one_screen():
     """A plain script's phases and memory gave 27 to 38 small steps over the whole table: the screen
     names three and counts the rest; the report names each."""
-    from harness.render.triage_screen import SMALL_ON_SCREEN, small_line
+    from harness.render.triage_answer import SMALL_ON_SCREEN, small_line
 
     found, _ = script_triage(dict(zip(RELEASES, [1, 1, 3, 3], strict=True)))
     small = [(change, "×1.1 (within ×1.5)") for change in found.changes()]

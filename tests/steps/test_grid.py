@@ -74,7 +74,7 @@ def test_a_step_and_its_fix_inside_one_grid_interval_are_found_where_the_compile
 
 
 def test_the_same_step_and_fix_with_the_program_unchanged_is_not_seen_and_the_answer_says_so():
-    from harness.render.triage_screen import grid_caveat
+    from harness.render.triage_answer import grid_caveat
 
     scales = {release: 3 if release in ("r17", "r18") else 1 for release in THIRTY}
     found, measured = screened(scales)
@@ -380,7 +380,7 @@ def test_a_step_past_the_bound_is_named_in_every_run_whatever_the_occasion():
 def test_a_cost_step_between_grid_points_too_small_for_a_glance_is_not_seen_and_the_page_says_so():
     """A phase ×1.25 between two grid points whose glances (2 processes, ±10 %) the range's spread
     could show by chance: not measured, not named; the answer says such a step is not seen."""
-    from harness.render.triage_screen import grid_caveat
+    from harness.render.triage_answer import grid_caveat
 
     scales = {release: 1 if i < 10 else 3 for i, release in enumerate(TWELVE)}
     found = triage(
