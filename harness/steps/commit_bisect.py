@@ -203,8 +203,7 @@ class CommitSearch:
         return self._label(version, self.found.jaxlibs[version], None, "endpoint")
 
     def installed(self, commit: Commit, jaxlib: str) -> bool:
-        problem = self.prepare(commit, jaxlib)
-        if problem:
+        if problem := self.prepare(commit, jaxlib):
             self.found.not_installed.append((commit.sha, jaxlib, problem))
             self.progress(f"[bisect --commits] {commit.short} with jaxlib {jaxlib}: {problem}")
         return problem is None

@@ -12,7 +12,7 @@ is inconclusive, which the search skips.  With ``--claim`` the case's own verdic
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from typing import Any
@@ -28,7 +28,7 @@ from harness.analysis.significance import (
 )
 from harness.analysis.statuses import StatusSummary, compare_endings, ends_of, ran, summarise
 from harness.errors import UsageError
-from harness.metric_names import Criterion
+from harness.metric_names import Criterion, MetricKey
 from harness.steps.probes import Probe, ProbeRelease
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
@@ -107,30 +107,26 @@ def _describe(comparison: Comparison) -> str:
     return f"{comparison.ratio_cell or 'n/a'}, p={format_p(comparison.p_value)}, {comparison.said}"
 
 
+@dataclass(eq=False)
 class Judge:
     """Judges releases one by one; the good endpoint first, then the bad one, then any other."""
 
-    def __init__(
-        self,
-        measure: ProbeRelease,
-        good: str,
-        bad: str,
-        criterion: Criterion,
-        thresholds: Thresholds,
-        terms: Terms = REGRESSION,
-    ) -> None:
-        self.measure = measure
-        self.terms = terms
-        self.criterion = criterion
-        # "ok" or how every process died, once the good endpoint ran
-        self.good_status: str | None = None
-        self.good, self.bad = good, bad
-        self.metric = criterion.figures
-        self.thresholds = thresholds
-        self.good_result: StoredResult | None = None
-        self.bad_result: StoredResult | None = None
-        # slower or faster, once the endpoints are known to differ
-        self.direction: Verdict | None = None
+    measure: ProbeRelease
+    good: str
+    bad: str
+    criterion: Criterion
+    thresholds: Thresholds
+    terms: Terms = REGRESSION
+    # "ok" or how every process died, once the good endpoint ran
+    good_status: str | None = field(default=None, init=False)
+    good_result: StoredResult | None = field(default=None, init=False)
+    bad_result: StoredResult | None = field(default=None, init=False)
+    # slower or faster, once the endpoints are known to differ
+    direction: Verdict | None = field(default=None, init=False)
+
+    @property
+    def metric(self) -> MetricKey | None:
+        return self.criterion.figures
 
     def _probe(
         self, release: str, again: bool
@@ -205,8 +201,7 @@ class Judge:
             self.samples(result)  # an unknown metric is refused before anything else is measured
         claim = outcome(result) if self.metric is None else None
         if claim is not None and claim not in (HOLDS, DOES_NOT_HOLD):
-            why = f"no claim verdict ({claim})"
-            return Judgement.of(measurement, ReleaseVerdict.SKIPPED, why)
+            return _skipped(measurement, f"no claim verdict ({claim})")
         why = f"the {self.terms.old} endpoint"
         return Judgement.of(measurement, ReleaseVerdict.GOOD, why, claim=claim)
 
@@ -216,24 +211,18 @@ class Judge:
         self.bad_result = result
         if self.metric is None:
             return bad_endpoint_by_claim(measurement, self.good_result, self.terms)
-        change = compare_metric(
-            self.samples(self.good_result), self.samples(result), self.thresholds, self.metric
-        )
+        change = self._versus(self.good_result, result)
         if change.verdict == Verdict.UNDECIDED and change.invocation_spread:
             # Separate runs' results (stored before, say): measured together again, until decided.
             self.good_result, self.bad_result = self._together_again(self.good_result, result)
-            result = self.bad_result
-            change = compare_metric(
-                self.samples(self.good_result), self.samples(result), self.thresholds, self.metric
-            )
+            change = self._versus(self.good_result, self.bad_result)
         if change.verdict not in OPPOSITE:
             old = self.terms.old
             if change.verdict == Verdict.UNCHANGED:
                 why = (
                     f"unchanged from the {old} endpoint ({_describe(change)}, the interval inside "
-                    "the no-change "
+                    "the no-change band): no change to find"
                 )
-                why += "band): no change to find"
             else:
                 needs = what_would_decide(change, self.thresholds)
                 why = f"undecided against the {old} endpoint ({_describe(change)}): {needs}"
@@ -260,10 +249,12 @@ class Judge:
         """Against the endpoints' results ``good`` and ``bad``; the change's direction is the first
         endpoints'."""
         assert measurement.result is not None and self.direction is not None
-        samples = self.samples(measurement.result)
-        vs_good = compare_metric(self.samples(good), samples, self.thresholds, self.metric)
-        vs_bad = compare_metric(self.samples(bad), samples, self.thresholds, self.metric)
+        vs_good, vs_bad = (self._versus(end, measurement.result) for end in (good, bad))
         return between(measurement, vs_good, vs_bad, self.direction, self.terms)
+
+    def _versus(self, before: StoredResult, after: StoredResult) -> Comparison:
+        samples = self.samples(before), self.samples(after)
+        return compare_metric(*samples, self.thresholds, self.metric)
 
 
 def by_ending(judge: Judge, release: str) -> Judgement:
@@ -342,8 +333,7 @@ def bad_endpoint_by_claim(measurement: Probe, good: StoredResult, terms: Terms) 
     assert result is not None
     before, after = outcome(good), outcome(result)
     if after not in (HOLDS, DOES_NOT_HOLD):
-        why = f"no claim verdict ({after})"
-        return Judgement.of(measurement, ReleaseVerdict.SKIPPED, why)
+        return _skipped(measurement, f"no claim verdict ({after})")
     if after == before:
         why = f"the claim {after} here as on the {terms.old} endpoint: no change to find"
         return Judgement.of(measurement, ReleaseVerdict.AMBIGUOUS, why, claim=after)

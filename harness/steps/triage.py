@@ -140,8 +140,7 @@ def confirm(step: ReleaseStep, before: Probe, after: Probe, thresholds: Threshol
     error bounds its processes with a verdict on each release in each round (``flip_chance``)."""
     if step.criterion.ending:
         return confirm_status(step, before, after, thresholds)
-    problem = _ok(before) or _ok(after)
-    if problem:
+    if problem := _ok(before) or _ok(after):
         return Confirmation(step, before, after, None, False, f"not measured again: {problem}")
     assert before.result is not None and after.result is not None
     if step.criterion.is_claim:

@@ -311,13 +311,7 @@ def findings(
     # A step confirmed where the release did not run ok is a status step (a metric's needs it to):
     # it says how it broke, with where it died, and a "fails on" finding would say it again.
     stepped = any(c.confirmed for c in found.confirmations)
-    if (
-        base is not None
-        and new is not None
-        and baseline in ran
-        and release not in ran
-        and not stepped
-    ):
+    if base and new and baseline in ran and release not in ran and not stepped:
         failed = new.result is not None and new.result.result.status in (
             RunStatus.FAILED,
             RunStatus.CRASHED,
@@ -343,8 +337,7 @@ def findings(
             said.append(Finding(NOT_MEASURED, None, text))
     # Both ran: a process that timed out, or a suite stopped before its time-out, is said with the
     # time that would let it finish (what finished is judged).
-    hint = more_time([base, new]) if baseline in ran and release in ran else ""
-    if hint:
+    if baseline in ran and release in ran and (hint := more_time([base, new])):
         said.append(Finding(NOT_MEASURED, None, f"not everything was measured: {hint}"))
     said += first_round_undecided(found, again, beyond)
     for confirmation in found.confirmations:
