@@ -79,19 +79,12 @@ class BisectOutcome:
             and self.probes[1].verdict == ReleaseVerdict.AMBIGUOUS
         )
 
-    def set_aside(self) -> list[Judgement]:
-        found = [
-            p for p in self.probes if p.verdict not in (ReleaseVerdict.GOOD, ReleaseVerdict.BAD)
-        ]
-        return sorted(found, key=lambda p: self.releases.index(p.release))
-
     def between(self) -> list[str]:
         """Releases between the last good and the first bad one: where else it may lie."""
-        if not self.found or self.last_good is None or self.first_bad is None:
+        if self.last_good is None or self.first_bad is None:
             return []
-        return self.releases[
-            self.releases.index(self.last_good) + 1 : self.releases.index(self.first_bad)
-        ]
+        index = self.releases.index
+        return self.releases[index(self.last_good) + 1 : index(self.first_bad)]
 
     def answer(self) -> str:
         if not self.found:
@@ -157,13 +150,6 @@ def bisect(
             set_aside.add(index)
     found.last_good, found.first_bad = releases[good], releases[bad]
     return found
-
-
-def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
-    direction = comparison.past(thresholds)
-    if direction is None or key.metric_name not in thresholds.higher_is_better:
-        return direction
-    return OPPOSITE[direction]  # a higher figure is the better one: a rise is faster
 
 
 def _newly_missing(a: ProcessSamples, b: ProcessSamples) -> bool:
@@ -298,8 +284,7 @@ def judged(
     ok = found.ok()
     series = [metric_samples(m.result) for m in ok if m.result is not None]
     found.metrics = list(metrics) if metrics is not None else union_keys(series)
-    for i in range(1, len(ok)):
-        before, after, a, b = ok[i - 1], ok[i], series[i - 1], series[i]
+    for (before, after), (a, b) in zip(pairwise(ok), pairwise(series), strict=True):
         ends = (before.release, after.release)
         for key in found.metrics:
             if key not in a and key not in b:
@@ -309,7 +294,9 @@ def judged(
             way = comparison.verdict if comparison.verdict in OPPOSITE else None
             apart = comparison.verdict == Verdict.UNDECIDED and comparison.invocation_spread
             if way is None and screen and apart:  # measured apart: undecided past the factor
-                way = _past_factor(comparison, thresholds, key)
+                way = comparison.past(thresholds)
+                if way is not None and key.metric_name in thresholds.higher_is_better:
+                    way = OPPOSITE[way]  # a higher figure is the better one: a rise is faster
             if way is None and screen and _newly_missing(a.of(key), b.of(key)):
                 way = Verdict.CHANGED
             if way is not None:

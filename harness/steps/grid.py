@@ -35,13 +35,7 @@ from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import ran
 from harness.analysis.t_test import t_quantile
 from harness.claim_rule import MIN_CLAIM_PROCESSES
-from harness.steps.bisection import (
-    ReleaseStep,
-    SweepOutcome,
-    judged,
-    measured_together,
-    next_probe,
-)
+from harness.steps.bisection import ReleaseStep, SweepOutcome, judged, measured_together, next_probe
 from harness.steps.probes import Probe, ProbeRelease
 
 MIN_GRID = 3
@@ -96,7 +90,8 @@ def grid_sweep(
         found = judged(releases, in_order, metrics, with_claim, thresholds, screen=screen)
         exact, costs = glanced(found, measured, thresholds)
         gaps = {gap for gap, _ in costs}
-        wanted = _middles(exact | gaps, measured)
+        picks = {next_probe(before, after, set(measured)) for before, after in exact | gaps}
+        wanted = sorted(pick for pick in picks if pick is not None)
         if glancing and glance is not measure and dense(exact | gaps, len(releases), measured):
             progress(f"[{name}] neighbours differ across most of the range: every release in full")
             glance, wanted = measure, sorted(set(range(len(releases))) - full)
@@ -112,11 +107,6 @@ def dense(gaps: set[Gap], count: int, measured: dict[int, Probe]) -> bool:
     once (a script whose memory or phases move at nearly every release)."""
     inside = sum(after - before - 1 for before, after in gaps)
     return inside * 2 > count - len(measured)
-
-
-def _middles(gaps: set[Gap], measured: dict[int, Probe]) -> list[int]:
-    picks = {next_probe(before, after, set(measured)) for before, after in gaps}
-    return sorted(pick for pick in picks if pick is not None)
 
 
 def glanced(
