@@ -15,8 +15,7 @@ from harness.measure.cells import PlannedRun
 from harness.measure.runner import Reuse
 from harness.measure.sides import Side
 from harness.metric_names import Criterion
-from harness.steps.probes import Pair, ReleaseProber
-from harness.steps.ready import Probe
+from harness.steps.probes import Pair, Probe, ReleaseProber
 from harness.steps.reuse import is_confirmation
 from harness.store.results import StoredResult
 

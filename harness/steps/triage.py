@@ -23,8 +23,7 @@ from harness.metric_names import Criterion
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.grid import grid_sweep, small_within, twice_safe_bounds
-from harness.steps.probes import Pair, ProbeRelease
-from harness.steps.ready import Probe
+from harness.steps.probes import Pair, Probe, ProbeRelease
 
 # The first round screens: a step is a candidate at this level (or the strict one, if looser;
 # without the rank guard, which 5 processes a side pass only when wholly apart), and only the
