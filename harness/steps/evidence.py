@@ -430,12 +430,8 @@ def gather(
         if budget is not None:
             ahead = any(each.name == settles for each in kinds[number + 1 :])
             budget.kept_for_settling = (budget.seconds or 0) * KEPT_FOR_SETTLING if ahead else 0.0
-        if (
-            not settling
-            and budget is not None
-            and (left := budget.left()) is not None
-            and left <= 0
-        ):
+        left = budget.left() if budget is not None else None
+        if not settling and budget is not None and left is not None and left <= 0:
             reason, command = budget.ran_out(len(seconds), left_out)
             found.append(Skipped(kind.name, reason, command=command))
             continue

@@ -164,9 +164,9 @@ class Readiness:
 
     def side(self, release: str) -> Side | Probe:
         """A side for ``release``, its environment ready; else a probe that says why not."""
-        prepared = self.ahead.take(release)
-        if prepared is None:
-            prepared = self.environments.prepare(release, self.envs[release])
+        prepared = self.ahead.take(release) or self.environments.prepare(
+            release, self.envs[release]
+        )
         if isinstance(prepared, Prepared):
             return Side(
                 release, self.profile, str(prepared.interpreter), libraries=prepared.libraries
@@ -490,9 +490,8 @@ class ReleaseProber:
         seconds = time.monotonic() - started
         if found is None:
             return Probe(release, None, "the measurement stored no result")
-        if reused:
-            return Probe(
-                release, found, f"stored by another run meanwhile, reused ({found.path.name})"
-            )
         how = "measured again in twice the processes" if again else "measured"
-        return Probe(release, found, f"{how} ({processes}) in {seconds:.0f} s (install included)")
+        note = f"{how} ({processes}) in {seconds:.0f} s (install included)"
+        if reused:
+            note = f"stored by another run meanwhile, reused ({found.path.name})"
+        return Probe(release, found, note)

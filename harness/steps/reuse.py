@@ -52,14 +52,9 @@ class ReusePolicy:
 
     def stored(self, release: str, also: Accept | None = None) -> StoredResult | None:
         """The newest stored result of the cell on ``release`` that counts (and is ``also`` one)."""
+        cell = (self.results_dir, self.case.name, release, self.profile, self.sizes, self.machine)
         return newest_result(
-            self.results_dir,
-            self.case.name,
-            release,
-            self.profile,
-            self.sizes,
-            self.machine,
-            lambda stored: self.counts(release, stored) and (also is None or also(stored)),
+            *cell, lambda stored: self.counts(release, stored) and (also is None or also(stored))
         )
 
     def reusable(self, release: str) -> StoredResult | None:

@@ -145,8 +145,7 @@ class Floor:
         """The whole measuring where a benchmark moves: the first round, a confirmation's fewest,
         and where import is most of a process the one a side that shows where it goes, both
         sides; None without a planned first round."""
-        first = self.first_round
-        if first is None:
+        if (first := self.first_round) is None:
             return None
         imports = self.cost.parts.get("import", 0.0) > self.cost.wall_s / 2
         return 2 * (first + self.needed + imports) * self.cost.wall_s

@@ -500,17 +500,15 @@ def benchmark_medians(found: TriageOutcome) -> dict[MetricKey, tuple[float, floa
 
 def side_loads(found: TriageOutcome) -> list[SideLoad]:
     """Per release, its processes under load over the first round and each confirmation it had."""
-    # release → [loaded, processes]
-    counts: dict[str, list[int]] = {r: [0, 0] for r in found.first_round.releases}
-    seen: set[int] = set()
-    for probe in _every_probe(found):
-        if probe.result is None or id(probe.result) in seen:
-            continue
-        seen.add(id(probe.result))
-        loaded, total = loaded_processes(probe.result, every=True)
-        counts.setdefault(probe.release, [0, 0])
-        counts[probe.release][0] += loaded
-        counts[probe.release][1] += total
+    counts = {release: (0, 0) for release in found.first_round.releases}
+    # each stored result once, however many probes read it
+    read = {
+        id(p.result): (p.release, p.result) for p in _every_probe(found) if p.result is not None
+    }
+    for release, result in read.values():
+        loaded, total = loaded_processes(result, every=True)
+        was = counts.get(release, (0, 0))
+        counts[release] = (was[0] + loaded, was[1] + total)
     return [SideLoad(release, loaded, total) for release, (loaded, total) in counts.items()]
 
 
