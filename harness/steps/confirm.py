@@ -80,19 +80,14 @@ class PairConfirmer:
             deciding = dataclasses.replace(self.prober, decide_on=judged)
             taken = self.stored_meanwhile(missing, reused)
             deciding.measure_together(releases, anew=True, pairs=missing, taken=taken)
-        found = {}
-        for before, after in pairs:
-            probes = []
-            for release, partner in ((before, after), (after, before)):
-                result = self.confirmation(release, partner)
-                note = f"no result measured together with jax {partner}"
-                if result is not None:
-                    how = (
-                        "stored by another run meanwhile" if release in reused else "measured again"
-                    )
-                    if (before, after) not in missing:
-                        how = "stored"
-                    note = f"{how} with jax {partner} ({len(result.result.processes)} processes)"
-                probes.append(Probe(release, result, note))
-            found[(before, after)] = (probes[0], probes[1])
-        return found
+
+        def probe(release: str, partner: str, pair: Pair) -> Probe:
+            result = self.confirmation(release, partner)
+            if result is None:
+                return Probe(release, None, f"no result measured together with jax {partner}")
+            how = "stored by another run meanwhile" if release in reused else "measured again"
+            how = how if pair in missing else "stored"
+            processes = len(result.result.processes)
+            return Probe(release, result, f"{how} with jax {partner} ({processes} processes)")
+
+        return {(a, b): (probe(a, b, (a, b)), probe(b, a, (a, b))) for a, b in pairs}

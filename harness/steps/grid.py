@@ -132,9 +132,8 @@ def glanced(
                 continue
             sides = (len(a.of(key).processes), len(b.of(key).processes))
             bound = cost_bound(spreads.get(key, 0.0), len(series), sides, thresholds)
-            if compared.past(dataclasses.replace(thresholds, factor=bound)) or reaches_past(
-                compared, bound
-            ):
+            past = compared.past(dataclasses.replace(thresholds, factor=bound))
+            if past or reaches_past(compared, bound):
                 costs.add((gap, key))
     return exact, costs
 

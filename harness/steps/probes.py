@@ -2,28 +2,24 @@
 
 A probe first looks for a stored result of the cell (case, release, profile, sizes) that counts
 (``harness.steps.reuse``); only when there is none does it make the release's environment ready
-(``Readiness``: a release that cannot be installed has no result, and the search skips it) and
-measure it there (``SideMeasurement``), looking again under the results folder's lock, where
-another run into the same folder may have stored it meanwhile.
-
-Each measurement runs in ``processes`` case processes (``--processes``), since the
-statistics and the claim are settled over processes: a stored result measured in fewer
-(one from before several processes per cell, say) is measured anew, not reused.  A
-second look runs twice the processes, which is what gives the statistics more to go
-on (more samples within each process would not).  A prober is never changed by those it is handed
-to: one that measures otherwise (other stored results accepted, other metrics decided) is a copy
-(``dataclasses.replace``), which keeps its own record of what it measured together.
+(``Readiness``) and measure it there (``SideMeasurement``), looking again under the results folder's
+lock, where another run into the same folder may have stored it meanwhile.  A release whose
+environment could not be tried (the index out of reach, a failed sync, a write refused) is answered
+by a ``Probe`` without a result and nothing is stored; one that is not installable (the resolver
+proved it cannot be had) is stored as such, once, so that a later run reads the answer back; the
+search skips both.  Installs stand beside measuring, not between it (``Ahead``); each venv's own
+lock keeps two preparations of one venv apart.
 
 A measurement is ``harness.measure.runner.measure``: the same case process and measurement lock, the
-result stored as any run's.  Its settings say how far it goes: ``processes`` case processes a side,
-then, where sides are compared and a most is given, looks until the comparison is decided.  Several
-releases measured in one run take turns in rounds, so that load and drift fall on all of them alike.
-
-A release whose environment could not be tried (the index out of reach, a failed sync, a write
-refused) is answered by a ``Probe`` without a result and nothing is stored; one that is not
-installable (the resolver proved it cannot be had) is stored as such, once, so that a later run
-reads the answer back.  Installs stand beside measuring, not between it (``Ahead``); each venv's
-own lock keeps two preparations of one venv apart.
+result stored as any run's.  It runs ``processes`` case processes a side (``--processes``), since
+the statistics and the claim are settled over processes: a stored result measured in fewer (one
+from before several processes per cell, say) is measured anew, not reused.  Where sides are
+compared and a most is given, looks follow until the comparison is decided.  A second look runs
+twice the processes, which is what gives the statistics more to go on (more samples within each
+process would not).  Several releases measured in one run take turns in rounds, so that load and
+drift fall on all of them alike.  A prober is never changed by those it is handed to: one that
+measures otherwise (other stored results accepted, other metrics decided) is a copy
+(``dataclasses.replace``), which keeps its own record of what it measured together.
 """
 
 from __future__ import annotations
@@ -73,8 +69,6 @@ from harness.store.schema import (
     read_record,
 )
 from harness.units import time_left
-
-__all__ = ["Pair", "Probe", "ProbeRelease", "ReleaseProber"]
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis.metrics import process_samples
@@ -190,25 +190,23 @@ def floor(
     return None if cost is None else Floor(cost, thresholds, cap_s, planned)
 
 
+@dataclass(eq=False)
 class SuiteCap:
     """A suite's floor, said once after its first process of each side (``Floor``), and the
     watch's ``--max-time`` (``deadline``, on ``clock``) kept on the whole path (see above)."""
 
-    def __init__(
-        self,
-        thresholds: Thresholds,
-        deadline: float | None,
-        say: Callable[[str], None],
-        clock: Callable[[], float] = time.monotonic,
-        planned: int | None = None,
-    ) -> None:
-        self.thresholds, self.deadline, self.say, self.clock = thresholds, deadline, say, clock
-        self.planned = planned  # the first round's processes a side (``Floor.in_all``)
-        self.said: Floor | None = None
-        self.stopped = ""  # why measuring stopped at the cap, once it did
-        self.first: Mapping[str, list[ProcessRun]] = {}  # the first round's processes so far
-        self.first_at = 0.0  # the clock when its first round ended
-        self.pace_s = 0.0  # a process's share of the harness's time per round, once two ended
+    thresholds: Thresholds
+    deadline: float | None
+    say: Callable[[str], None]
+    clock: Callable[[], float] = time.monotonic
+    planned: int | None = None  # the first round's processes a side (``Floor.in_all``)
+    said: Floor | None = field(default=None, init=False)
+    stopped: str = field(default="", init=False)  # why measuring stopped at the cap, once it did
+    # the first round's processes so far
+    first: Mapping[str, list[ProcessRun]] = field(default_factory=dict, init=False)
+    first_at: float = field(default=0.0, init=False)  # the clock when its first round ended
+    # a process's share of the harness's time per round, once two ended
+    pace_s: float = field(default=0.0, init=False)
 
     def left(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - self.clock())
