@@ -247,8 +247,6 @@ class CommitSearch:
         choices = attribution_choices(
             found.commits, self.candidates, found.jaxlibs[found.first], found.jaxlibs[found.last]
         )
-        if not choices:
-            attributed.note = "no commit of the range accepts two of the jaxlibs: not attributed"
         for commit, older, newer in choices:
             if not (self.installed(commit, older) and self.installed(commit, newer)):
                 continue
@@ -285,10 +283,11 @@ class CommitSearch:
                     if p.commit == commit and p.jaxlib in (pick, older)
                 )
             return
-        if choices:
-            attributed.note = (
-                "no commit accepting two jaxlibs installs and imports with both: not attributed"
-            )
+        attributed.note = (
+            "no commit accepting two jaxlibs installs and imports with both: not attributed"
+            if choices
+            else "no commit of the range accepts two of the jaxlibs: not attributed"
+        )
 
     def run(self) -> CommitBisect:
         found = self.found

@@ -29,11 +29,10 @@ from harness.measure.locks import ASIDE, Aside
 from harness.measure.sides import Side
 from harness.measure.stopping import SettledCell
 from harness.metric_names import Criterion, MetricKey
-from harness.steps.probes import Probe, ReleaseProber
+from harness.steps.probes import Pair, Probe, ReleaseProber
 from harness.store.files import output_folder
 from harness.store.results import StoredResult
 
-Pair = tuple[str, str]  # the two sides of a step, older first
 HELD_LABEL = 64  # the longest label of a side with pins held, spelled out
 # The why's default budget, as a share of the command's own measuring: under half, since a kind's
 # first round is measured whole once started, so that the why adds at most about half again.

@@ -349,8 +349,7 @@ class ReleaseProber:
     sizes: dict[str, int]
     profile: str
     results_dir: Path
-    # How a case process samples, and ``processes`` of them per measurement: the statistics' unit.
-    settings: Settings
+    settings: Settings  # as ``SideMeasurement``'s
     progress: Callable[[str], None] = field(
         default=lambda line: print(line, file=sys.stderr, flush=True)
     )
@@ -358,8 +357,7 @@ class ReleaseProber:
     machine: str = field(default_factory=lambda: machine_identity()["id"])
     # Which stored results this prober counts at all (None: every one); see ``reuse.first_round``.
     accept: Accept | None = None
-    # Releases measured together get looks of ``processes`` rounds while a comparison of neighbours
-    # is open (until decided), up to ``max_processes`` each and ``time_budget`` s a measurement.
+    # Releases measured together get looks until decided, as ``SideMeasurement``'s sides do.
     max_processes: int | None = None  # None: ``processes`` only
     time_budget: float | None = None
     decide_on: tuple[Criterion, ...] = ()  # what is judged (empty: every metric)

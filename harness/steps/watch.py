@@ -312,11 +312,8 @@ def findings(
     # it says how it broke, with where it died, and a "fails on" finding would say it again.
     stepped = any(c.confirmed for c in found.confirmations)
     if base and new and baseline in ran and release not in ran and not stepped:
-        failed = new.result is not None and new.result.result.status in (
-            RunStatus.FAILED,
-            RunStatus.CRASHED,
-            RunStatus.TIMEOUT,
-        )
+        status = new.result.result.status if new.result is not None else None
+        failed = status in (RunStatus.FAILED, RunStatus.CRASHED, RunStatus.TIMEOUT)
         kind = BROKEN if failed else NOT_MEASURED
         what = "fails" if failed else "could not be measured"
         hint = more_time([new])
@@ -669,8 +666,7 @@ class Memory:
             ids = data["results"] if data.get("key") == key else []
         except UNREADABLE:
             return frozenset()
-        if not isinstance(ids, list):
-            return frozenset()
+        ids = ids if isinstance(ids, list) else []
         return frozenset(i for i in ids[:MAX_SPENT] if isinstance(i, str))
 
     def remember_open(self, target: str, key: str, read: set[str]) -> None:
