@@ -199,8 +199,9 @@ class StepSides:
 
     def stored(self, release: str) -> StoredResult | None:
         # the newest stored result of ``release``'s cell: a triage's confirmation counted too
-        counted = dataclasses.replace(self.prober.reuse, accept=None, max_processes=None)
-        return counted.stored(release)
+        return dataclasses.replace(self.prober.reuse, accept=None, max_processes=None).stored(
+            release
+        )
 
     def shaped(self, step: Step) -> Step:
         """``step`` with each metric's shape, as its two sides' stored results judge it."""
@@ -335,13 +336,12 @@ class Spent:
     command: str = ""
 
     def data(self) -> dict[str, Any]:
-        rounded = {name: round(spent, 1) for name, spent in self.seconds.items()}
         return {
             "kind": self.kind,
             "before": self.before,
             "after": self.after,
             "asked": list(self.seconds),  # the kinds asked, in order
-            "seconds": rounded,
+            "seconds": {name: round(spent, 1) for name, spent in self.seconds.items()},
             "unasked": list(self.unasked),
             "command": self.command,
         }

@@ -413,17 +413,12 @@ class ReleaseProber:
         pairs: Mapping[Pair, tuple[Criterion, ...]] | None = None,
         taken: runner.Reuse | None = None,  # with ``anew``: reused after all, asked under the lock
     ) -> None:
-        """Measure in one run every release of ``releases`` without a reusable result (``anew``:
-        every one): one side each, their case processes alternating in rounds, so that load and
-        drift fall on all of them alike.  Measuring until decided compares each release with the
-        next, or, given ``pairs``, only the neighbours that make one of them, on that pair's metrics
-        (a pair without any, whose claim alone flipped, gets no looks: the claim is settled over the
-        planned processes).
-
-        The probes then find the results stored; a release that cannot be installed is left to its
-        probe, which says why.  Each is looked for again under the folder lock (another run's,
-        meanwhile).
-        """
+        """Measure in one interleaved run every release of ``releases`` without a reusable result
+        (``anew``: every one), one side each.  Measuring until decided compares each release with
+        the next, or, given ``pairs``, only the neighbours that make one of them, on that pair's
+        metrics (a pair without any, whose claim alone flipped, gets no looks: the claim is settled
+        over the planned processes).  The probes then find the results stored; a release that
+        cannot be installed is left to its probe, which says why."""
         wanted = [release for release in releases if anew or self.reuse.reusable(release) is None]
         reused: set[str] = set()
         reuse = taken if anew else self.reuse.under_lock(reused)

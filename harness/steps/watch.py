@@ -459,7 +459,6 @@ def first_round_undecided(
     baseline, release = first.releases[0], first.releases[-1]
     said = []
     for key in first_round_open(found):
-        metric = key.metric_name
         comparison = first.comparisons[(key, release)]
         later = again.get(key)
         if later is not None and later.verdict == Verdict.UNCHANGED:
@@ -469,7 +468,7 @@ def first_round_undecided(
             at = min(later.processes)
             how = f"{later.said} when measured again at {at} processes a side, not confirmed"
         text = (
-            f"{metric} {baseline} → {release}: {comparison.ratio_cell or 'n/a'}, "
+            f"{key.metric_name} {baseline} → {release}: {comparison.ratio_cell or 'n/a'}, "
             f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
             f"in the first round; {how}: undecided (the next watch measures it again)"
         )
