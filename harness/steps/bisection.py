@@ -17,7 +17,6 @@ from itertools import pairwise
 from harness.analysis.claims import compare_claims
 from harness.analysis.metrics import (
     MetricKey,
-    ProcessSamples,
     compare_metric,
     metric_samples,
     union_keys,
@@ -152,12 +151,6 @@ def bisect(
     return found
 
 
-def _newly_missing(a: ProcessSamples, b: ProcessSamples) -> bool:
-    """A metric one side printed in every process that ran ok and the other in only some: a
-    candidate to measure again."""
-    return a.missing != b.missing and min(len(a.processes), len(b.processes)) > 0
-
-
 @dataclass(frozen=True)
 class ReleaseStep:
     """A significant change of one metric, the claim or how the processes ended between
@@ -220,22 +213,6 @@ class SweepOutcome:
         return len(self.ok()) < 2 and not self.steps
 
 
-def status_steps(
-    measurements: Sequence[Probe], thresholds: Thresholds, *, screen: bool = False
-) -> list[ReleaseStep]:
-    ran_ones = [m for m in measurements if ran(m.result)]
-    steps = []
-    for before, after in pairwise(ran_ones):
-        assert before.result is not None and after.result is not None
-        was, now = summarise(before.result), summarise(after.result)
-        change = change_between(was, now, thresholds, screen=screen)
-        if change is not None:
-            ends = (before.release, after.release)
-            compared = compare_endings(was, now, thresholds)
-            steps.append(ReleaseStep(Criterion.of(ENDING), *ends, compared, ending=change))
-    return steps
-
-
 def sweep(
     releases: Sequence[str],
     measure: ProbeRelease,
@@ -289,7 +266,8 @@ def judged(
         for key in found.metrics:
             if key not in a and key not in b:
                 continue
-            comparison = compare_metric(a.of(key), b.of(key), thresholds, key)
+            was, now = a.of(key), b.of(key)
+            comparison = compare_metric(was, now, thresholds, key)
             found.comparisons[(key, after.release)] = comparison
             way = comparison.verdict if comparison.verdict in OPPOSITE else None
             apart = comparison.verdict == Verdict.UNDECIDED and comparison.invocation_spread
@@ -297,7 +275,9 @@ def judged(
                 way = comparison.past(thresholds)
                 if way is not None and key.metric_name in thresholds.higher_is_better:
                     way = OPPOSITE[way]  # a higher figure is the better one: a rise is faster
-            if way is None and screen and _newly_missing(a.of(key), b.of(key)):
+            # a metric one side printed in every process that ran ok and the other in only some
+            some = was.missing != now.missing and min(len(was.processes), len(now.processes)) > 0
+            if way is None and screen and some:
                 way = Verdict.CHANGED
             if way is not None:
                 found.steps.append(ReleaseStep(Criterion.of(key), *ends, comparison, way))
@@ -305,5 +285,12 @@ def judged(
             claimed = compare_claims(before.result, after.result)
             if claimed.verdict is Verdict.CHANGED:
                 found.steps.append(ReleaseStep(Criterion(Judged.CLAIM), *ends, claimed))
-    found.steps += status_steps(measurements, thresholds, screen=screen)
+    # how the processes end: between neighbours whose processes ran, ok or not
+    for before, after in pairwise(m for m in measurements if ran(m.result)):
+        assert before.result is not None and after.result is not None
+        was_ended, ended = summarise(before.result), summarise(after.result)
+        if (change := change_between(was_ended, ended, thresholds, screen=screen)) is not None:
+            compared = compare_endings(was_ended, ended, thresholds)
+            ends = (before.release, after.release)
+            found.steps.append(ReleaseStep(Criterion.of(ENDING), *ends, compared, ending=change))
     return found
