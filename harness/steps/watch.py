@@ -279,11 +279,6 @@ def more_time(probes: Sequence[Probe | None]) -> str:
     )
 
 
-def _ends(probe: Probe) -> str:
-    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why not."""
-    return probe.ends.words() if probe.ends is not None else _not_run(probe)
-
-
 def _probes(found: TriageOutcome) -> dict[str, Probe]:
     return {m.release: m for m in found.first_round.measurements}
 
@@ -325,7 +320,9 @@ def findings(
             text = f"skipped on both releases: {_not_run(base)}"
             said.append(Finding(NOT_APPLICABLE, None, text))
         elif base.ends is not None:
-            sides = [f"jax {p.release}: {_ends(p)}" for p in (base, new) if p is not None]
+            # how each side's processes ended (``timed out at 300 s in 5 of 5``), or why not
+            ended = [(p, p.ends) for p in (base, new) if p is not None]
+            sides = [f"jax {p.release}: {e.words() if e else _not_run(p)}" for p, e in ended]
             hint = more_time([base, new])
             text = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
             said.append(Finding(MEASURED_NOTHING, None, text))
