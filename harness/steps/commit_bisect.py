@@ -136,11 +136,11 @@ class CommitBisect:
             return f"no answer: {found.stopped if found else 'nothing was bisected'}"
         bad, good = self.first_bad_commit, found.last_good
         between = found.between()
-        skipped = (
-            f"; {len(between)} commit(s) between them set aside (not installed, or not judged)"
-            if between
-            else ""
-        )
+        skipped = ""
+        if between:
+            skipped = (
+                f"; {len(between)} commit(s) between them set aside (not installed, or not judged)"
+            )
         if bad is None:
             if self.jaxlib_change:
                 return (
@@ -222,19 +222,16 @@ class CommitSearch:
             ]
             for jaxlib in tries:
                 if self.installed(commit, jaxlib):
-                    self.points[name] = self._label(
-                        commit_label(commit.sha, jaxlib), jaxlib, commit, "bisect"
-                    )
+                    label = commit_label(commit.sha, jaxlib)
+                    self.points[name] = self._label(label, jaxlib, commit, "bisect")
                     break
             else:
-                why = (
-                    "installs or imports with none of the jaxlibs it accepts"
-                    if tries
-                    else (
+                why = "installs or imports with none of the jaxlibs it accepts"
+                if not tries:
+                    why = (
                         f"accepts none of jaxlib {', '.join(self.candidates)} (jax/version.py: "
                         f"{commit.version}, minimum jaxlib {commit.minimum_jaxlib})"
                     )
-                )
                 skipped = Judgement(name, ReleaseVerdict.SKIPPED, why)
                 self.points[name] = CommitProbe(name, "–", skipped, commit)
                 self.found.probes.append(self.points[name])

@@ -384,11 +384,9 @@ class WhyBudget:
         used = self.used()
         share = f"{round(100 * DEFAULT_SHARE)} %"
         default = f", by default {share} of the command's own measuring" if self.by_default else ""
-        kept = (
-            f", {self.kept_for_settling:.0f} s of it kept for the kind that settles the step"
-            if self.kept_for_settling
-            else ""
-        )
+        kept = ""
+        if self.kept_for_settling:
+            kept = f", {self.kept_for_settling:.0f} s of it kept for the kind that settles the step"
         reason = f"the why's time budget ({self.seconds or 0:.0f} s{default}{kept}) ran out"
         wanted = used + (used / max(asked, 1)) * left_out
         return reason, self.again_with(wanted) if self.again_with else self.again

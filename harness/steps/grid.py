@@ -51,9 +51,7 @@ def glance_processes(with_claim: bool) -> int:
 def grid(count: int) -> list[int]:
     """The indices of a range of ``count`` releases measured first: every k-th and the newest."""
     step = math.isqrt(count)
-    if step < MIN_GRID:
-        return list(range(count))
-    return sorted({*range(0, count, step), count - 1})
+    return list(range(count)) if step < MIN_GRID else sorted({*range(0, count, step), count - 1})
 
 
 def grid_sweep(

@@ -77,9 +77,7 @@ class Confirmation:
         metric went missing; otherwise a fix (faster, the claim holds again, they run again) or a
         metric newly printed."""
         compared = self.comparison or self.step.comparison
-        if not compared.shape.ratio:
-            return compared.worse
-        return self.step.way is Verdict.SLOWER
+        return self.step.way is Verdict.SLOWER if compared.shape.ratio else compared.worse
 
 
 @dataclass
