@@ -236,8 +236,7 @@ def measured_together(
 ) -> list[Probe]:
     """Each of ``releases`` measured, in one interleaved run where the prober can (no looks: a
     triage decides its candidates afterwards), so neighbours are compared under the same load."""
-    together = getattr(measure, "measure_together", None)
-    if together is not None:
+    if (together := getattr(measure, "measure_together", None)) is not None:
         together(releases, decide="off")
     measurements = []
     for number, release in enumerate(releases, start=1):

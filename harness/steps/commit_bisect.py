@@ -115,8 +115,7 @@ class CommitBisect:
         return self.label(found.last_good), self.label(found.first_bad)
 
     def describe(self, name: str | None) -> str:
-        commit = self.commit(name)
-        if commit is None:
+        if (commit := self.commit(name)) is None:
             return f"release {name} (jaxlib {self.jaxlib_of(name)})"
         pull = f", #{commit.pull_request}" if commit.pull_request else ""
         return (
@@ -131,8 +130,7 @@ class CommitBisect:
         attributed = self.attribution
         if attributed.cause in (JAXLIB, NEITHER):
             return attributed.note
-        found = self.outcome
-        if found is None or not found.found:
+        if (found := self.outcome) is None or not found.found:
             return f"no answer: {found.stopped if found else 'nothing was bisected'}"
         bad, good = self.first_bad_commit, found.last_good
         between = found.between()

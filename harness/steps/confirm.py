@@ -51,8 +51,7 @@ class PairConfirmer:
             halves: dict[str, StoredResult] = {}
             for pair in missing:
                 for release, partner in (pair, pair[::-1]):
-                    result = self.confirmation(release, partner)
-                    if result is None:
+                    if (result := self.confirmation(release, partner)) is None:
                         return None
                     halves.setdefault(release, result)
             reused.add(side.release)
@@ -82,8 +81,7 @@ class PairConfirmer:
             deciding.measure_together(releases, anew=True, pairs=missing, taken=taken)
 
         def probe(release: str, partner: str, pair: Pair) -> Probe:
-            result = self.confirmation(release, partner)
-            if result is None:
+            if (result := self.confirmation(release, partner)) is None:
                 return Probe(release, None, f"no result measured together with jax {partner}")
             how = "stored by another run meanwhile" if release in reused else "measured again"
             how = how if pair in missing else "stored"

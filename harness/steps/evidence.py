@@ -209,8 +209,7 @@ class StepSides:
         printed = [metric_samples(end) if end is not None else {} for end in (before, after)]
         shapes, constant = {}, set()
         for metric in step.metrics:
-            compared = compare_results(before, after, metric, step.thresholds)
-            if compared is not None:
+            if (compared := compare_results(before, after, metric, step.thresholds)) is not None:
                 shapes[metric] = compared.shape
                 if compared.constant and compared.shape.ratio:
                     constant.add(metric)

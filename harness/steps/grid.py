@@ -178,8 +178,7 @@ def listed(found: SweepOutcome, costs: set[tuple[Gap, MetricKey]], full: set[int
 def edges(measured: dict[int, Probe]) -> set[tuple[int, int]]:
     """Between the first release that ran and the nearest older one measured that did not, and the
     same at the newest end: where the range that runs begins and ends."""
-    ran_at = [i for i in sorted(measured) if ran(measured[i].result)]
-    if not ran_at:
+    if not (ran_at := [i for i in sorted(measured) if ran(measured[i].result)]):
         return set()
     older = [i for i in measured if i < ran_at[0]]
     newer = [i for i in measured if i > ran_at[-1]]

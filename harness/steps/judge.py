@@ -91,8 +91,7 @@ def metric_names(result: StoredResult) -> list[str]:
 
 def _usable(measurement: Probe) -> str | None:
     """Why a measurement cannot be judged, or None."""
-    result = measurement.result
-    if result is None:
+    if (result := measurement.result) is None:
         return measurement.note
     status, detail = result.result.status, result.result.detail
     if status is RunStatus.NOT_INSTALLABLE:  # its detail says so, with the resolver's reason
@@ -144,8 +143,7 @@ class Judge:
 
     def _endpoint(self, measured: Probe, first: StoredResult | None) -> StoredResult | None:
         """An endpoint measured alongside a release, or its first result if that can't be used."""
-        result = measured.result
-        if result is None or _usable(measured) is not None:
+        if (result := measured.result) is None or _usable(measured) is not None:
             return first
         return result if self.metric is None or self.metric in metric_samples(result) else first
 
@@ -235,8 +233,7 @@ class Judge:
         self, good: StoredResult, bad: StoredResult
     ) -> tuple[StoredResult, StoredResult]:
         """Both endpoints remeasured in one interleaved run if the prober can; else as they were."""
-        together = getattr(self.measure, "measure_together", None)
-        if together is None:
+        if (together := getattr(self.measure, "measure_together", None)) is None:
             return good, bad
         together([self.good, self.bad], anew=True, decide="all")
         found = self.measure(self.good, False), self.measure(self.bad, False)
@@ -265,8 +262,7 @@ def by_ending(judge: Judge, release: str) -> Judgement:
     of some dead and some ok is judged by Fisher's exact test; a process killed from outside is a
     fault, set aside."""
     measurement = judge.measure(release, False)
-    result = measurement.result
-    if result is None or not ran(result):
+    if (result := measurement.result) is None or not ran(result):
         return _skipped(measurement, _usable(measurement) or measurement.note)
     summary = summarise(result)
     words = summary.words()

@@ -68,8 +68,7 @@ class ReusePolicy:
         """What ``measure`` asks under the folder lock: a release's reusable result (``reused``)."""
 
         def found(item: PlannedRun, side: Side) -> StoredResult | None:
-            stored = self.reusable(side.release)
-            if stored is not None:
+            if (stored := self.reusable(side.release)) is not None:
                 reused.add(side.release)
             return stored
 

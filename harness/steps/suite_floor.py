@@ -286,8 +286,7 @@ class SuiteCap:
         is in reach it measures nothing, and each release says why."""
 
         def confirm(pairs: Mapping[Pair, tuple[Criterion, ...]]) -> dict[Pair, tuple[Probe, Probe]]:
-            prober = self.confirming(confirmer.prober, most)
-            if prober is None:
+            if (prober := self.confirming(confirmer.prober, most)) is None:
                 why = f"{STOPPED}: {self.stopped}"
                 return {(a, b): (Probe(a, None, why), Probe(b, None, why)) for a, b in pairs}
             return PairConfirmer(self.sized(prober, pairs))(pairs)
@@ -348,8 +347,7 @@ def out_of_reach(
     ``most`` a side could still see."""
     found = {}
     for key, spread in spreads.items():
-        needed = processes_needed(spread, thresholds)
-        if needed is not None and needed <= most:
+        if (needed := processes_needed(spread, thresholds)) is not None and needed <= most:
             continue
         seen = detectable_ratio(spread, most, thresholds)
         need = f"{needed} processes a side" if needed else f"over {MOST} processes a side"

@@ -457,8 +457,7 @@ def first_round_undecided(
     said = []
     for key in first_round_open(found):
         comparison = first.comparisons[(key, release)]
-        later = again.get(key)
-        if later is not None and later.verdict == Verdict.UNCHANGED:
+        if (later := again.get(key)) is not None and later.verdict == Verdict.UNCHANGED:
             continue
         how = "not measured again" + (f": {beyond[key]}" if key in beyond else "")
         if later is not None:
