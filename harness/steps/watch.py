@@ -251,15 +251,11 @@ def _cut_short(probe: Probe | None) -> list[tuple[int, int]]:
 
 def more_time(probes: Sequence[Probe | None]) -> str:
     """What the time-out cost the sides, and the ``--timeout`` giving more; "" if none hit it."""
-    timed_out = sum(
-        process.status is RunStatus.TIMEOUT
-        for probe in probes
-        if probe is not None and probe.result is not None
-        for process in probe.result.result.processes
-    )
+    results = [p.result.result for p in probes if p is not None and p.result is not None]
+    timed_out = sum(p.status is RunStatus.TIMEOUT for result in results for p in result.processes)
     cut_by_side = [(p.release, _cut_short(p)) for p in probes if p is not None]
     cut = [counts for _, each in cut_by_side for counts in each]
-    limits = [p.result.result.settings.timeout_s for p in probes if p and p.result is not None]
+    limits = [result.settings.timeout_s for result in results]
     if not (timed_out or cut) or not limits:
         return ""
     # The time the selection needs, from where a cut-short run stopped; at least twice the limit.
