@@ -135,9 +135,8 @@ def bisect(
     for at, wanted, word, said in ends:
         end = probe(at, good, bad)
         if end.verdict != wanted:
-            found.stopped = (
-                f"the {word} endpoint {releases[at]} {said} ({end.verdict}: {end.reason})"
-            )
+            why = f"{end.verdict}: {end.reason}"
+            found.stopped = f"the {word} endpoint {releases[at]} {said} ({why})"
             return found
     while (index := next_probe(good, bad, set_aside)) is not None:
         verdict = probe(index, good, bad).verdict

@@ -291,10 +291,8 @@ class CommitSearch:
             wanted = ReleaseVerdict.GOOD if version == found.first else ReleaseVerdict.BAD
             if judged.verdict != wanted:
                 word = found.terms.old if version == found.first else found.terms.new
-                found.stopped = (
-                    f"the {word} release {version} is not {word} ({judged.verdict}: "
-                    f"{judged.reason})"
-                )
+                why = f"{judged.verdict}: {judged.reason}"
+                found.stopped = f"the {word} release {version} is not {word} ({why})"
                 return found
         self.attribute()
         cause, names = found.attribution.cause, [c.sha for c in found.commits]

@@ -427,11 +427,9 @@ def gather(
             found.append(Skipped(kind.name, reason, command=command))
             continue
         # Every kind measures within what is left of the budget (tests hand in fakes of their own).
-        bounded = (
-            dataclasses.replace(sides, budget=budget, settling=settling)
-            if isinstance(sides, StepSides)
-            else sides
-        )
+        bounded = sides
+        if isinstance(sides, StepSides):
+            bounded = dataclasses.replace(sides, budget=budget, settling=settling)
         started = time.monotonic()
         try:
             answer: Found = kind.gather(asked, bounded, tuple(found))

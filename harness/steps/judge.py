@@ -134,12 +134,8 @@ class Judge:
         alongside = getattr(self.measure, "measure_with_endpoints", None)
         if alongside is None or release in (self.good, self.bad) or self.bad_result is None:
             return self.measure(release, again), self.good_result, self.bad_result
-        good, measured, bad = alongside(release, self.good, self.bad, again)
-        return (
-            measured,
-            self._endpoint(good, self.good_result),
-            self._endpoint(bad, self.bad_result),
-        )
+        good, probe, bad = alongside(release, self.good, self.bad, again)
+        return probe, self._endpoint(good, self.good_result), self._endpoint(bad, self.bad_result)
 
     def _endpoint(self, measured: Probe, first: StoredResult | None) -> StoredResult | None:
         """An endpoint measured alongside a release, or its first result if that can't be used."""
