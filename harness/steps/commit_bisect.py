@@ -251,9 +251,8 @@ class CommitSearch:
             b = self._label(labels[1], newer, commit, "attribution").judgement.verdict
             attributed.commit, attributed.older, attributed.newer = commit, older, newer
             said = found.terms.word
-            at = (
-                f"jax at {commit.short} is {said(a)} with jaxlib {older} and {said(b)} with {newer}"
-            )
+            verdicts = f"{said(a)} with jaxlib {older} and {said(b)} with {newer}"
+            at = f"jax at {commit.short} is {verdicts}"
             good, bad = ReleaseVerdict.GOOD, ReleaseVerdict.BAD
             attributed.cause, attributed.note = {
                 (good, bad): (

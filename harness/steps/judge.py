@@ -53,9 +53,8 @@ class Terms:
 
     def word(self, verdict: ReleaseVerdict) -> str:
         """A verdict in these terms: good is the old behaviour, bad the new."""
-        return {ReleaseVerdict.GOOD: self.old, ReleaseVerdict.BAD: self.new}.get(
-            verdict, str(verdict)
-        )
+        words = {ReleaseVerdict.GOOD: self.old, ReleaseVerdict.BAD: self.new}
+        return words.get(verdict, str(verdict))
 
 
 REGRESSION = Terms()

@@ -176,10 +176,8 @@ def confirm_status(
     how = "the same step" if same else "no such step this time"
     if not same and comparison.verdict is Verdict.UNDECIDED:
         how = "undecided this time"
-    reason = (
-        f"measured again: {how} (jax {step.before} {was.words()}; jax {step.after} {then.words()})"
-    )
-    return Confirmation(step, before, after, comparison, same, reason)
+    ends = f"jax {step.before} {was.words()}; jax {step.after} {then.words()}"
+    return Confirmation(step, before, after, comparison, same, f"measured again: {how} ({ends})")
 
 
 def triage(
