@@ -199,9 +199,8 @@ class StepSides:
 
     def stored(self, release: str) -> StoredResult | None:
         # the newest stored result of ``release``'s cell: a triage's confirmation counted too
-        return dataclasses.replace(self.prober.reuse, accept=None, max_processes=None).stored(
-            release
-        )
+        counted = dataclasses.replace(self.prober.reuse, accept=None, max_processes=None)
+        return counted.stored(release)
 
     def shaped(self, step: Step) -> Step:
         """``step`` with each metric's shape, as its two sides' stored results judge it."""
@@ -283,14 +282,12 @@ class StepSides:
         """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result as stored
         in a folder since removed; None if none stored."""
         extra = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *flags) if part)
-        changed = dataclasses.replace(
-            side, env={**side.env, **(env or {}), "XLA_FLAGS": extra}, compare_next=False
-        )
+        variables = {**side.env, **(env or {}), "XLA_FLAGS": extra}
+        changed = dataclasses.replace(side, env=variables, compare_next=False)
         measurement = self.prober.measurement
         with tempfile.TemporaryDirectory(prefix="harness-extra-") as scratch:
-            measured = measurement.sides(
-                [changed], measurement.settings_for(1, "off", 1), Path(scratch)
-            )
+            settings = measurement.settings_for(1, "off", 1)
+            measured = measurement.sides([changed], settings, Path(scratch))
         return measured[0][1] if measured else None
 
     def together(

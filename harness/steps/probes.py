@@ -158,13 +158,12 @@ class Readiness:
 
     def side(self, release: str) -> Side | Probe:
         """A side for ``release``, its environment ready; else a probe that says why not."""
-        prepared = self.ahead.take(release) or self.environments.prepare(
-            release, self.envs[release]
-        )
+        prepared = self.ahead.take(release)
+        if prepared is None:
+            prepared = self.environments.prepare(release, self.envs[release])
         if isinstance(prepared, Prepared):
-            return Side(
-                release, self.profile, str(prepared.interpreter), libraries=prepared.libraries
-            )
+            interpreter = str(prepared.interpreter)
+            return Side(release, self.profile, interpreter, libraries=prepared.libraries)
         if isinstance(prepared, Failed):  # could not be tried: no answer, nothing stored
             return Probe(release, None, prepared.line)
         previous, said = self.stored(release), (RunStatus.NOT_INSTALLABLE, prepared.line)
@@ -317,9 +316,7 @@ def interleaved(
     if endpoints and len(sides) > 2:
         sides = [*sides[:-1], dataclasses.replace(sides[-1], compare_with=sides[0].label)]
     if pairs is not None:  # a gap between two steps is no step: its looks would measure for nothing
-        compared = [
-            _compared(side, following, pairs) for side, following in itertools.pairwise(sides)
-        ]
+        compared = [_compared(side, after, pairs) for side, after in itertools.pairwise(sides)]
         sides = [*compared, sides[-1]]
     settings = measurement.settings_for(processes, decide, len(sides))
     until = f", then until decided (at most {settings.max_processes})" if settings.decide else ""
@@ -459,9 +456,8 @@ class ReleaseProber:
         if not again and previous is not None and (together or reuse.reusable(release)):
             if together:
                 count = len(previous.result.processes)
-                return Probe(
-                    release, previous, f"measured ({count}) interleaved with the other releases"
-                )
+                note = f"measured ({count}) interleaved with the other releases"
+                return Probe(release, previous, note)
             return Probe(release, previous, f"stored result reused ({previous.path.name})")
         started = time.monotonic()
         prepared = self.readiness.side(release)

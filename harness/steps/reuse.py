@@ -96,6 +96,5 @@ def spent_a_smaller_budget(stored: StoredResult, max_processes: int | None) -> b
 def is_confirmation(stored: StoredResult, processes: int) -> bool:
     """Whether a stored result is a triage's confirmation (measured until decided; older ones: in
     twice the processes of the first round), not a first round's."""
-    return (
-        stored.result.settings.decide is not None or len(stored.result.processes) >= 2 * processes
-    )
+    decided = stored.result.settings.decide is not None
+    return decided or len(stored.result.processes) >= 2 * processes

@@ -222,8 +222,7 @@ class SuiteCap:
             self.first_at = self.clock()
         elif paid > 1:
             self.pace_s = (self.clock() - self.first_at) / ((paid - 1) * len(first))
-        found = floor(first, self.thresholds, self.left(), self.planned)
-        if found is None or paid > 2:
+        if (found := floor(first, self.thresholds, self.left(), self.planned)) is None or paid > 2:
             return None if found is None else found.most(paid)
         if self.said is None:
             self.said = found

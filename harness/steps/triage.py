@@ -33,9 +33,8 @@ SCREEN_ALPHA = 0.01
 
 def screening(thresholds: Thresholds) -> Thresholds:
     """The first round's screen: at least ``SCREEN_ALPHA``'s level, no rank guard."""
-    return dataclasses.replace(
-        thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
-    )
+    alpha = max(SCREEN_ALPHA, thresholds.alpha)
+    return dataclasses.replace(thresholds, alpha=alpha, rank_guard=False)
 
 
 @dataclass(frozen=True)

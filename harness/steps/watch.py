@@ -490,13 +490,11 @@ def side_loads(found: TriageOutcome) -> list[SideLoad]:
     """Per release, its processes under load over the first round and each confirmation it had."""
     counts = {release: (0, 0) for release in found.first_round.releases}
     # each stored result once, however many probes read it
-    read = {
-        id(p.result): (p.release, p.result) for p in _every_probe(found) if p.result is not None
-    }
-    for release, result in read.values():
-        loaded, total = loaded_processes(result, every=True)
-        was = counts.get(release, (0, 0))
-        counts[release] = (was[0] + loaded, was[1] + total)
+    read = {id(p.result): p for p in _every_probe(found) if p.result is not None}
+    for probe in read.values():
+        loaded, total = loaded_processes(probe.result, every=True)
+        was = counts.get(probe.release, (0, 0))
+        counts[probe.release] = (was[0] + loaded, was[1] + total)
     return [SideLoad(release, loaded, total) for release, (loaded, total) in counts.items()]
 
 
