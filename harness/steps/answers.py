@@ -93,11 +93,8 @@ class RangeLibraries:
 
 def _differing(old: Mapping[str, str], new: Mapping[str, str]) -> dict[str, tuple[str, str]]:
     """The names in both whose versions differ, sorted: name → (old's, new's)."""
-    return {
-        name: (old[name], new[name])
-        for name in sorted(set(old) & set(new))
-        if old[name] != new[name]
-    }
+    both = sorted(set(old) & set(new))
+    return {name: (old[name], new[name]) for name in both if old[name] != new[name]}
 
 
 def varied_version(label: str, library: str) -> str:

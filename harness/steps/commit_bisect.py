@@ -214,10 +214,8 @@ class CommitSearch:
             commit = self.found.commit(name)
             assert commit is not None
             first = self.plan.get(name)
-            tries = [
-                *([first] if first else []),
-                *(j for j in commit.accepted(self.candidates) if j != first),
-            ]
+            accepted = [j for j in commit.accepted(self.candidates) if j != first]
+            tries = [first, *accepted] if first else accepted
             for jaxlib in tries:
                 if self.installed(commit, jaxlib):
                     label = commit_label(commit.sha, jaxlib)

@@ -55,11 +55,8 @@ class Confirmation:
     @property
     def undecided(self) -> bool:
         """Measured again, and the statistics could tell neither the change nor its absence."""
-        return (
-            not self.confirmed
-            and self.comparison is not None
-            and self.comparison.verdict == Verdict.UNDECIDED
-        )
+        compared = self.comparison
+        return not self.confirmed and compared is not None and compared.verdict == Verdict.UNDECIDED
 
     @property
     def outcome(self) -> str:

@@ -406,11 +406,8 @@ def compared_on(
     if RunStatus.OK not in (before.result.result.status, after.result.result.status):
         return {}
     a, b = metric_samples(before.result), metric_samples(after.result)
-    return {
-        key: compare_metric(a[key], b[key], thresholds, key)
-        for key in keys
-        if key in a and key in b
-    }
+    both = [key for key in keys if key in a and key in b]
+    return {key: compare_metric(a[key], b[key], thresholds, key) for key in both}
 
 
 def decided_in_confirmations(
@@ -434,10 +431,8 @@ def results_read(found: TriageOutcome) -> set[str]:
 
 
 def _every_probe(found: TriageOutcome) -> list[Probe]:
-    return [
-        *found.first_round.measurements,
-        *(p for c in found.confirmations for p in (c.before, c.after)),
-    ]
+    again = [p for c in found.confirmations for p in (c.before, c.after)]
+    return [*found.first_round.measurements, *again]
 
 
 def first_round_undecided(
