@@ -130,7 +130,5 @@ class Setting:
         return self.criterion.figures
 
     def header(self) -> str:
-        return (
-            f"{self.case} at {sizes_text(self.sizes)} · profile {self.profile} · by "
-            f"{self.criterion.said()}"
-        )
+        sizes = sizes_text(self.sizes)
+        return f"{self.case} at {sizes} · profile {self.profile} · by {self.criterion.said()}"

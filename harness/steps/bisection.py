@@ -239,9 +239,8 @@ def measured_together(
         together(releases, decide="off")
     measurements = []
     for number, release in enumerate(releases, start=1):
-        progress(
-            f"[{name}] ({number}/{len(releases)}) jax {release}, {len(releases) - number} left"
-        )
+        left = len(releases) - number
+        progress(f"[{name}] ({number}/{len(releases)}) jax {release}, {left} left")
         measurements.append(measure(release, False))
     return measurements
 

@@ -115,13 +115,11 @@ class CommitBisect:
         return self.label(found.last_good), self.label(found.first_bad)
 
     def describe(self, name: str | None) -> str:
+        jaxlib = self.jaxlib_of(name)
         if (commit := self.commit(name)) is None:
-            return f"release {name} (jaxlib {self.jaxlib_of(name)})"
+            return f"release {name} (jaxlib {jaxlib})"
         pull = f", #{commit.pull_request}" if commit.pull_request else ""
-        return (
-            f"{commit.short} “{commit.title}” ({commit.date[:10]}{pull}, jaxlib "
-            f"{self.jaxlib_of(name)})"
-        )
+        return f"{commit.short} “{commit.title}” ({commit.date[:10]}{pull}, jaxlib {jaxlib})"
 
     def answer(self) -> str:
         old, new = self.terms.old, self.terms.new
@@ -133,9 +131,9 @@ class CommitBisect:
         if (found := self.outcome) is None or not found.found:
             return f"no answer: {found.stopped if found else 'nothing was bisected'}"
         bad, good = self.first_bad_commit, found.last_good
-        between = found.between()
+        last = self.describe(good)
         skipped = ""
-        if between:
+        if between := found.between():
             skipped = (
                 f"; {len(between)} commit(s) between them set aside (not installed, or not judged)"
             )
@@ -143,17 +141,11 @@ class CommitBisect:
             if self.jaxlib_change:
                 return (
                     f"jaxlib takes part ({self.jaxlib_change}, XLA / C++): the last commit probed, "
-                    f"{self.describe(good)}, is {old}, release {self.last} is {new}{skipped}; "
+                    f"{last}, is {old}, release {self.last} is {new}{skipped}; "
                     "whether jax's Python takes part too is not measured here"
                 )
-            return (
-                f"no commit named: {self.describe(good)} is {old}, release {self.last} is "
-                f"{new}{skipped}"
-            )
-        text = (
-            f"first {new} commit {self.describe(bad.sha)} {bad.url}; last {old}: "
-            f"{self.describe(good)}"
-        )
+            return f"no commit named: {last} is {old}, release {self.last} is {new}{skipped}"
+        text = f"first {new} commit {self.describe(bad.sha)} {bad.url}; last {old}: {last}"
         if self.jaxlib_of(bad.sha) != self.jaxlib_of(good):
             text += (
                 "; they ran with different jaxlibs, so the change is that commit's or comes with "
@@ -191,10 +183,8 @@ class CommitSearch:
             self.judged[label] = judged = self.judge(label)
             name = commit.sha if commit else label
             self.found.probes.append(CommitProbe(name, jaxlib, judged, commit, stage))
-            self.progress(
-                f"[bisect --commits] {label} is {self.found.terms.word(judged.verdict)}: "
-                f"{judged.reason}"
-            )
+            word = self.found.terms.word(judged.verdict)
+            self.progress(f"[bisect --commits] {label} is {word}: {judged.reason}")
         return next(p for p in self.found.probes if p.judgement is self.judged[label])
 
     def release(self, version: str) -> CommitProbe:
@@ -237,9 +227,8 @@ class CommitSearch:
     def attribute(self) -> None:
         found, attributed = self.found, self.found.attribution
         old, new = found.terms.old, found.terms.new
-        choices = attribution_choices(
-            found.commits, self.candidates, found.jaxlibs[found.first], found.jaxlibs[found.last]
-        )
+        ends = found.jaxlibs[found.first], found.jaxlibs[found.last]
+        choices = attribution_choices(found.commits, self.candidates, *ends)
         for commit, older, newer in choices:
             if not (self.installed(commit, older) and self.installed(commit, newer)):
                 continue

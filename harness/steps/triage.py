@@ -240,9 +240,8 @@ def triage(
     for number, step in enumerate(first.steps, start=1):
         if (bound := small.get(id(step))) is not None:
             why = f"its first round allows no change past ×{bound:.3g}"
-            confirmation = Confirmation(
-                step, probes[step.before], probes[step.after], None, False, why, small_bound=bound
-            )
+            ends = probes[step.before], probes[step.after]
+            confirmation = Confirmation(step, *ends, None, False, why, small_bound=bound)
         else:
             before, after = again[(step.before, step.after)]
             confirmation = confirm(step, before, after, thresholds)

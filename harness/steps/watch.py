@@ -662,13 +662,8 @@ class Memory:
         self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str
     ) -> None:
         """File a settled watch under ``key``, with what the key is made of (for a reader)."""
-        document = {
-            "key": key,
-            "material": material,
-            "watched_at": when,
-            "watch": watched.to_json(),
-        }
-        self._write(watched.target, key, document)
+        filed = {"key": key, "material": material, "watched_at": when}
+        self._write(watched.target, key, {**filed, "watch": watched.to_json()})
 
     def _write(self, target: str, key: str, document: Any, ending: str = ".json") -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
