@@ -71,12 +71,8 @@ class BisectOutcome:
         return self._endpoints_ambiguous() and not self.no_change
 
     def _endpoints_ambiguous(self) -> bool:
-        return (
-            not self.found
-            and len(self.probes) == 2
-            and self.probes[0].verdict == ReleaseVerdict.GOOD
-            and self.probes[1].verdict == ReleaseVerdict.AMBIGUOUS
-        )
+        verdicts = [probe.verdict for probe in self.probes]
+        return not self.found and verdicts == [ReleaseVerdict.GOOD, ReleaseVerdict.AMBIGUOUS]
 
     def between(self) -> list[str]:
         """Releases between the last good and the first bad one: where else it may lie."""

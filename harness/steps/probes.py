@@ -272,17 +272,11 @@ class SideMeasurement:
         lock; ``settled``: what else ends its looks).  A measurement the harness cannot carry out (a
         worker that does not start) says why, and stores nothing."""
         asked = {"reuse": reuse, "settled": settled}
-        more: dict[str, Any] = {name: value for name, value in asked.items() if value is not None}
+        more: dict[str, Any] = {"progress": self.progress, "undecided": open_comparison}
+        more |= {name: value for name, value in asked.items() if value is not None}
+        where = results_dir or self.results_dir
         try:
-            outcomes = self.measure(
-                self.plan(settings),
-                sides,
-                settings,
-                results_dir or self.results_dir,
-                progress=self.progress,
-                undecided=open_comparison,
-                **more,
-            )
+            outcomes = self.measure(self.plan(settings), sides, settings, where, **more)
         except WriteRefused:  # no release could be stored: the command stops, saying why
             raise
         except HarnessError as exc:

@@ -198,17 +198,9 @@ def triage(
     screen = screening(thresholds)
     if every_release:
         progress(f"[triage] first round: {len(releases)} releases, measured together")
-    grid = functools.partial(grid_sweep, glance=glance)
-    first = (sweep if every_release else grid)(
-        releases,
-        measure,
-        metrics=metrics,
-        with_claim=with_claim,
-        thresholds=screen,
-        progress=progress,
-        name="triage",
-        screen=True,
-    )
+    search = sweep if every_release else functools.partial(grid_sweep, glance=glance)
+    screened = functools.partial(search, metrics=metrics, with_claim=with_claim, thresholds=screen)
+    first = screened(releases, measure, progress=progress, name="triage", screen=True)
     found = TriageOutcome(first)
     if not first.steps:
         progress("[triage] no step in the first round: nothing to confirm")
