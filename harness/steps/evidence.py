@@ -262,11 +262,9 @@ class StepSides:
         prober = self.prober
         assert prober.environments is not None
         # A prober of its own that knows the label: the step's prober stays as other kinds have it.
-        holding = dataclasses.replace(
-            prober,
-            envs={**prober.envs, label: prober.envs.get(label, prober.envs[release])},
-            environments=prober.environments.holding(label, tuple(pins)),
-        )
+        envs = {**prober.envs, label: prober.envs.get(label, prober.envs[release])}
+        environments = prober.environments.holding(label, tuple(pins))
+        holding = dataclasses.replace(prober, envs=envs, environments=environments)
         return StepSides(holding, self.memo).side(label)
 
     def one_more_process(

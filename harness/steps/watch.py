@@ -79,6 +79,11 @@ class Finding:
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "metric": self.metric, "text": self.text, "ratio": self.ratio}
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Finding:
+        criterion = Criterion.named(str(data["metric"])) if data["metric"] else None
+        return cls(str(data["kind"]), criterion, str(data["text"]), _number(data.get("ratio")))
+
 
 @dataclass(frozen=True)
 class SideLoad:
@@ -166,15 +171,7 @@ class TargetWatch:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetWatch:
         """As ``to_json`` wrote it; UsageError, ValueError, KeyError, TypeError if not."""
-        findings = tuple(
-            Finding(
-                str(f["kind"]),
-                Criterion.named(str(f["metric"])) if f["metric"] else None,
-                str(f["text"]),
-                _number(f.get("ratio")),
-            )
-            for f in data["findings"]
-        )
+        findings = tuple(map(Finding.from_json, data["findings"]))
         loads = tuple(
             SideLoad(str(load["release"]), int(load["loaded"]), int(load["processes"]))
             for load in data["loads"]
