@@ -275,10 +275,8 @@ class SuiteCap:
             budget = min(budget or left, left)
         held = min(bounds, default=None)
         first = prober.processes if held is None else min(prober.processes, held)
-        settings = dataclasses.replace(prober.settings, processes=first)
-        return dataclasses.replace(
-            prober, settings=settings, max_processes=held, time_budget=budget
-        )
+        sized = dataclasses.replace(prober.settings, processes=first)
+        return dataclasses.replace(prober, settings=sized, max_processes=held, time_budget=budget)
 
     def held(self, confirmer: PairConfirmer, most: int | None = None) -> ConfirmPairs:
         """``confirmer`` held, when it is called, to the cap (``confirming``): where no verdict
