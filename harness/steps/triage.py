@@ -238,8 +238,6 @@ def triage(
             before, after = again[(step.before, step.after)]
             confirmation = confirm(step, before, after, thresholds)
         found.confirmations.append(confirmation)
-        progress(
-            f"[triage] ({number}/{len(first.steps)}) {step.criterion.name} {step.before} → "
-            f"{step.after}: {confirmation.outcome} ({confirmation.reason})"
-        )
+        said = f"{step.criterion.name} {step.before} → {step.after}: {confirmation.outcome}"
+        progress(f"[triage] ({number}/{len(first.steps)}) {said} ({confirmation.reason})")
     return found

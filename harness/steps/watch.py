@@ -65,8 +65,7 @@ UNREADABLE = (OSError, DocumentProblem, ValueError, KeyError, TypeError, Attribu
 class Finding:
     """One thing a watch found on one target, in a line, with the metric it is about."""
 
-    # REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED, BROKEN, NOT_MEASURED or NOT_APPLICABLE
-    kind: str
+    kind: str  # one of FINDING_KINDS
     criterion: Criterion | None  # None: about the whole target
     text: str
     ratio: float | None = None  # the release's figure over the baseline's, where a metric moved
