@@ -8,13 +8,12 @@ releases are glanced at first.  Neighbours differ where what every process shows
 value, a presence, an ending, the claim, the compiled programs' facts: exact from two), or where a
 varying cost's ratio passes both the factor and what the spread between processes, pooled over the
 range, could show by chance (``cost_bound``), or is a change whose interval still reaches past that
-(``reaches_past``); the edges of what runs are halved towards too.  Only
-then are the ends of consecutive releases whose costs differ measured at the full count, and a
-cost's step is listed only between two such, past that bound (``listed``).  Without a glance every
-release is measured at the full count, by the same rule; so is every release once the gaps that
-differ hold most of those not yet measured (``dense``: halving would cost more than measuring each).
-A step and its fix between neighbours alike in all of that is not seen: the answer says so
-(docs/releases.md has why √n).
+(``reaches_past``); the edges of what runs are halved towards too.  Only then are the ends of
+consecutive releases whose costs differ measured at the full count, and a cost's step is listed only
+between two such, past that bound (``listed``).  Without a glance every release is measured at the
+full count, by the same rule; so is every release once the gaps that differ hold most of those not
+yet measured (``dense``: halving would cost more than measuring each). A step and its fix between
+neighbours alike in all of that is not seen: the answer says so (docs/releases.md has why √n).
 
 Whichever way the first round went, a confirmed cost step is *small* where its ratio stays within
 what another run's first round would list nine times in ten (``twice_safe_bounds``): two runs from
