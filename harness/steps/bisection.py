@@ -129,14 +129,12 @@ def bisect(
         (bad, ReleaseVerdict.BAD, terms.new, f"is not {terms.new}"),
     )
     for at, wanted, word, said in ends:
-        end = probe(at, good, bad)
-        if end.verdict != wanted:
+        if (end := probe(at, good, bad)).verdict != wanted:
             why = f"{end.verdict}: {end.reason}"
             found.stopped = f"the {word} endpoint {releases[at]} {said} ({why})"
             return found
     while (index := next_probe(good, bad, set_aside)) is not None:
-        verdict = probe(index, good, bad).verdict
-        if verdict == ReleaseVerdict.GOOD:
+        if (verdict := probe(index, good, bad).verdict) == ReleaseVerdict.GOOD:
             good = index
         elif verdict == ReleaseVerdict.BAD:
             bad = index

@@ -91,8 +91,7 @@ class CommitBisect:
 
     @property
     def jaxlib_change(self) -> str | None:
-        attributed = self.attribution
-        if attributed.cause == JAXLIB:
+        if (attributed := self.attribution).cause == JAXLIB:
             return f"between jaxlib {attributed.older} and {attributed.newer}"
         found, last = self.outcome, self.jaxlibs.get(self.last)
         if found and found.found and found.first_bad == self.last and self.commit(found.last_good):
@@ -105,8 +104,7 @@ class CommitBisect:
     def step(self) -> tuple[str, str] | None:
         """The change's two sides by label, older first: a commit with its two jaxlibs where jaxlib
         takes part, else the last good and first bad; None: none found."""
-        attributed = self.attribution
-        if attributed.cause == JAXLIB and attributed.commit is not None:
+        if (attributed := self.attribution).cause == JAXLIB and attributed.commit is not None:
             sha = attributed.commit.sha
             return commit_label(sha, attributed.older), commit_label(sha, attributed.newer)
         found = self.outcome
@@ -125,8 +123,7 @@ class CommitBisect:
         old, new = self.terms.old, self.terms.new
         if self.stopped:
             return f"no answer: {self.stopped}"
-        attributed = self.attribution
-        if attributed.cause in (JAXLIB, NEITHER):
+        if (attributed := self.attribution).cause in (JAXLIB, NEITHER):
             return attributed.note
         if (found := self.outcome) is None or not found.found:
             return f"no answer: {found.stopped if found else 'nothing was bisected'}"

@@ -68,8 +68,7 @@ class PairConfirmer:
             for (a, b), moved in pairs.items()
             if self.confirmation(a, b) is None or self.confirmation(b, a) is None
         }
-        releases = list(dict.fromkeys(release for pair in missing for release in pair))
-        if releases:
+        if releases := list(dict.fromkeys(release for pair in missing for release in pair)):
             self.prober.progress(
                 f"  confirming {len(missing)} pair(s) of releases: {len(releases)} releases "
                 f"measured again together, {self.prober.processes} processes each, then until "

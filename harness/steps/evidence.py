@@ -240,8 +240,7 @@ class StepSides:
         )
 
     def _process_seconds(self, step: Step) -> float | None:
-        key = f"process seconds {step.before} {step.after}"
-        if key not in self.memo:
+        if (key := f"process seconds {step.before} {step.after}") not in self.memo:
             stored = (self.stored(release) for release in step.pair)
             ran = [p for each in stored if each is not None for p in each.result.processes]
             durations = [process.duration_s for process in ran if process.duration_s > 0]

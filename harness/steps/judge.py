@@ -162,14 +162,12 @@ class Judge:
         if self.metric is None:
             return by_claim(measurement, self.good_result, self.terms)
         assert good is not None and bad is not None
-        judged = self._by_metric(measurement, good, bad)
-        if judged.verdict != ReleaseVerdict.AMBIGUOUS:
+        if (judged := self._by_metric(measurement, good, bad)).verdict != ReleaseVerdict.AMBIGUOUS:
             return judged
         again, good, bad = self._probe(release, True)
         if _usable(again) or good is None or bad is None:
             return judged
-        second = self._by_metric(again, good, bad)
-        if second.verdict == ReleaseVerdict.AMBIGUOUS:
+        if (second := self._by_metric(again, good, bad)).verdict == ReleaseVerdict.AMBIGUOUS:
             reason = f"{second.reason}; the same after measuring again with twice the samples"
         else:  # the first look stays in the evidence: it says how noisy this machine was
             ambiguous = "on a second look with twice the samples, the first being ambiguous"
@@ -335,8 +333,7 @@ def bad_endpoint_by_claim(measurement: Probe, good: StoredResult, terms: Terms) 
 def by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
     """A release between the endpoints by the case's claim: as the endpoint whose verdict it has."""
     assert measurement.result is not None
-    found = outcome(measurement.result)
-    if found not in (HOLDS, DOES_NOT_HOLD):
+    if (found := outcome(measurement.result)) not in (HOLDS, DOES_NOT_HOLD):
         why = f"no claim verdict ({found})"
         return Judgement(measurement.release, ReleaseVerdict.SKIPPED, why, measurement.note)
     verdict = ReleaseVerdict.GOOD if found == outcome(good) else ReleaseVerdict.BAD

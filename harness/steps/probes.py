@@ -158,8 +158,7 @@ class Readiness:
 
     def side(self, release: str) -> Side | Probe:
         """A side for ``release``, its environment ready; else a probe that says why not."""
-        prepared = self.ahead.take(release)
-        if prepared is None:
+        if (prepared := self.ahead.take(release)) is None:
             prepared = self.environments.prepare(release, self.envs[release])
         if isinstance(prepared, Prepared):
             interpreter = str(prepared.interpreter)

@@ -125,8 +125,7 @@ class TargetWatch:
 
     @property
     def outcome(self) -> str:
-        kinds = {finding.kind for finding in self.findings}
-        if kinds & FAILING:
+        if (kinds := {finding.kind for finding in self.findings}) & FAILING:
             return "regression"
         if MEASURED_NOTHING in kinds:
             return "measured nothing"
@@ -528,8 +527,7 @@ def blind(detected: Mapping[MetricKey, float], most: int, thresholds: Thresholds
 
 def exit_status(watched: Sequence[TargetWatch]) -> int:
     """1 when any target regressed (broke, measured nothing), else 3 if any stayed open, else 0."""
-    outcomes = {target.outcome for target in watched}
-    if outcomes & {"regression", "measured nothing"}:
+    if (outcomes := {target.outcome for target in watched}) & {"regression", "measured nothing"}:
         return 1
     return 3 if "undecided" in outcomes else 0
 
@@ -622,8 +620,7 @@ class Memory:
     def recall(self, target: str, key: str) -> TargetWatch | None:
         """The watch filed under ``key``, or None: none, or a file that is not one (remeasured)."""
         try:
-            data = self._read(target, key)
-            if data.get("key") != key:
+            if (data := self._read(target, key)).get("key") != key:
                 return None
             watched = TargetWatch.from_json(data["watch"])
             when = data.get("watched_at")
