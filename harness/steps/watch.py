@@ -384,8 +384,7 @@ def measured_again(
 ) -> tuple[dict[MetricKey, Comparison], set[str]]:
     """Each metric of ``keys`` on the two releases measured again together, until decided, as a
     candidate step's are; and the results read."""
-    first = found.first_round
-    pair = (first.releases[0], first.releases[-1])
+    pair = (found.first_round.releases[0], found.first_round.releases[-1])
     before, after = confirm_pairs({pair: tuple(Criterion.of(key) for key in keys)})[pair]
     read = {probe.result.result.id for probe in (before, after) if probe.result is not None}
     return compared_on(before, after, keys, thresholds), read
@@ -396,11 +395,10 @@ def compared_on(
 ) -> dict[MetricKey, Comparison]:
     """Each of ``keys`` compared on two releases measured together; none where either side did
     not run, or neither ran ok."""
-    if before.result is None or after.result is None:
+    ran = [probe.result for probe in (before, after) if probe.result is not None]
+    if len(ran) < 2 or RunStatus.OK not in (stored.result.status for stored in ran):
         return {}
-    if RunStatus.OK not in (before.result.result.status, after.result.result.status):
-        return {}
-    a, b = metric_samples(before.result), metric_samples(after.result)
+    a, b = (metric_samples(stored) for stored in ran)
     both = [key for key in keys if key in a and key in b]
     return {key: compare_metric(a[key], b[key], thresholds, key) for key in both}
 
@@ -411,8 +409,7 @@ def decided_in_confirmations(
     """Each of ``keys`` a confirmation of the watched pair decided on its own: its processes timed
     every metric, not only its step's (a suite's process runs every benchmark), so what they
     decide is not measured again."""
-    first = found.first_round
-    pair = (first.releases[0], first.releases[-1])
+    pair = (found.first_round.releases[0], found.first_round.releases[-1])
     for confirmation in found.confirmations:
         if (confirmation.before.release, confirmation.after.release) == pair:
             compared = compared_on(confirmation.before, confirmation.after, keys, thresholds)
