@@ -216,9 +216,7 @@ def triage(
     # Each pair with what its steps moved, to decide: their metrics, and ``status`` for how the
     # processes end (the claim is decided by its flip, not measured until decided).
     pairs: dict[Pair, tuple[Criterion, ...]] = {}
-    for step in first.steps:
-        if id(step) in small:
-            continue
+    for step in [step for step in first.steps if id(step) not in small]:
         moved = pairs.setdefault((step.before, step.after), ())
         if not step.criterion.is_claim and step.criterion not in moved:
             pairs[step.before, step.after] = (*moved, step.criterion)
