@@ -74,12 +74,8 @@ class ProcessCost:
     @classmethod
     def of(cls, processes: Iterable[ProcessRun]) -> ProcessCost | None:
         """The mean over ``processes`` that finished ok with a suite's record; None without one."""
-        records = [
-            p.script
-            for p in processes
-            if p.status is RunStatus.OK and p.script and isinstance(p.script.get("wall_ns"), int)
-        ]
-        if not records:
+        ok = [p.script for p in processes if p.status is RunStatus.OK and p.script]
+        if not (records := [r for r in ok if isinstance(r.get("wall_ns"), int)]):
             return None
         phases = [r.get("suite_phases") or {} for r in records]
         parts = {
