@@ -499,13 +499,8 @@ def detectable(
     the spread its processes showed: it must pass the screen (``processes`` a side, the screen's
     level, no rank guard) and the confirmation (up to ``most`` a side, the strict level)."""
     spreads = first_round_spreads(found)
-    screen = screening(thresholds)
-    return {
-        key: max(
-            detectable_ratio(spread, processes, screen), detectable_ratio(spread, most, thresholds)
-        )
-        for key, spread in spreads.items()
-    }
+    levels = ((processes, screening(thresholds)), (most, thresholds))
+    return {key: max(detectable_ratio(s, *level) for level in levels) for key, s in spreads.items()}
 
 
 def blind(detected: Mapping[MetricKey, float], most: int, thresholds: Thresholds) -> Finding | None:
