@@ -79,10 +79,9 @@ class CommitBisect:
         return next((c for c in self.commits if c.sha == name), None)
 
     def jaxlib_of(self, name: str | None) -> str:
-        if name in self.jaxlibs:
-            return self.jaxlibs[name]
-        if name in self.used:
-            return self.used[name]
+        known = {**self.used, **self.jaxlibs}  # a release's own jaxlib over the bisect's pick
+        if name in known:
+            return known[name]
         return next((p.jaxlib for p in self.probes if p.name == name and p.commit is not None), "?")
 
     @property
