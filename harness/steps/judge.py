@@ -208,15 +208,13 @@ class Judge:
             self.good_result, self.bad_result = self._together_again(self.good_result, result)
             change = self._versus(self.good_result, self.bad_result)
         if change.verdict not in OPPOSITE:
-            old = self.terms.old
+            old, said = self.terms.old, _describe(change)
             if change.verdict == Verdict.UNCHANGED:
-                why = (
-                    f"unchanged from the {old} endpoint ({_describe(change)}, the interval inside "
-                    "the no-change band): no change to find"
-                )
+                band = "the interval inside the no-change band"
+                why = f"unchanged from the {old} endpoint ({said}, {band}): no change to find"
             else:
                 needs = what_would_decide(change, self.thresholds)
-                why = f"undecided against the {old} endpoint ({_describe(change)}): {needs}"
+                why = f"undecided against the {old} endpoint ({said}): {needs}"
             return Judgement.of(measurement, ReleaseVerdict.AMBIGUOUS, why, vs_good=change)
         self.direction = change.verdict
         why = f"{change.said} than the {self.terms.old} endpoint ({_describe(change)})"
@@ -229,11 +227,9 @@ class Judge:
         if (together := getattr(self.measure, "measure_together", None)) is None:
             return good, bad
         together([self.good, self.bad], anew=True, decide="all")
-        found = self.measure(self.good, False), self.measure(self.bad, False)
-        if any(_usable(probe) or probe.result is None for probe in found):
-            return good, bad
-        assert found[0].result is not None and found[1].result is not None
-        return found[0].result, found[1].result
+        found = [self.measure(end, False) for end in (self.good, self.bad)]
+        ran = [probe.result for probe in found if not _usable(probe) and probe.result is not None]
+        return (ran[0], ran[1]) if len(ran) == 2 else (good, bad)
 
     def _by_metric(self, measurement: Probe, good: StoredResult, bad: StoredResult) -> Judgement:
         """Against the endpoints' results ``good`` and ``bad``; the change's direction is the first
