@@ -145,8 +145,7 @@ def confirm(step: ReleaseStep, before: Probe, after: Probe, thresholds: Threshol
         if same and not confirmed:
             how += f", but so few processes flip twice in {error:.2g} of runs where nothing changed"
         return Confirmation(step, before, after, None, confirmed, f"measured again: {how}", error)
-    metric = step.criterion.metric
-    assert metric is not None
+    metric = step.key
     a, b = metric_samples(before.result).of(metric), metric_samples(after.result).of(metric)
     comparison = compare_metric(a, b, thresholds, metric)
     confirmed = comparison.verdict == step.way

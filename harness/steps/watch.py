@@ -327,7 +327,6 @@ def findings(
     said += first_round_undecided(found, again, beyond)
     for confirmation in found.confirmations:
         step = confirmation.step
-        ratio = _ratio_of(confirmation.comparison)
         if confirmation.confirmed:
             # Load slows a process; it neither makes processes die nor changes what they print.
             exact = confirmation.comparison is not None and not confirmation.comparison.shape.ratio
@@ -336,7 +335,7 @@ def findings(
             if loaded:
                 text += f"; not called a change: measured under load on {', '.join(loaded)}"
             kind = UNDER_LOAD if loaded else REGRESSION if confirmation.regression else IMPROVEMENT
-            said.append(Finding(kind, step.criterion, text, ratio))
+            said.append(Finding(kind, step.criterion, text, _ratio_of(confirmation.comparison)))
         else:
             said += _left_open(confirmation)
     return said
