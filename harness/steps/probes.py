@@ -189,8 +189,7 @@ class Readiness:
         for number, release in enumerate(releases, start=1):
             pace = time_left(number - 1, len(releases) - number + 1, time.monotonic() - started)
             progress(f"  ({number}/{len(releases)}) {release}:{' ' + pace if pace else ''}")
-            prepared = self.side(release)
-            if isinstance(prepared, Side):
+            if isinstance(prepared := self.side(release), Side):
                 sides.append(prepared)
             else:
                 progress(f"    {prepared.note}")
@@ -453,8 +452,7 @@ class ReleaseProber:
                 return Probe(release, previous, note)
             return Probe(release, previous, f"stored result reused ({previous.path.name})")
         started = time.monotonic()
-        prepared = self.readiness.side(release)
-        if isinstance(prepared, Probe):
+        if isinstance(prepared := self.readiness.side(release), Probe):
             return prepared
         # Measuring again doubles the processes (so the samples), so that a second look can settle
         # what the first could not.  A stored result too few processes measured is replaced.
