@@ -145,14 +145,13 @@ class TargetWatch:
         return statistics.median(finite) if finite else None
 
     def to_json(self) -> dict[str, Any]:
-        smallest = self.smallest_change
         return {
             "target": self.target,
             "kind": self.kind,
             "outcome": self.outcome,
             "findings": [finding.to_json() for finding in self.findings],
             "loads": [dataclasses.asdict(load) for load in self.loads],
-            "smallest_change": smallest,
+            "smallest_change": self.smallest_change,
             "detectable": {
                 key.metric_name: (ratio if math.isfinite(ratio) else None)
                 for key, ratio in self.detectable.items()
