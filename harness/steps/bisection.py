@@ -191,11 +191,8 @@ class SweepOutcome:
         return [m for m in self.measurements if measured(m.result)]
 
     def not_ok(self) -> list[Probe]:
-        return [
-            m
-            for m in self.measurements
-            if m.result is None or m.result.result.status is not RunStatus.OK
-        ]
+        ended = [(m, m.result.result.status if m.result else None) for m in self.measurements]
+        return [m for m, status in ended if status is not RunStatus.OK]
 
     def stepped_more_than_once(self) -> list[str]:
         names = [step.criterion.name for step in self.steps]

@@ -128,11 +128,9 @@ class CommitBisect:
             return f"no answer: {found.stopped if found else 'nothing was bisected'}"
         bad, good = self.first_bad_commit, found.last_good
         last = self.describe(good)
-        skipped = ""
-        if between := found.between():
-            skipped = (
-                f"; {len(between)} commit(s) between them set aside (not installed, or not judged)"
-            )
+        between = found.between()
+        aside = "commit(s) between them set aside (not installed, or not judged)"
+        skipped = f"; {len(between)} {aside}" if between else ""
         if bad is None:
             if self.jaxlib_change:
                 return (

@@ -312,9 +312,8 @@ def interleaved(
         sides = [*compared, sides[-1]]
     settings = measurement.settings_for(processes, decide, len(sides))
     until = f", then until decided (at most {settings.max_processes})" if settings.decide else ""
-    measurement.progress(
-        f"  {len(sides)} releases measured together, {processes} processes each{until}, interleaved"
-    )
+    each = f"{processes} processes each{until}"
+    measurement.progress(f"  {len(sides)} releases measured together, {each}, interleaved")
     return measurement.by_release(sides, settings, reuse)
 
 
