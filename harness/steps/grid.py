@@ -196,8 +196,7 @@ def twice_safe_bounds(first: SweepOutcome, screen: Thresholds) -> dict[MetricKey
     spreads = pooled_spreads(metric_samples(result) for result in ok)
     between = screen.invocation_spread
     return {
-        key: detectable_ratio(spread, processes, screen, between=between)
-        for key, spread in spreads.items()
+        key: detectable_ratio(s, processes, screen, between=between) for key, s in spreads.items()
     }
 
 
