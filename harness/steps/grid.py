@@ -112,7 +112,7 @@ def glanced(
     """The gaps between measured neighbours whose exact evidence differs (an exact step, compiled
     facts, the edges of what runs), and each gap with a cost that differs there (``cost_bound``)."""
     index = {release: i for i, release in enumerate(found.releases)}
-    exact = {(index[s.before], index[s.after]) for s in found.steps if is_exact(s)}
+    exact = {(index[s.before], index[s.after]) for s in found.steps if is_exact(s.comparison)}
     exact |= edges(measured)
     costs = set()
     ok = found.ok()
@@ -125,7 +125,7 @@ def glanced(
             exact.add(gap)
         for key in found.metrics:
             compared = found.comparisons.get((key, after.release))
-            if compared is None or not compared.shape.ratio or compared.constant:
+            if compared is None or is_exact(compared):
                 continue
             sides = (len(a.of(key).processes), len(b.of(key).processes))
             bound = cost_bound(spreads.get(key, 0.0), len(series), sides, thresholds)
@@ -154,10 +154,9 @@ def reaches_past(compared: Comparison, bound: float) -> bool:
     return changed and compared.cost is not None and compared.cost.margin >= bound
 
 
-def is_exact(step: ReleaseStep) -> bool:
-    """A step of what every process shows alike: the claim, an ending, a value, a presence, a cost
-    that never varies; not a varying cost's ratio."""
-    compared = step.comparison
+def is_exact(compared: Comparison | None) -> bool:
+    """A step's comparison of what every process shows alike: the claim, an ending, a value, a
+    presence, a cost that never varies; not a varying cost's ratio."""
     return compared is None or not compared.shape.ratio or compared.constant
 
 
@@ -169,7 +168,7 @@ def listed(found: SweepOutcome, costs: set[tuple[Gap, MetricKey]], full: set[int
 
     def kept(step: ReleaseStep) -> bool:
         gap = (index[step.before], index[step.after])
-        return is_exact(step) or (set(gap) <= full and (gap, step.key) in costs)
+        return is_exact(step.comparison) or (set(gap) <= full and (gap, step.key) in costs)
 
     return dataclasses.replace(found, steps=[step for step in found.steps if kept(step)])
 
@@ -209,7 +208,7 @@ def small_within(
     if comparison is None or comparison.cost is None or comparison.metric is None:
         return None
     bound = bounds.get(comparison.metric)
-    if bound is None or not comparison.shape.ratio or comparison.constant:
+    if bound is None or is_exact(comparison):
         return None
     cost = comparison.cost
     within = 1 / bound < cost.ratio < bound and (not whole or cost.margin < bound)

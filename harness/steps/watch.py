@@ -299,8 +299,7 @@ def findings(
     if base and new and baseline in ran and release not in ran and not stepped:
         status = new.result.result.status if new.result is not None else None
         failed = status in (RunStatus.FAILED, RunStatus.CRASHED, RunStatus.TIMEOUT)
-        kind = BROKEN if failed else NOT_MEASURED
-        what = "fails" if failed else "could not be measured"
+        kind, what = (BROKEN, "fails") if failed else (NOT_MEASURED, "could not be measured")
         hint = more_time([new])
         text = f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}"
         said.append(Finding(kind, None, text + (f"; {hint}" if hint else "")))
