@@ -314,9 +314,8 @@ def between(
 def bad_endpoint_by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
     """The bad endpoint by the case's claim: bad where the claim's verdict is the good
     endpoint's other one."""
-    result = measurement.result
-    assert result is not None
-    before, after = outcome(good), outcome(result)
+    assert measurement.result is not None
+    before, after = outcome(good), outcome(measurement.result)
     if after not in (HOLDS, DOES_NOT_HOLD):
         return _skipped(measurement, f"no claim verdict ({after})")
     if after == before:

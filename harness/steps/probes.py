@@ -460,11 +460,10 @@ class ReleaseProber:
         settings = self.measurement.settings_for(processes, "off", 1)
         taken = None if again else reuse.under_lock(reused)
         found = self.readiness.measured(prepared, self.measurement.by_release, settings, taken)
-        seconds = time.monotonic() - started
         if found is None:
             return Probe(release, None, "the measurement stored no result")
         how = "measured again in twice the processes" if again else "measured"
-        note = f"{how} ({processes}) in {seconds:.0f} s (install included)"
+        note = f"{how} ({processes}) in {time.monotonic() - started:.0f} s (install included)"
         if reused:
             note = f"stored by another run meanwhile, reused ({found.path.name})"
         return Probe(release, found, note)
