@@ -212,13 +212,11 @@ def loaded_processes(stored: StoredResult | None, *, every: bool = False) -> tup
 
 def _under_load(confirmation: Confirmation, first: Mapping[str, Probe]) -> list[str]:
     """The releases of a confirmed step that had a process under load, in either measurement."""
-    releases = []
+    loaded: dict[str, int] = {}
     for probe in (confirmation.before, confirmation.after):
-        again = loaded_processes(probe.result)[0]
-        before = loaded_processes(first[probe.release].result)[0] if probe.release in first else 0
-        if again or before:
-            releases.append(f"{probe.release} ({again + before} processes)")
-    return releases
+        earlier = first[probe.release].result if probe.release in first else None
+        loaded[probe.release] = loaded_processes(probe.result)[0] + loaded_processes(earlier)[0]
+    return [f"{release} ({count} processes)" for release, count in loaded.items() if count]
 
 
 def _not_run(probe: Probe) -> str:
