@@ -504,12 +504,11 @@ def blind(detected: Mapping[MetricKey, float], most: int, thresholds: Thresholds
     if not detected or any(math.isfinite(ratio) for ratio in detected.values()):
         return None
     enough = next(k for k in range(2, 200) if smallest_p(k, k) < thresholds.alpha)
-    return Finding(
-        UNDECIDED,
-        None,
+    text = (
         f"no change of any size could have been confirmed: at most {most} processes a side cannot "
-        f"pass the rank test at level {thresholds.alpha:g}; give --max-processes {enough} or more",
+        f"pass the rank test at level {thresholds.alpha:g}; give --max-processes {enough} or more"
     )
+    return Finding(UNDECIDED, None, text)
 
 
 def exit_status(watched: Sequence[TargetWatch]) -> int:
