@@ -15,12 +15,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from harness.analysis.claims import compare_claims
-from harness.analysis.metrics import (
-    MetricKey,
-    compare_metric,
-    metric_samples,
-    union_keys,
-)
+from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
 from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict
 from harness.analysis.statuses import (
     Ending,
