@@ -28,10 +28,6 @@ NO_SIZES = "nosizes"
 LONGEST_STEM = 110
 
 
-def sizes_part(sizes: Mapping[str, int]) -> str:
-    return "+".join(f"{name}.{value}" for name, value in sorted(sizes.items())) or NO_SIZES
-
-
 def answer_stem(
     command: str,
     case: str,
@@ -43,11 +39,11 @@ def answer_stem(
     profile: str,
 ) -> str:
     """The file name, without suffix, of ``command``'s answer for this case, range and setting."""
-    parts = [command, case, first, last, criterion.name, sizes_part(sizes), profile]
+    sized = "+".join(f"{name}.{value}" for name, value in sorted(sizes.items())) or NO_SIZES
+    parts = [command, case, first, last, criterion.name, sized, profile]
     # sizes: names and whole numbers, checked when parsed, of any length
     for part in parts[:5] + parts[6:]:
-        problem = name_problem(part)
-        if problem:
+        if problem := name_problem(part):
             raise UsageError(f"cannot name the {command} answer after it: {problem}")
     stem = "-".join(parts)
     if len(stem) > LONGEST_STEM:
@@ -59,8 +55,7 @@ def answer_stem(
             f"case and its releases, over the {LONGEST_STEM} a page's name may have: give the "
             "script a shorter name"
         )
-    problem = name_problem(stem)
-    if problem:
+    if problem := name_problem(stem):
         raise UsageError(f"cannot name the {command} answer: {problem}")
     return stem
 
@@ -87,23 +82,19 @@ class RangeLibraries:
     def moved_with_jax(self, before: str, after: str) -> dict[str, tuple[str, str]]:
         """Every package whose installed version differs between two releases, declared or not (a
         library's own dependency, jax's such as numpy), declared first: name → (before, after)."""
-        old, new = self.installed.get(before, {}), self.installed.get(after, {})
-        undeclared = {
-            name: (old[name], new[name])
-            for name in sorted(set(old) & set(new))
-            if old[name] != new[name] and not JAX_OWN.fullmatch(name)
-        }
+        installed = _differing(self.installed.get(before, {}), self.installed.get(after, {}))
+        undeclared = {name: pair for name, pair in installed.items() if not JAX_OWN.fullmatch(name)}
         return {**self.moved(before, after), **undeclared}
 
     def moved(self, before: str, after: str) -> dict[str, tuple[str, str]]:
-        """The declared libraries whose versions differ between two releases: name → (before's,
-        after's)."""
-        old, new = self.versions.get(before, {}), self.versions.get(after, {})
-        return {
-            name: (old[name], new[name])
-            for name in sorted(set(old) & set(new))
-            if old[name] != new[name]
-        }
+        """The declared libraries whose versions differ between two releases."""
+        return _differing(self.versions.get(before, {}), self.versions.get(after, {}))
+
+
+def _differing(old: Mapping[str, str], new: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """The names in both whose versions differ, sorted: name → (old's, new's)."""
+    both = sorted(set(old) & set(new))
+    return {name: (old[name], new[name]) for name in both if old[name] != new[name]}
 
 
 def varied_version(label: str, library: str) -> str:
@@ -139,7 +130,5 @@ class Setting:
         return self.criterion.figures
 
     def header(self) -> str:
-        return (
-            f"{self.case} at {sizes_text(self.sizes)} · profile {self.profile} · by "
-            f"{self.criterion.said()}"
-        )
+        sizes = sizes_text(self.sizes)
+        return f"{self.case} at {sizes} · profile {self.profile} · by {self.criterion.said()}"

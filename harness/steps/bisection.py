@@ -15,13 +15,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from harness.analysis.claims import compare_claims
-from harness.analysis.metrics import (
-    MetricKey,
-    ProcessSamples,
-    compare_metric,
-    metric_samples,
-    union_keys,
-)
+from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
 from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict
 from harness.analysis.statuses import (
     Ending,
@@ -72,26 +66,15 @@ class BisectOutcome:
         return self._endpoints_ambiguous() and not self.no_change
 
     def _endpoints_ambiguous(self) -> bool:
-        return (
-            not self.found
-            and len(self.probes) == 2
-            and self.probes[0].verdict == ReleaseVerdict.GOOD
-            and self.probes[1].verdict == ReleaseVerdict.AMBIGUOUS
-        )
-
-    def set_aside(self) -> list[Judgement]:
-        found = [
-            p for p in self.probes if p.verdict not in (ReleaseVerdict.GOOD, ReleaseVerdict.BAD)
-        ]
-        return sorted(found, key=lambda p: self.releases.index(p.release))
+        verdicts = [probe.verdict for probe in self.probes]
+        return not self.found and verdicts == [ReleaseVerdict.GOOD, ReleaseVerdict.AMBIGUOUS]
 
     def between(self) -> list[str]:
         """Releases between the last good and the first bad one: where else it may lie."""
-        if not self.found or self.last_good is None or self.first_bad is None:
+        if self.last_good is None or self.first_bad is None:
             return []
-        return self.releases[
-            self.releases.index(self.last_good) + 1 : self.releases.index(self.first_bad)
-        ]
+        index = self.releases.index
+        return self.releases[index(self.last_good) + 1 : index(self.first_bad)]
 
     def answer(self) -> str:
         if not self.found:
@@ -141,15 +124,12 @@ def bisect(
         (bad, ReleaseVerdict.BAD, terms.new, f"is not {terms.new}"),
     )
     for at, wanted, word, said in ends:
-        end = probe(at, good, bad)
-        if end.verdict != wanted:
-            found.stopped = (
-                f"the {word} endpoint {releases[at]} {said} ({end.verdict}: {end.reason})"
-            )
+        if (end := probe(at, good, bad)).verdict != wanted:
+            why = f"{end.verdict}: {end.reason}"
+            found.stopped = f"the {word} endpoint {releases[at]} {said} ({why})"
             return found
     while (index := next_probe(good, bad, set_aside)) is not None:
-        verdict = probe(index, good, bad).verdict
-        if verdict == ReleaseVerdict.GOOD:
+        if (verdict := probe(index, good, bad).verdict) == ReleaseVerdict.GOOD:
             good = index
         elif verdict == ReleaseVerdict.BAD:
             bad = index
@@ -157,19 +137,6 @@ def bisect(
             set_aside.add(index)
     found.last_good, found.first_bad = releases[good], releases[bad]
     return found
-
-
-def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
-    direction = comparison.past(thresholds)
-    if direction is None or key.metric_name not in thresholds.higher_is_better:
-        return direction
-    return OPPOSITE[direction]  # a higher figure is the better one: a rise is faster
-
-
-def _newly_missing(a: ProcessSamples, b: ProcessSamples) -> bool:
-    """A metric one side printed in every process that ran ok and the other in only some: a
-    candidate to measure again."""
-    return a.missing != b.missing and min(len(a.processes), len(b.processes)) > 0
 
 
 @dataclass(frozen=True)
@@ -219,11 +186,8 @@ class SweepOutcome:
         return [m for m in self.measurements if measured(m.result)]
 
     def not_ok(self) -> list[Probe]:
-        return [
-            m
-            for m in self.measurements
-            if m.result is None or m.result.result.status is not RunStatus.OK
-        ]
+        ended = [(m, m.result.result.status if m.result else None) for m in self.measurements]
+        return [m for m, status in ended if status is not RunStatus.OK]
 
     def stepped_more_than_once(self) -> list[str]:
         names = [step.criterion.name for step in self.steps]
@@ -232,22 +196,6 @@ class SweepOutcome:
     def unmeasured(self) -> bool:
         """Fewer than two releases measured and no step: no evidence of no change."""
         return len(self.ok()) < 2 and not self.steps
-
-
-def status_steps(
-    measurements: Sequence[Probe], thresholds: Thresholds, *, screen: bool = False
-) -> list[ReleaseStep]:
-    ran_ones = [m for m in measurements if ran(m.result)]
-    steps = []
-    for before, after in pairwise(ran_ones):
-        assert before.result is not None and after.result is not None
-        was, now = summarise(before.result), summarise(after.result)
-        change = change_between(was, now, thresholds, screen=screen)
-        if change is not None:
-            ends = (before.release, after.release)
-            compared = compare_endings(was, now, thresholds)
-            steps.append(ReleaseStep(Criterion.of(ENDING), *ends, compared, ending=change))
-    return steps
 
 
 def sweep(
@@ -273,14 +221,12 @@ def measured_together(
 ) -> list[Probe]:
     """Each of ``releases`` measured, in one interleaved run where the prober can (no looks: a
     triage decides its candidates afterwards), so neighbours are compared under the same load."""
-    together = getattr(measure, "measure_together", None)
-    if together is not None:
+    if (together := getattr(measure, "measure_together", None)) is not None:
         together(releases, decide="off")
     measurements = []
     for number, release in enumerate(releases, start=1):
-        progress(
-            f"[{name}] ({number}/{len(releases)}) jax {release}, {len(releases) - number} left"
-        )
+        left = len(releases) - number
+        progress(f"[{name}] ({number}/{len(releases)}) jax {release}, {left} left")
         measurements.append(measure(release, False))
     return measurements
 
@@ -298,19 +244,23 @@ def judged(
     ok = found.ok()
     series = [metric_samples(m.result) for m in ok if m.result is not None]
     found.metrics = list(metrics) if metrics is not None else union_keys(series)
-    for i in range(1, len(ok)):
-        before, after, a, b = ok[i - 1], ok[i], series[i - 1], series[i]
+    for (before, after), (a, b) in zip(pairwise(ok), pairwise(series), strict=True):
         ends = (before.release, after.release)
         for key in found.metrics:
             if key not in a and key not in b:
                 continue
-            comparison = compare_metric(a.of(key), b.of(key), thresholds, key)
+            was, now = a.of(key), b.of(key)
+            comparison = compare_metric(was, now, thresholds, key)
             found.comparisons[(key, after.release)] = comparison
             way = comparison.verdict if comparison.verdict in OPPOSITE else None
             apart = comparison.verdict == Verdict.UNDECIDED and comparison.invocation_spread
             if way is None and screen and apart:  # measured apart: undecided past the factor
-                way = _past_factor(comparison, thresholds, key)
-            if way is None and screen and _newly_missing(a.of(key), b.of(key)):
+                way = comparison.past(thresholds)
+                if way is not None and key.metric_name in thresholds.higher_is_better:
+                    way = OPPOSITE[way]  # a higher figure is the better one: a rise is faster
+            # a metric one side printed in every process that ran ok and the other in only some
+            some = was.missing != now.missing and min(len(was.processes), len(now.processes)) > 0
+            if way is None and screen and some:
                 way = Verdict.CHANGED
             if way is not None:
                 found.steps.append(ReleaseStep(Criterion.of(key), *ends, comparison, way))
@@ -318,5 +268,12 @@ def judged(
             claimed = compare_claims(before.result, after.result)
             if claimed.verdict is Verdict.CHANGED:
                 found.steps.append(ReleaseStep(Criterion(Judged.CLAIM), *ends, claimed))
-    found.steps += status_steps(measurements, thresholds, screen=screen)
+    # how the processes end: between neighbours whose processes ran, ok or not
+    for before, after in pairwise(m for m in measurements if ran(m.result)):
+        assert before.result is not None and after.result is not None
+        was_ended, ended = summarise(before.result), summarise(after.result)
+        if (change := change_between(was_ended, ended, thresholds, screen=screen)) is not None:
+            compared = compare_endings(was_ended, ended, thresholds)
+            ends = (before.release, after.release)
+            found.steps.append(ReleaseStep(Criterion.of(ENDING), *ends, compared, ending=change))
     return found

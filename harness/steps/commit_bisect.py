@@ -79,10 +79,9 @@ class CommitBisect:
         return next((c for c in self.commits if c.sha == name), None)
 
     def jaxlib_of(self, name: str | None) -> str:
-        if name in self.jaxlibs:
-            return self.jaxlibs[name]
-        if name in self.used:
-            return self.used[name]
+        known = {**self.used, **self.jaxlibs}  # a release's own jaxlib over the bisect's pick
+        if name in known:
+            return known[name]
         return next((p.jaxlib for p in self.probes if p.name == name and p.commit is not None), "?")
 
     @property
@@ -91,8 +90,7 @@ class CommitBisect:
 
     @property
     def jaxlib_change(self) -> str | None:
-        attributed = self.attribution
-        if attributed.cause == JAXLIB:
+        if (attributed := self.attribution).cause == JAXLIB:
             return f"between jaxlib {attributed.older} and {attributed.newer}"
         found, last = self.outcome, self.jaxlibs.get(self.last)
         if found and found.found and found.first_bad == self.last and self.commit(found.last_good):
@@ -105,8 +103,7 @@ class CommitBisect:
     def step(self) -> tuple[str, str] | None:
         """The change's two sides by label, older first: a commit with its two jaxlibs where jaxlib
         takes part, else the last good and first bad; None: none found."""
-        attributed = self.attribution
-        if attributed.cause == JAXLIB and attributed.commit is not None:
+        if (attributed := self.attribution).cause == JAXLIB and attributed.commit is not None:
             sha = attributed.commit.sha
             return commit_label(sha, attributed.older), commit_label(sha, attributed.newer)
         found = self.outcome
@@ -115,47 +112,34 @@ class CommitBisect:
         return self.label(found.last_good), self.label(found.first_bad)
 
     def describe(self, name: str | None) -> str:
-        commit = self.commit(name)
-        if commit is None:
-            return f"release {name} (jaxlib {self.jaxlib_of(name)})"
+        jaxlib = self.jaxlib_of(name)
+        if (commit := self.commit(name)) is None:
+            return f"release {name} (jaxlib {jaxlib})"
         pull = f", #{commit.pull_request}" if commit.pull_request else ""
-        return (
-            f"{commit.short} “{commit.title}” ({commit.date[:10]}{pull}, jaxlib "
-            f"{self.jaxlib_of(name)})"
-        )
+        return f"{commit.short} “{commit.title}” ({commit.date[:10]}{pull}, jaxlib {jaxlib})"
 
     def answer(self) -> str:
         old, new = self.terms.old, self.terms.new
         if self.stopped:
             return f"no answer: {self.stopped}"
-        attributed = self.attribution
-        if attributed.cause in (JAXLIB, NEITHER):
+        if (attributed := self.attribution).cause in (JAXLIB, NEITHER):
             return attributed.note
-        found = self.outcome
-        if found is None or not found.found:
+        if (found := self.outcome) is None or not found.found:
             return f"no answer: {found.stopped if found else 'nothing was bisected'}"
         bad, good = self.first_bad_commit, found.last_good
+        last = self.describe(good)
         between = found.between()
-        skipped = (
-            f"; {len(between)} commit(s) between them set aside (not installed, or not judged)"
-            if between
-            else ""
-        )
+        aside = "commit(s) between them set aside (not installed, or not judged)"
+        skipped = f"; {len(between)} {aside}" if between else ""
         if bad is None:
             if self.jaxlib_change:
                 return (
                     f"jaxlib takes part ({self.jaxlib_change}, XLA / C++): the last commit probed, "
-                    f"{self.describe(good)}, is {old}, release {self.last} is {new}{skipped}; "
+                    f"{last}, is {old}, release {self.last} is {new}{skipped}; "
                     "whether jax's Python takes part too is not measured here"
                 )
-            return (
-                f"no commit named: {self.describe(good)} is {old}, release {self.last} is "
-                f"{new}{skipped}"
-            )
-        text = (
-            f"first {new} commit {self.describe(bad.sha)} {bad.url}; last {old}: "
-            f"{self.describe(good)}"
-        )
+            return f"no commit named: {last} is {old}, release {self.last} is {new}{skipped}"
+        text = f"first {new} commit {self.describe(bad.sha)} {bad.url}; last {old}: {last}"
         if self.jaxlib_of(bad.sha) != self.jaxlib_of(good):
             text += (
                 "; they ran with different jaxlibs, so the change is that commit's or comes with "
@@ -193,18 +177,15 @@ class CommitSearch:
             self.judged[label] = judged = self.judge(label)
             name = commit.sha if commit else label
             self.found.probes.append(CommitProbe(name, jaxlib, judged, commit, stage))
-            self.progress(
-                f"[bisect --commits] {label} is {self.found.terms.word(judged.verdict)}: "
-                f"{judged.reason}"
-            )
+            word = self.found.terms.word(judged.verdict)
+            self.progress(f"[bisect --commits] {label} is {word}: {judged.reason}")
         return next(p for p in self.found.probes if p.judgement is self.judged[label])
 
     def release(self, version: str) -> CommitProbe:
         return self._label(version, self.found.jaxlibs[version], None, "endpoint")
 
     def installed(self, commit: Commit, jaxlib: str) -> bool:
-        problem = self.prepare(commit, jaxlib)
-        if problem:
+        if problem := self.prepare(commit, jaxlib):
             self.found.not_installed.append((commit.sha, jaxlib, problem))
             self.progress(f"[bisect --commits] {commit.short} with jaxlib {jaxlib}: {problem}")
         return problem is None
@@ -217,25 +198,20 @@ class CommitSearch:
             commit = self.found.commit(name)
             assert commit is not None
             first = self.plan.get(name)
-            tries = [
-                *([first] if first else []),
-                *(j for j in commit.accepted(self.candidates) if j != first),
-            ]
+            accepted = [j for j in commit.accepted(self.candidates) if j != first]
+            tries = [first, *accepted] if first else accepted
             for jaxlib in tries:
                 if self.installed(commit, jaxlib):
-                    self.points[name] = self._label(
-                        commit_label(commit.sha, jaxlib), jaxlib, commit, "bisect"
-                    )
+                    label = commit_label(commit.sha, jaxlib)
+                    self.points[name] = self._label(label, jaxlib, commit, "bisect")
                     break
             else:
-                why = (
-                    "installs or imports with none of the jaxlibs it accepts"
-                    if tries
-                    else (
+                why = "installs or imports with none of the jaxlibs it accepts"
+                if not tries:
+                    why = (
                         f"accepts none of jaxlib {', '.join(self.candidates)} (jax/version.py: "
                         f"{commit.version}, minimum jaxlib {commit.minimum_jaxlib})"
                     )
-                )
                 skipped = Judgement(name, ReleaseVerdict.SKIPPED, why)
                 self.points[name] = CommitProbe(name, "–", skipped, commit)
                 self.found.probes.append(self.points[name])
@@ -245,11 +221,8 @@ class CommitSearch:
     def attribute(self) -> None:
         found, attributed = self.found, self.found.attribution
         old, new = found.terms.old, found.terms.new
-        choices = attribution_choices(
-            found.commits, self.candidates, found.jaxlibs[found.first], found.jaxlibs[found.last]
-        )
-        if not choices:
-            attributed.note = "no commit of the range accepts two of the jaxlibs: not attributed"
+        ends = found.jaxlibs[found.first], found.jaxlibs[found.last]
+        choices = attribution_choices(found.commits, self.candidates, *ends)
         for commit, older, newer in choices:
             if not (self.installed(commit, older) and self.installed(commit, newer)):
                 continue
@@ -259,9 +232,8 @@ class CommitSearch:
             b = self._label(labels[1], newer, commit, "attribution").judgement.verdict
             attributed.commit, attributed.older, attributed.newer = commit, older, newer
             said = found.terms.word
-            at = (
-                f"jax at {commit.short} is {said(a)} with jaxlib {older} and {said(b)} with {newer}"
-            )
+            verdicts = f"{said(a)} with jaxlib {older} and {said(b)} with {newer}"
+            at = f"jax at {commit.short} is {verdicts}"
             good, bad = ReleaseVerdict.GOOD, ReleaseVerdict.BAD
             attributed.cause, attributed.note = {
                 (good, bad): (
@@ -286,10 +258,11 @@ class CommitSearch:
                     if p.commit == commit and p.jaxlib in (pick, older)
                 )
             return
-        if choices:
-            attributed.note = (
-                "no commit accepting two jaxlibs installs and imports with both: not attributed"
-            )
+        attributed.note = (
+            "no commit accepting two jaxlibs installs and imports with both: not attributed"
+            if choices
+            else "no commit of the range accepts two of the jaxlibs: not attributed"
+        )
 
     def run(self) -> CommitBisect:
         found = self.found
@@ -298,10 +271,8 @@ class CommitSearch:
             wanted = ReleaseVerdict.GOOD if version == found.first else ReleaseVerdict.BAD
             if judged.verdict != wanted:
                 word = found.terms.old if version == found.first else found.terms.new
-                found.stopped = (
-                    f"the {word} release {version} is not {word} ({judged.verdict}: "
-                    f"{judged.reason})"
-                )
+                why = f"{judged.verdict}: {judged.reason}"
+                found.stopped = f"the {word} release {version} is not {word} ({why})"
                 return found
         self.attribute()
         cause, names = found.attribution.cause, [c.sha for c in found.commits]

@@ -15,8 +15,7 @@ from harness.measure.cells import PlannedRun
 from harness.measure.runner import Reuse
 from harness.measure.sides import Side
 from harness.metric_names import Criterion
-from harness.steps.probes import Pair, ReleaseProber
-from harness.steps.ready import Probe
+from harness.steps.probes import Pair, Probe, ReleaseProber
 from harness.steps.reuse import is_confirmation
 from harness.store.results import StoredResult
 
@@ -52,8 +51,7 @@ class PairConfirmer:
             halves: dict[str, StoredResult] = {}
             for pair in missing:
                 for release, partner in (pair, pair[::-1]):
-                    result = self.confirmation(release, partner)
-                    if result is None:
+                    if (result := self.confirmation(release, partner)) is None:
                         return None
                     halves.setdefault(release, result)
             reused.add(side.release)
@@ -70,8 +68,7 @@ class PairConfirmer:
             for (a, b), moved in pairs.items()
             if self.confirmation(a, b) is None or self.confirmation(b, a) is None
         }
-        releases = list(dict.fromkeys(release for pair in missing for release in pair))
-        if releases:
+        if releases := list(dict.fromkeys(release for pair in missing for release in pair)):
             self.prober.progress(
                 f"  confirming {len(missing)} pair(s) of releases: {len(releases)} releases "
                 f"measured again together, {self.prober.processes} processes each, then until "
@@ -81,19 +78,13 @@ class PairConfirmer:
             deciding = dataclasses.replace(self.prober, decide_on=judged)
             taken = self.stored_meanwhile(missing, reused)
             deciding.measure_together(releases, anew=True, pairs=missing, taken=taken)
-        found = {}
-        for before, after in pairs:
-            probes = []
-            for release, partner in ((before, after), (after, before)):
-                result = self.confirmation(release, partner)
-                note = f"no result measured together with jax {partner}"
-                if result is not None:
-                    how = (
-                        "stored by another run meanwhile" if release in reused else "measured again"
-                    )
-                    if (before, after) not in missing:
-                        how = "stored"
-                    note = f"{how} with jax {partner} ({len(result.result.processes)} processes)"
-                probes.append(Probe(release, result, note))
-            found[(before, after)] = (probes[0], probes[1])
-        return found
+
+        def probe(release: str, partner: str, pair: Pair) -> Probe:
+            if (result := self.confirmation(release, partner)) is None:
+                return Probe(release, None, f"no result measured together with jax {partner}")
+            how = "stored by another run meanwhile" if release in reused else "measured again"
+            how = how if pair in missing else "stored"
+            processes = len(result.result.processes)
+            return Probe(release, result, f"{how} with jax {partner} ({processes} processes)")
+
+        return {(a, b): (probe(a, b, (a, b)), probe(b, a, (a, b))) for a, b in pairs}

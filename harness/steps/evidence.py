@@ -29,11 +29,10 @@ from harness.measure.locks import ASIDE, Aside
 from harness.measure.sides import Side
 from harness.measure.stopping import SettledCell
 from harness.metric_names import Criterion, MetricKey
-from harness.steps.probes import Probe, ReleaseProber
+from harness.steps.probes import Pair, Probe, ReleaseProber
 from harness.store.files import output_folder
 from harness.store.results import StoredResult
 
-Pair = tuple[str, str]  # the two sides of a step, older first
 HELD_LABEL = 64  # the longest label of a side with pins held, spelled out
 # The why's default budget, as a share of the command's own measuring: under half, since a kind's
 # first round is measured whole once started, so that the why adds at most about half again.
@@ -209,8 +208,7 @@ class StepSides:
         printed = [metric_samples(end) if end is not None else {} for end in (before, after)]
         shapes, constant = {}, set()
         for metric in step.metrics:
-            compared = compare_results(before, after, metric, step.thresholds)
-            if compared is not None:
+            if (compared := compare_results(before, after, metric, step.thresholds)) is not None:
                 shapes[metric] = compared.shape
                 if compared.constant and compared.shape.ratio:
                     constant.add(metric)
@@ -242,16 +240,10 @@ class StepSides:
         )
 
     def _process_seconds(self, step: Step) -> float | None:
-        key = f"process seconds {step.before} {step.after}"
-        if key not in self.memo:
-            stored = [self.stored(release) for release in step.pair]
-            durations = [
-                process.duration_s
-                for each in stored
-                if each is not None
-                for process in each.result.processes
-                if process.duration_s > 0
-            ]
+        if (key := f"process seconds {step.before} {step.after}") not in self.memo:
+            stored = (self.stored(release) for release in step.pair)
+            ran = [p for each in stored if each is not None for p in each.result.processes]
+            durations = [process.duration_s for process in ran if process.duration_s > 0]
             self.memo[key] = statistics.median(durations) if durations else None
         return self.memo[key]
 
@@ -269,11 +261,9 @@ class StepSides:
         prober = self.prober
         assert prober.environments is not None
         # A prober of its own that knows the label: the step's prober stays as other kinds have it.
-        holding = dataclasses.replace(
-            prober,
-            envs={**prober.envs, label: prober.envs.get(label, prober.envs[release])},
-            environments=prober.environments.holding(label, tuple(pins)),
-        )
+        envs = {**prober.envs, label: prober.envs.get(label, prober.envs[release])}
+        environments = prober.environments.holding(label, tuple(pins))
+        holding = dataclasses.replace(prober, envs=envs, environments=environments)
         return StepSides(holding, self.memo).side(label)
 
     def one_more_process(
@@ -289,14 +279,12 @@ class StepSides:
         """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result as stored
         in a folder since removed; None if none stored."""
         extra = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *flags) if part)
-        changed = dataclasses.replace(
-            side, env={**side.env, **(env or {}), "XLA_FLAGS": extra}, compare_next=False
-        )
+        variables = {**side.env, **(env or {}), "XLA_FLAGS": extra}
+        changed = dataclasses.replace(side, env=variables, compare_next=False)
         measurement = self.prober.measurement
         with tempfile.TemporaryDirectory(prefix="harness-extra-") as scratch:
-            measured = measurement.sides(
-                [changed], measurement.settings_for(1, "off", 1), Path(scratch)
-            )
+            settings = measurement.settings_for(1, "off", 1)
+            measured = measurement.sides([changed], settings, Path(scratch))
         return measured[0][1] if measured else None
 
     def together(
@@ -336,13 +324,12 @@ class Spent:
     command: str = ""
 
     def data(self) -> dict[str, Any]:
-        rounded = {name: round(spent, 1) for name, spent in self.seconds.items()}
         return {
             "kind": self.kind,
             "before": self.before,
             "after": self.after,
             "asked": list(self.seconds),  # the kinds asked, in order
-            "seconds": rounded,
+            "seconds": {name: round(spent, 1) for name, spent in self.seconds.items()},
             "unasked": list(self.unasked),
             "command": self.command,
         }
@@ -385,11 +372,9 @@ class WhyBudget:
         used = self.used()
         share = f"{round(100 * DEFAULT_SHARE)} %"
         default = f", by default {share} of the command's own measuring" if self.by_default else ""
-        kept = (
-            f", {self.kept_for_settling:.0f} s of it kept for the kind that settles the step"
-            if self.kept_for_settling
-            else ""
-        )
+        kept = ""
+        if self.kept_for_settling:
+            kept = f", {self.kept_for_settling:.0f} s of it kept for the kind that settles the step"
         reason = f"the why's time budget ({self.seconds or 0:.0f} s{default}{kept}) ran out"
         wanted = used + (used / max(asked, 1)) * left_out
         return reason, self.again_with(wanted) if self.again_with else self.again
@@ -430,21 +415,15 @@ def gather(
         if budget is not None:
             ahead = any(each.name == settles for each in kinds[number + 1 :])
             budget.kept_for_settling = (budget.seconds or 0) * KEPT_FOR_SETTLING if ahead else 0.0
-        if (
-            not settling
-            and budget is not None
-            and (left := budget.left()) is not None
-            and left <= 0
-        ):
+        left = budget.left() if budget is not None else None
+        if not settling and budget is not None and left is not None and left <= 0:
             reason, command = budget.ran_out(len(seconds), left_out)
             found.append(Skipped(kind.name, reason, command=command))
             continue
         # Every kind measures within what is left of the budget (tests hand in fakes of their own).
-        bounded = (
-            dataclasses.replace(sides, budget=budget, settling=settling)
-            if isinstance(sides, StepSides)
-            else sides
-        )
+        bounded = sides
+        if isinstance(sides, StepSides):
+            bounded = dataclasses.replace(sides, budget=budget, settling=settling)
         started = time.monotonic()
         try:
             answer: Found = kind.gather(asked, bounded, tuple(found))

@@ -8,13 +8,12 @@ releases are glanced at first.  Neighbours differ where what every process shows
 value, a presence, an ending, the claim, the compiled programs' facts: exact from two), or where a
 varying cost's ratio passes both the factor and what the spread between processes, pooled over the
 range, could show by chance (``cost_bound``), or is a change whose interval still reaches past that
-(``reaches_past``); the edges of what runs are halved towards too.  Only
-then are the ends of consecutive releases whose costs differ measured at the full count, and a
-cost's step is listed only between two such, past that bound (``listed``).  Without a glance every
-release is measured at the full count, by the same rule; so is every release once the gaps that
-differ hold most of those not yet measured (``dense``: halving would cost more than measuring each).
-A step and its fix between neighbours alike in all of that is not seen: the answer says so
-(docs/releases.md has why √n).
+(``reaches_past``); the edges of what runs are halved towards too.  Only then are the ends of
+consecutive releases whose costs differ measured at the full count, and a cost's step is listed only
+between two such, past that bound (``listed``).  Without a glance every release is measured at the
+full count, by the same rule; so is every release once the gaps that differ hold most of those not
+yet measured (``dense``: halving would cost more than measuring each). A step and its fix between
+neighbours alike in all of that is not seen: the answer says so (docs/releases.md has why √n).
 
 Whichever way the first round went, a confirmed cost step is *small* where its ratio stays within
 what another run's first round would list nine times in ten (``twice_safe_bounds``): two runs from
@@ -35,13 +34,7 @@ from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import ran
 from harness.analysis.t_test import t_quantile
 from harness.claim_rule import MIN_CLAIM_PROCESSES
-from harness.steps.bisection import (
-    ReleaseStep,
-    SweepOutcome,
-    judged,
-    measured_together,
-    next_probe,
-)
+from harness.steps.bisection import ReleaseStep, SweepOutcome, judged, measured_together, next_probe
 from harness.steps.probes import Probe, ProbeRelease
 
 MIN_GRID = 3
@@ -57,9 +50,7 @@ def glance_processes(with_claim: bool) -> int:
 def grid(count: int) -> list[int]:
     """The indices of a range of ``count`` releases measured first: every k-th and the newest."""
     step = math.isqrt(count)
-    if step < MIN_GRID:
-        return list(range(count))
-    return sorted({*range(0, count, step), count - 1})
+    return list(range(count)) if step < MIN_GRID else sorted({*range(0, count, step), count - 1})
 
 
 def grid_sweep(
@@ -96,7 +87,8 @@ def grid_sweep(
         found = judged(releases, in_order, metrics, with_claim, thresholds, screen=screen)
         exact, costs = glanced(found, measured, thresholds)
         gaps = {gap for gap, _ in costs}
-        wanted = _middles(exact | gaps, measured)
+        picks = {next_probe(before, after, set(measured)) for before, after in exact | gaps}
+        wanted = sorted(pick for pick in picks if pick is not None)
         if glancing and glance is not measure and dense(exact | gaps, len(releases), measured):
             progress(f"[{name}] neighbours differ across most of the range: every release in full")
             glance, wanted = measure, sorted(set(range(len(releases))) - full)
@@ -114,18 +106,13 @@ def dense(gaps: set[Gap], count: int, measured: dict[int, Probe]) -> bool:
     return inside * 2 > count - len(measured)
 
 
-def _middles(gaps: set[Gap], measured: dict[int, Probe]) -> list[int]:
-    picks = {next_probe(before, after, set(measured)) for before, after in gaps}
-    return sorted(pick for pick in picks if pick is not None)
-
-
 def glanced(
     found: SweepOutcome, measured: dict[int, Probe], thresholds: Thresholds
 ) -> tuple[set[Gap], set[tuple[Gap, MetricKey]]]:
     """The gaps between measured neighbours whose exact evidence differs (an exact step, compiled
     facts, the edges of what runs), and each gap with a cost that differs there (``cost_bound``)."""
     index = {release: i for i, release in enumerate(found.releases)}
-    exact = {(index[s.before], index[s.after]) for s in found.steps if is_exact(s)}
+    exact = {(index[s.before], index[s.after]) for s in found.steps if is_exact(s.comparison)}
     exact |= edges(measured)
     costs = set()
     ok = found.ok()
@@ -138,13 +125,12 @@ def glanced(
             exact.add(gap)
         for key in found.metrics:
             compared = found.comparisons.get((key, after.release))
-            if compared is None or not compared.shape.ratio or compared.constant:
+            if compared is None or is_exact(compared):
                 continue
             sides = (len(a.of(key).processes), len(b.of(key).processes))
             bound = cost_bound(spreads.get(key, 0.0), len(series), sides, thresholds)
-            if compared.past(dataclasses.replace(thresholds, factor=bound)) or reaches_past(
-                compared, bound
-            ):
+            past = compared.past(dataclasses.replace(thresholds, factor=bound))
+            if past or reaches_past(compared, bound):
                 costs.add((gap, key))
     return exact, costs
 
@@ -168,10 +154,9 @@ def reaches_past(compared: Comparison, bound: float) -> bool:
     return changed and compared.cost is not None and compared.cost.margin >= bound
 
 
-def is_exact(step: ReleaseStep) -> bool:
-    """A step of what every process shows alike: the claim, an ending, a value, a presence, a cost
-    that never varies; not a varying cost's ratio."""
-    compared = step.comparison
+def is_exact(compared: Comparison | None) -> bool:
+    """A step's comparison of what every process shows alike: the claim, an ending, a value, a
+    presence, a cost that never varies; not a varying cost's ratio."""
     return compared is None or not compared.shape.ratio or compared.constant
 
 
@@ -183,7 +168,7 @@ def listed(found: SweepOutcome, costs: set[tuple[Gap, MetricKey]], full: set[int
 
     def kept(step: ReleaseStep) -> bool:
         gap = (index[step.before], index[step.after])
-        return is_exact(step) or (set(gap) <= full and (gap, step.key) in costs)
+        return is_exact(step.comparison) or (set(gap) <= full and (gap, step.key) in costs)
 
     return dataclasses.replace(found, steps=[step for step in found.steps if kept(step)])
 
@@ -191,8 +176,7 @@ def listed(found: SweepOutcome, costs: set[tuple[Gap, MetricKey]], full: set[int
 def edges(measured: dict[int, Probe]) -> set[tuple[int, int]]:
     """Between the first release that ran and the nearest older one measured that did not, and the
     same at the newest end: where the range that runs begins and ends."""
-    ran_at = [i for i in sorted(measured) if ran(measured[i].result)]
-    if not ran_at:
+    if not (ran_at := [i for i in sorted(measured) if ran(measured[i].result)]):
         return set()
     older = [i for i in measured if i < ran_at[0]]
     newer = [i for i in measured if i > ran_at[-1]]
@@ -211,8 +195,7 @@ def twice_safe_bounds(first: SweepOutcome, screen: Thresholds) -> dict[MetricKey
     spreads = pooled_spreads(metric_samples(result) for result in ok)
     between = screen.invocation_spread
     return {
-        key: detectable_ratio(spread, processes, screen, between=between)
-        for key, spread in spreads.items()
+        key: detectable_ratio(s, processes, screen, between=between) for key, s in spreads.items()
     }
 
 
@@ -225,7 +208,7 @@ def small_within(
     if comparison is None or comparison.cost is None or comparison.metric is None:
         return None
     bound = bounds.get(comparison.metric)
-    if bound is None or not comparison.shape.ratio or comparison.constant:
+    if bound is None or is_exact(comparison):
         return None
     cost = comparison.cost
     within = 1 / bound < cost.ratio < bound and (not whole or cost.margin < bound)

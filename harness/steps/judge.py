@@ -12,7 +12,7 @@ is inconclusive, which the search skips.  With ``--claim`` the case's own verdic
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from typing import Any
@@ -28,7 +28,7 @@ from harness.analysis.significance import (
 )
 from harness.analysis.statuses import StatusSummary, compare_endings, ends_of, ran, summarise
 from harness.errors import UsageError
-from harness.metric_names import Criterion
+from harness.metric_names import Criterion, MetricKey
 from harness.steps.probes import Probe, ProbeRelease
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
@@ -53,9 +53,8 @@ class Terms:
 
     def word(self, verdict: ReleaseVerdict) -> str:
         """A verdict in these terms: good is the old behaviour, bad the new."""
-        return {ReleaseVerdict.GOOD: self.old, ReleaseVerdict.BAD: self.new}.get(
-            verdict, str(verdict)
-        )
+        words = {ReleaseVerdict.GOOD: self.old, ReleaseVerdict.BAD: self.new}
+        return words.get(verdict, str(verdict))
 
 
 REGRESSION = Terms()
@@ -91,8 +90,7 @@ def metric_names(result: StoredResult) -> list[str]:
 
 def _usable(measurement: Probe) -> str | None:
     """Why a measurement cannot be judged, or None."""
-    result = measurement.result
-    if result is None:
+    if (result := measurement.result) is None:
         return measurement.note
     status, detail = result.result.status, result.result.detail
     if status is RunStatus.NOT_INSTALLABLE:  # its detail says so, with the resolver's reason
@@ -107,30 +105,26 @@ def _describe(comparison: Comparison) -> str:
     return f"{comparison.ratio_cell or 'n/a'}, p={format_p(comparison.p_value)}, {comparison.said}"
 
 
+@dataclass(eq=False)
 class Judge:
     """Judges releases one by one; the good endpoint first, then the bad one, then any other."""
 
-    def __init__(
-        self,
-        measure: ProbeRelease,
-        good: str,
-        bad: str,
-        criterion: Criterion,
-        thresholds: Thresholds,
-        terms: Terms = REGRESSION,
-    ) -> None:
-        self.measure = measure
-        self.terms = terms
-        self.criterion = criterion
-        # "ok" or how every process died, once the good endpoint ran
-        self.good_status: str | None = None
-        self.good, self.bad = good, bad
-        self.metric = criterion.figures
-        self.thresholds = thresholds
-        self.good_result: StoredResult | None = None
-        self.bad_result: StoredResult | None = None
-        # slower or faster, once the endpoints are known to differ
-        self.direction: Verdict | None = None
+    measure: ProbeRelease
+    good: str
+    bad: str
+    criterion: Criterion
+    thresholds: Thresholds
+    terms: Terms = REGRESSION
+    # "ok" or how every process died, once the good endpoint ran
+    good_status: str | None = field(default=None, init=False)
+    good_result: StoredResult | None = field(default=None, init=False)
+    bad_result: StoredResult | None = field(default=None, init=False)
+    # slower or faster, once the endpoints are known to differ
+    direction: Verdict | None = field(default=None, init=False)
+
+    @property
+    def metric(self) -> MetricKey | None:
+        return self.criterion.figures
 
     def _probe(
         self, release: str, again: bool
@@ -139,17 +133,12 @@ class Judge:
         alongside = getattr(self.measure, "measure_with_endpoints", None)
         if alongside is None or release in (self.good, self.bad) or self.bad_result is None:
             return self.measure(release, again), self.good_result, self.bad_result
-        good, measured, bad = alongside(release, self.good, self.bad, again)
-        return (
-            measured,
-            self._endpoint(good, self.good_result),
-            self._endpoint(bad, self.bad_result),
-        )
+        good, probe, bad = alongside(release, self.good, self.bad, again)
+        return probe, self._endpoint(good, self.good_result), self._endpoint(bad, self.bad_result)
 
     def _endpoint(self, measured: Probe, first: StoredResult | None) -> StoredResult | None:
         """An endpoint measured alongside a release, or its first result if that can't be used."""
-        result = measured.result
-        if result is None or _usable(measured) is not None:
+        if (result := measured.result) is None or _usable(measured) is not None:
             return first
         return result if self.metric is None or self.metric in metric_samples(result) else first
 
@@ -173,14 +162,12 @@ class Judge:
         if self.metric is None:
             return by_claim(measurement, self.good_result, self.terms)
         assert good is not None and bad is not None
-        judged = self._by_metric(measurement, good, bad)
-        if judged.verdict != ReleaseVerdict.AMBIGUOUS:
+        if (judged := self._by_metric(measurement, good, bad)).verdict != ReleaseVerdict.AMBIGUOUS:
             return judged
         again, good, bad = self._probe(release, True)
         if _usable(again) or good is None or bad is None:
             return judged
-        second = self._by_metric(again, good, bad)
-        if second.verdict == ReleaseVerdict.AMBIGUOUS:
+        if (second := self._by_metric(again, good, bad)).verdict == ReleaseVerdict.AMBIGUOUS:
             reason = f"{second.reason}; the same after measuring again with twice the samples"
         else:  # the first look stays in the evidence: it says how noisy this machine was
             ambiguous = "on a second look with twice the samples, the first being ambiguous"
@@ -205,8 +192,7 @@ class Judge:
             self.samples(result)  # an unknown metric is refused before anything else is measured
         claim = outcome(result) if self.metric is None else None
         if claim is not None and claim not in (HOLDS, DOES_NOT_HOLD):
-            why = f"no claim verdict ({claim})"
-            return Judgement.of(measurement, ReleaseVerdict.SKIPPED, why)
+            return _skipped(measurement, f"no claim verdict ({claim})")
         why = f"the {self.terms.old} endpoint"
         return Judgement.of(measurement, ReleaseVerdict.GOOD, why, claim=claim)
 
@@ -216,27 +202,19 @@ class Judge:
         self.bad_result = result
         if self.metric is None:
             return bad_endpoint_by_claim(measurement, self.good_result, self.terms)
-        change = compare_metric(
-            self.samples(self.good_result), self.samples(result), self.thresholds, self.metric
-        )
+        change = self._versus(self.good_result, result)
         if change.verdict == Verdict.UNDECIDED and change.invocation_spread:
             # Separate runs' results (stored before, say): measured together again, until decided.
             self.good_result, self.bad_result = self._together_again(self.good_result, result)
-            result = self.bad_result
-            change = compare_metric(
-                self.samples(self.good_result), self.samples(result), self.thresholds, self.metric
-            )
+            change = self._versus(self.good_result, self.bad_result)
         if change.verdict not in OPPOSITE:
-            old = self.terms.old
+            old, said = self.terms.old, _describe(change)
             if change.verdict == Verdict.UNCHANGED:
-                why = (
-                    f"unchanged from the {old} endpoint ({_describe(change)}, the interval inside "
-                    "the no-change "
-                )
-                why += "band): no change to find"
+                band = "the interval inside the no-change band"
+                why = f"unchanged from the {old} endpoint ({said}, {band}): no change to find"
             else:
                 needs = what_would_decide(change, self.thresholds)
-                why = f"undecided against the {old} endpoint ({_describe(change)}): {needs}"
+                why = f"undecided against the {old} endpoint ({said}): {needs}"
             return Judgement.of(measurement, ReleaseVerdict.AMBIGUOUS, why, vs_good=change)
         self.direction = change.verdict
         why = f"{change.said} than the {self.terms.old} endpoint ({_describe(change)})"
@@ -246,24 +224,23 @@ class Judge:
         self, good: StoredResult, bad: StoredResult
     ) -> tuple[StoredResult, StoredResult]:
         """Both endpoints remeasured in one interleaved run if the prober can; else as they were."""
-        together = getattr(self.measure, "measure_together", None)
-        if together is None:
+        if (together := getattr(self.measure, "measure_together", None)) is None:
             return good, bad
         together([self.good, self.bad], anew=True, decide="all")
-        found = self.measure(self.good, False), self.measure(self.bad, False)
-        if any(_usable(probe) or probe.result is None for probe in found):
-            return good, bad
-        assert found[0].result is not None and found[1].result is not None
-        return found[0].result, found[1].result
+        found = [self.measure(end, False) for end in (self.good, self.bad)]
+        ran = [probe.result for probe in found if not _usable(probe) and probe.result is not None]
+        return (ran[0], ran[1]) if len(ran) == 2 else (good, bad)
 
     def _by_metric(self, measurement: Probe, good: StoredResult, bad: StoredResult) -> Judgement:
         """Against the endpoints' results ``good`` and ``bad``; the change's direction is the first
         endpoints'."""
         assert measurement.result is not None and self.direction is not None
-        samples = self.samples(measurement.result)
-        vs_good = compare_metric(self.samples(good), samples, self.thresholds, self.metric)
-        vs_bad = compare_metric(self.samples(bad), samples, self.thresholds, self.metric)
+        vs_good, vs_bad = (self._versus(end, measurement.result) for end in (good, bad))
         return between(measurement, vs_good, vs_bad, self.direction, self.terms)
+
+    def _versus(self, before: StoredResult, after: StoredResult) -> Comparison:
+        samples = self.samples(before), self.samples(after)
+        return compare_metric(*samples, self.thresholds, self.metric)
 
 
 def by_ending(judge: Judge, release: str) -> Judgement:
@@ -274,8 +251,7 @@ def by_ending(judge: Judge, release: str) -> Judgement:
     of some dead and some ok is judged by Fisher's exact test; a process killed from outside is a
     fault, set aside."""
     measurement = judge.measure(release, False)
-    result = measurement.result
-    if result is None or not ran(result):
+    if (result := measurement.result) is None or not ran(result):
         return _skipped(measurement, _usable(measurement) or measurement.note)
     summary = summarise(result)
     words = summary.words()
@@ -338,12 +314,10 @@ def between(
 def bad_endpoint_by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
     """The bad endpoint by the case's claim: bad where the claim's verdict is the good
     endpoint's other one."""
-    result = measurement.result
-    assert result is not None
-    before, after = outcome(good), outcome(result)
+    assert measurement.result is not None
+    before, after = outcome(good), outcome(measurement.result)
     if after not in (HOLDS, DOES_NOT_HOLD):
-        why = f"no claim verdict ({after})"
-        return Judgement.of(measurement, ReleaseVerdict.SKIPPED, why)
+        return _skipped(measurement, f"no claim verdict ({after})")
     if after == before:
         why = f"the claim {after} here as on the {terms.old} endpoint: no change to find"
         return Judgement.of(measurement, ReleaseVerdict.AMBIGUOUS, why, claim=after)
@@ -354,8 +328,7 @@ def bad_endpoint_by_claim(measurement: Probe, good: StoredResult, terms: Terms) 
 def by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
     """A release between the endpoints by the case's claim: as the endpoint whose verdict it has."""
     assert measurement.result is not None
-    found = outcome(measurement.result)
-    if found not in (HOLDS, DOES_NOT_HOLD):
+    if (found := outcome(measurement.result)) not in (HOLDS, DOES_NOT_HOLD):
         why = f"no claim verdict ({found})"
         return Judgement(measurement.release, ReleaseVerdict.SKIPPED, why, measurement.note)
     verdict = ReleaseVerdict.GOOD if found == outcome(good) else ReleaseVerdict.BAD

@@ -52,14 +52,9 @@ class ReusePolicy:
 
     def stored(self, release: str, also: Accept | None = None) -> StoredResult | None:
         """The newest stored result of the cell on ``release`` that counts (and is ``also`` one)."""
+        cell = (self.results_dir, self.case.name, release, self.profile, self.sizes, self.machine)
         return newest_result(
-            self.results_dir,
-            self.case.name,
-            release,
-            self.profile,
-            self.sizes,
-            self.machine,
-            lambda stored: self.counts(release, stored) and (also is None or also(stored)),
+            *cell, lambda stored: self.counts(release, stored) and (also is None or also(stored))
         )
 
     def reusable(self, release: str) -> StoredResult | None:
@@ -73,8 +68,7 @@ class ReusePolicy:
         """What ``measure`` asks under the folder lock: a release's reusable result (``reused``)."""
 
         def found(item: PlannedRun, side: Side) -> StoredResult | None:
-            stored = self.reusable(side.release)
-            if stored is not None:
+            if (stored := self.reusable(side.release)) is not None:
                 reused.add(side.release)
             return stored
 
@@ -102,6 +96,5 @@ def spent_a_smaller_budget(stored: StoredResult, max_processes: int | None) -> b
 def is_confirmation(stored: StoredResult, processes: int) -> bool:
     """Whether a stored result is a triage's confirmation (measured until decided; older ones: in
     twice the processes of the first round), not a first round's."""
-    return (
-        stored.result.settings.decide is not None or len(stored.result.processes) >= 2 * processes
-    )
+    decided = stored.result.settings.decide is not None
+    return decided or len(stored.result.processes) >= 2 * processes

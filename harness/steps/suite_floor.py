@@ -29,7 +29,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis.metrics import process_samples
@@ -74,12 +74,8 @@ class ProcessCost:
     @classmethod
     def of(cls, processes: Iterable[ProcessRun]) -> ProcessCost | None:
         """The mean over ``processes`` that finished ok with a suite's record; None without one."""
-        records = [
-            p.script
-            for p in processes
-            if p.status is RunStatus.OK and p.script and isinstance(p.script.get("wall_ns"), int)
-        ]
-        if not records:
+        ok = [p.script for p in processes if p.status is RunStatus.OK and p.script]
+        if not (records := [r for r in ok if isinstance(r.get("wall_ns"), int)]):
             return None
         phases = [r.get("suite_phases") or {} for r in records]
         parts = {
@@ -145,8 +141,7 @@ class Floor:
         """The whole measuring where a benchmark moves: the first round, a confirmation's fewest,
         and where import is most of a process the one a side that shows where it goes, both
         sides; None without a planned first round."""
-        first = self.first_round
-        if first is None:
+        if (first := self.first_round) is None:
             return None
         imports = self.cost.parts.get("import", 0.0) > self.cost.wall_s / 2
         return 2 * (first + self.needed + imports) * self.cost.wall_s
@@ -191,25 +186,23 @@ def floor(
     return None if cost is None else Floor(cost, thresholds, cap_s, planned)
 
 
+@dataclass(eq=False)
 class SuiteCap:
     """A suite's floor, said once after its first process of each side (``Floor``), and the
     watch's ``--max-time`` (``deadline``, on ``clock``) kept on the whole path (see above)."""
 
-    def __init__(
-        self,
-        thresholds: Thresholds,
-        deadline: float | None,
-        say: Callable[[str], None],
-        clock: Callable[[], float] = time.monotonic,
-        planned: int | None = None,
-    ) -> None:
-        self.thresholds, self.deadline, self.say, self.clock = thresholds, deadline, say, clock
-        self.planned = planned  # the first round's processes a side (``Floor.in_all``)
-        self.said: Floor | None = None
-        self.stopped = ""  # why measuring stopped at the cap, once it did
-        self.first: Mapping[str, list[ProcessRun]] = {}  # the first round's processes so far
-        self.first_at = 0.0  # the clock when its first round ended
-        self.pace_s = 0.0  # a process's share of the harness's time per round, once two ended
+    thresholds: Thresholds
+    deadline: float | None
+    say: Callable[[str], None]
+    clock: Callable[[], float] = time.monotonic
+    planned: int | None = None  # the first round's processes a side (``Floor.in_all``)
+    said: Floor | None = field(default=None, init=False)
+    stopped: str = field(default="", init=False)  # why measuring stopped at the cap, once it did
+    # the first round's processes so far
+    first: Mapping[str, list[ProcessRun]] = field(default_factory=dict, init=False)
+    first_at: float = field(default=0.0, init=False)  # the clock when its first round ended
+    # a process's share of the harness's time per round, once two ended
+    pace_s: float = field(default=0.0, init=False)
 
     def left(self) -> float | None:
         return None if self.deadline is None else max(0.0, self.deadline - self.clock())
@@ -225,8 +218,7 @@ class SuiteCap:
             self.first_at = self.clock()
         elif paid > 1:
             self.pace_s = (self.clock() - self.first_at) / ((paid - 1) * len(first))
-        found = floor(first, self.thresholds, self.left(), self.planned)
-        if found is None or paid > 2:
+        if (found := floor(first, self.thresholds, self.left(), self.planned)) is None or paid > 2:
             return None if found is None else found.most(paid)
         if self.said is None:
             self.said = found
@@ -279,18 +271,15 @@ class SuiteCap:
             budget = min(budget or left, left)
         held = min(bounds, default=None)
         first = prober.processes if held is None else min(prober.processes, held)
-        settings = dataclasses.replace(prober.settings, processes=first)
-        return dataclasses.replace(
-            prober, settings=settings, max_processes=held, time_budget=budget
-        )
+        sized = dataclasses.replace(prober.settings, processes=first)
+        return dataclasses.replace(prober, settings=sized, max_processes=held, time_budget=budget)
 
     def held(self, confirmer: PairConfirmer, most: int | None = None) -> ConfirmPairs:
         """``confirmer`` held, when it is called, to the cap (``confirming``): where no verdict
         is in reach it measures nothing, and each release says why."""
 
         def confirm(pairs: Mapping[Pair, tuple[Criterion, ...]]) -> dict[Pair, tuple[Probe, Probe]]:
-            prober = self.confirming(confirmer.prober, most)
-            if prober is None:
+            if (prober := self.confirming(confirmer.prober, most)) is None:
                 why = f"{STOPPED}: {self.stopped}"
                 return {(a, b): (Probe(a, None, why), Probe(b, None, why)) for a, b in pairs}
             return PairConfirmer(self.sized(prober, pairs))(pairs)
@@ -351,8 +340,7 @@ def out_of_reach(
     ``most`` a side could still see."""
     found = {}
     for key, spread in spreads.items():
-        needed = processes_needed(spread, thresholds)
-        if needed is not None and needed <= most:
+        if (needed := processes_needed(spread, thresholds)) is not None and needed <= most:
             continue
         seen = detectable_ratio(spread, most, thresholds)
         need = f"{needed} processes a side" if needed else f"over {MOST} processes a side"

@@ -23,8 +23,7 @@ from harness.metric_names import Criterion
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.grid import grid_sweep, small_within, twice_safe_bounds
-from harness.steps.probes import Pair, ProbeRelease
-from harness.steps.ready import Probe
+from harness.steps.probes import Pair, Probe, ProbeRelease
 
 # The first round screens: a step is a candidate at this level (or the strict one, if looser;
 # without the rank guard, which 5 processes a side pass only when wholly apart), and only the
@@ -34,9 +33,8 @@ SCREEN_ALPHA = 0.01
 
 def screening(thresholds: Thresholds) -> Thresholds:
     """The first round's screen: at least ``SCREEN_ALPHA``'s level, no rank guard."""
-    return dataclasses.replace(
-        thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
-    )
+    alpha = max(SCREEN_ALPHA, thresholds.alpha)
+    return dataclasses.replace(thresholds, alpha=alpha, rank_guard=False)
 
 
 @dataclass(frozen=True)
@@ -57,11 +55,8 @@ class Confirmation:
     @property
     def undecided(self) -> bool:
         """Measured again, and the statistics could tell neither the change nor its absence."""
-        return (
-            not self.confirmed
-            and self.comparison is not None
-            and self.comparison.verdict == Verdict.UNDECIDED
-        )
+        compared = self.comparison
+        return not self.confirmed and compared is not None and compared.verdict == Verdict.UNDECIDED
 
     @property
     def outcome(self) -> str:
@@ -78,9 +73,7 @@ class Confirmation:
         metric went missing; otherwise a fix (faster, the claim holds again, they run again) or a
         metric newly printed."""
         compared = self.comparison or self.step.comparison
-        if not compared.shape.ratio:
-            return compared.worse
-        return self.step.way is Verdict.SLOWER
+        return self.step.way is Verdict.SLOWER if compared.shape.ratio else compared.worse
 
 
 @dataclass
@@ -140,8 +133,7 @@ def confirm(step: ReleaseStep, before: Probe, after: Probe, thresholds: Threshol
     error bounds its processes with a verdict on each release in each round (``flip_chance``)."""
     if step.criterion.ending:
         return confirm_status(step, before, after, thresholds)
-    problem = _ok(before) or _ok(after)
-    if problem:
+    if problem := _ok(before) or _ok(after):
         return Confirmation(step, before, after, None, False, f"not measured again: {problem}")
     assert before.result is not None and after.result is not None
     if step.criterion.is_claim:
@@ -153,8 +145,7 @@ def confirm(step: ReleaseStep, before: Probe, after: Probe, thresholds: Threshol
         if same and not confirmed:
             how += f", but so few processes flip twice in {error:.2g} of runs where nothing changed"
         return Confirmation(step, before, after, None, confirmed, f"measured again: {how}", error)
-    metric = step.criterion.metric
-    assert metric is not None
+    metric = step.key
     a, b = metric_samples(before.result).of(metric), metric_samples(after.result).of(metric)
     comparison = compare_metric(a, b, thresholds, metric)
     confirmed = comparison.verdict == step.way
@@ -180,10 +171,8 @@ def confirm_status(
     how = "the same step" if same else "no such step this time"
     if not same and comparison.verdict is Verdict.UNDECIDED:
         how = "undecided this time"
-    reason = (
-        f"measured again: {how} (jax {step.before} {was.words()}; jax {step.after} {then.words()})"
-    )
-    return Confirmation(step, before, after, comparison, same, reason)
+    ends = f"jax {step.before} {was.words()}; jax {step.after} {then.words()}"
+    return Confirmation(step, before, after, comparison, same, f"measured again: {how} ({ends})")
 
 
 def triage(
@@ -208,17 +197,9 @@ def triage(
     screen = screening(thresholds)
     if every_release:
         progress(f"[triage] first round: {len(releases)} releases, measured together")
-    grid = functools.partial(grid_sweep, glance=glance)
-    first = (sweep if every_release else grid)(
-        releases,
-        measure,
-        metrics=metrics,
-        with_claim=with_claim,
-        thresholds=screen,
-        progress=progress,
-        name="triage",
-        screen=True,
-    )
+    search = sweep if every_release else functools.partial(grid_sweep, glance=glance)
+    screened = functools.partial(search, metrics=metrics, with_claim=with_claim, thresholds=screen)
+    first = screened(releases, measure, progress=progress, name="triage", screen=True)
     found = TriageOutcome(first)
     if not first.steps:
         progress("[triage] no step in the first round: nothing to confirm")
@@ -234,9 +215,7 @@ def triage(
     # Each pair with what its steps moved, to decide: their metrics, and ``status`` for how the
     # processes end (the claim is decided by its flip, not measured until decided).
     pairs: dict[Pair, tuple[Criterion, ...]] = {}
-    for step in first.steps:
-        if id(step) in small:
-            continue
+    for step in [step for step in first.steps if id(step) not in small]:
         moved = pairs.setdefault((step.before, step.after), ())
         if not step.criterion.is_claim and step.criterion not in moved:
             pairs[step.before, step.after] = (*moved, step.criterion)
@@ -250,15 +229,12 @@ def triage(
     for number, step in enumerate(first.steps, start=1):
         if (bound := small.get(id(step))) is not None:
             why = f"its first round allows no change past ×{bound:.3g}"
-            confirmation = Confirmation(
-                step, probes[step.before], probes[step.after], None, False, why, small_bound=bound
-            )
+            ends = probes[step.before], probes[step.after]
+            confirmation = Confirmation(step, *ends, None, False, why, small_bound=bound)
         else:
             before, after = again[(step.before, step.after)]
             confirmation = confirm(step, before, after, thresholds)
         found.confirmations.append(confirmation)
-        progress(
-            f"[triage] ({number}/{len(first.steps)}) {step.criterion.name} {step.before} → "
-            f"{step.after}: {confirmation.outcome} ({confirmation.reason})"
-        )
+        said = f"{step.criterion.name} {step.before} → {step.after}: {confirmation.outcome}"
+        progress(f"[triage] ({number}/{len(first.steps)}) {said} ({confirmation.reason})")
     return found

@@ -65,8 +65,7 @@ UNREADABLE = (OSError, DocumentProblem, ValueError, KeyError, TypeError, Attribu
 class Finding:
     """One thing a watch found on one target, in a line, with the metric it is about."""
 
-    # REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED, BROKEN, NOT_MEASURED or NOT_APPLICABLE
-    kind: str
+    kind: str  # one of FINDING_KINDS
     criterion: Criterion | None  # None: about the whole target
     text: str
     ratio: float | None = None  # the release's figure over the baseline's, where a metric moved
@@ -78,6 +77,11 @@ class Finding:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "metric": self.metric, "text": self.text, "ratio": self.ratio}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Finding:
+        criterion = Criterion.named(str(data["metric"])) if data["metric"] else None
+        return cls(str(data["kind"]), criterion, str(data["text"]), _number(data.get("ratio")))
 
 
 @dataclass(frozen=True)
@@ -121,8 +125,7 @@ class TargetWatch:
 
     @property
     def outcome(self) -> str:
-        kinds = {finding.kind for finding in self.findings}
-        if kinds & FAILING:
+        if (kinds := {finding.kind for finding in self.findings}) & FAILING:
             return "regression"
         if MEASURED_NOTHING in kinds:
             return "measured nothing"
@@ -142,14 +145,13 @@ class TargetWatch:
         return statistics.median(finite) if finite else None
 
     def to_json(self) -> dict[str, Any]:
-        smallest = self.smallest_change
         return {
             "target": self.target,
             "kind": self.kind,
             "outcome": self.outcome,
             "findings": [finding.to_json() for finding in self.findings],
             "loads": [dataclasses.asdict(load) for load in self.loads],
-            "smallest_change": smallest,
+            "smallest_change": self.smallest_change,
             "detectable": {
                 key.metric_name: (ratio if math.isfinite(ratio) else None)
                 for key, ratio in self.detectable.items()
@@ -166,15 +168,7 @@ class TargetWatch:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetWatch:
         """As ``to_json`` wrote it; UsageError, ValueError, KeyError, TypeError if not."""
-        findings = tuple(
-            Finding(
-                str(f["kind"]),
-                Criterion.named(str(f["metric"])) if f["metric"] else None,
-                str(f["text"]),
-                _number(f.get("ratio")),
-            )
-            for f in data["findings"]
-        )
+        findings = tuple(map(Finding.from_json, data["findings"]))
         loads = tuple(
             SideLoad(str(load["release"]), int(load["loaded"]), int(load["processes"]))
             for load in data["loads"]
@@ -218,13 +212,11 @@ def loaded_processes(stored: StoredResult | None, *, every: bool = False) -> tup
 
 def _under_load(confirmation: Confirmation, first: Mapping[str, Probe]) -> list[str]:
     """The releases of a confirmed step that had a process under load, in either measurement."""
-    releases = []
+    loaded: dict[str, int] = {}
     for probe in (confirmation.before, confirmation.after):
-        again = loaded_processes(probe.result)[0]
-        before = loaded_processes(first[probe.release].result)[0] if probe.release in first else 0
-        if again or before:
-            releases.append(f"{probe.release} ({again + before} processes)")
-    return releases
+        earlier = first[probe.release].result if probe.release in first else None
+        loaded[probe.release] = loaded_processes(probe.result)[0] + loaded_processes(earlier)[0]
+    return [f"{release} ({count} processes)" for release, count in loaded.items() if count]
 
 
 def _not_run(probe: Probe) -> str:
@@ -251,15 +243,11 @@ def _cut_short(probe: Probe | None) -> list[tuple[int, int]]:
 
 def more_time(probes: Sequence[Probe | None]) -> str:
     """What the time-out cost the sides, and the ``--timeout`` giving more; "" if none hit it."""
-    timed_out = sum(
-        process.status is RunStatus.TIMEOUT
-        for probe in probes
-        if probe is not None and probe.result is not None
-        for process in probe.result.result.processes
-    )
+    results = [p.result.result for p in probes if p is not None and p.result is not None]
+    timed_out = sum(p.status is RunStatus.TIMEOUT for result in results for p in result.processes)
     cut_by_side = [(p.release, _cut_short(p)) for p in probes if p is not None]
     cut = [counts for _, each in cut_by_side for counts in each]
-    limits = [p.result.result.settings.timeout_s for p in probes if p and p.result is not None]
+    limits = [result.settings.timeout_s for result in results]
     if not (timed_out or cut) or not limits:
         return ""
     # The time the selection needs, from where a cut-short run stopped; at least twice the limit.
@@ -277,11 +265,6 @@ def more_time(probes: Sequence[Probe | None]) -> str:
         f"at the time-out of {max(limits):g} s a process, {' and '.join(said)}: give each process "
         f"more time with --timeout {60 * math.ceil(needed / 60)}"
     )
-
-
-def _ends(probe: Probe) -> str:
-    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why not."""
-    return probe.ends.words() if probe.ends is not None else _not_run(probe)
 
 
 def _probes(found: TriageOutcome) -> dict[str, Probe]:
@@ -311,20 +294,10 @@ def findings(
     # A step confirmed where the release did not run ok is a status step (a metric's needs it to):
     # it says how it broke, with where it died, and a "fails on" finding would say it again.
     stepped = any(c.confirmed for c in found.confirmations)
-    if (
-        base is not None
-        and new is not None
-        and baseline in ran
-        and release not in ran
-        and not stepped
-    ):
-        failed = new.result is not None and new.result.result.status in (
-            RunStatus.FAILED,
-            RunStatus.CRASHED,
-            RunStatus.TIMEOUT,
-        )
-        kind = BROKEN if failed else NOT_MEASURED
-        what = "fails" if failed else "could not be measured"
+    if base and new and baseline in ran and release not in ran and not stepped:
+        status = new.result.result.status if new.result is not None else None
+        failed = status in (RunStatus.FAILED, RunStatus.CRASHED, RunStatus.TIMEOUT)
+        kind, what = (BROKEN, "fails") if failed else (NOT_MEASURED, "could not be measured")
         hint = more_time([new])
         text = f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}"
         said.append(Finding(kind, None, text + (f"; {hint}" if hint else "")))
@@ -334,7 +307,9 @@ def findings(
             text = f"skipped on both releases: {_not_run(base)}"
             said.append(Finding(NOT_APPLICABLE, None, text))
         elif base.ends is not None:
-            sides = [f"jax {p.release}: {_ends(p)}" for p in (base, new) if p is not None]
+            # how each side's processes ended (``timed out at 300 s in 5 of 5``), or why not
+            ended = [(p, p.ends) for p in (base, new) if p is not None]
+            sides = [f"jax {p.release}: {e.words() if e else _not_run(p)}" for p, e in ended]
             hint = more_time([base, new])
             text = "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
             said.append(Finding(MEASURED_NOTHING, None, text))
@@ -343,13 +318,11 @@ def findings(
             said.append(Finding(NOT_MEASURED, None, text))
     # Both ran: a process that timed out, or a suite stopped before its time-out, is said with the
     # time that would let it finish (what finished is judged).
-    hint = more_time([base, new]) if baseline in ran and release in ran else ""
-    if hint:
+    if baseline in ran and release in ran and (hint := more_time([base, new])):
         said.append(Finding(NOT_MEASURED, None, f"not everything was measured: {hint}"))
     said += first_round_undecided(found, again, beyond)
     for confirmation in found.confirmations:
         step = confirmation.step
-        ratio = _ratio_of(confirmation.comparison)
         if confirmation.confirmed:
             # Load slows a process; it neither makes processes die nor changes what they print.
             exact = confirmation.comparison is not None and not confirmation.comparison.shape.ratio
@@ -358,7 +331,7 @@ def findings(
             if loaded:
                 text += f"; not called a change: measured under load on {', '.join(loaded)}"
             kind = UNDER_LOAD if loaded else REGRESSION if confirmation.regression else IMPROVEMENT
-            said.append(Finding(kind, step.criterion, text, ratio))
+            said.append(Finding(kind, step.criterion, text, _ratio_of(confirmation.comparison)))
         else:
             said += _left_open(confirmation)
     return said
@@ -406,8 +379,7 @@ def measured_again(
 ) -> tuple[dict[MetricKey, Comparison], set[str]]:
     """Each metric of ``keys`` on the two releases measured again together, until decided, as a
     candidate step's are; and the results read."""
-    first = found.first_round
-    pair = (first.releases[0], first.releases[-1])
+    pair = (found.first_round.releases[0], found.first_round.releases[-1])
     before, after = confirm_pairs({pair: tuple(Criterion.of(key) for key in keys)})[pair]
     read = {probe.result.result.id for probe in (before, after) if probe.result is not None}
     return compared_on(before, after, keys, thresholds), read
@@ -418,16 +390,12 @@ def compared_on(
 ) -> dict[MetricKey, Comparison]:
     """Each of ``keys`` compared on two releases measured together; none where either side did
     not run, or neither ran ok."""
-    if before.result is None or after.result is None:
+    ran = [probe.result for probe in (before, after) if probe.result is not None]
+    if len(ran) < 2 or RunStatus.OK not in (stored.result.status for stored in ran):
         return {}
-    if RunStatus.OK not in (before.result.result.status, after.result.result.status):
-        return {}
-    a, b = metric_samples(before.result), metric_samples(after.result)
-    return {
-        key: compare_metric(a[key], b[key], thresholds, key)
-        for key in keys
-        if key in a and key in b
-    }
+    a, b = (metric_samples(stored) for stored in ran)
+    both = [key for key in keys if key in a and key in b]
+    return {key: compare_metric(a[key], b[key], thresholds, key) for key in both}
 
 
 def decided_in_confirmations(
@@ -436,8 +404,7 @@ def decided_in_confirmations(
     """Each of ``keys`` a confirmation of the watched pair decided on its own: its processes timed
     every metric, not only its step's (a suite's process runs every benchmark), so what they
     decide is not measured again."""
-    first = found.first_round
-    pair = (first.releases[0], first.releases[-1])
+    pair = (found.first_round.releases[0], found.first_round.releases[-1])
     for confirmation in found.confirmations:
         if (confirmation.before.release, confirmation.after.release) == pair:
             compared = compared_on(confirmation.before, confirmation.after, keys, thresholds)
@@ -451,10 +418,8 @@ def results_read(found: TriageOutcome) -> set[str]:
 
 
 def _every_probe(found: TriageOutcome) -> list[Probe]:
-    return [
-        *found.first_round.measurements,
-        *(p for c in found.confirmations for p in (c.before, c.after)),
-    ]
+    again = [p for c in found.confirmations for p in (c.before, c.after)]
+    return [*found.first_round.measurements, *again]
 
 
 def first_round_undecided(
@@ -469,17 +434,15 @@ def first_round_undecided(
     baseline, release = first.releases[0], first.releases[-1]
     said = []
     for key in first_round_open(found):
-        metric = key.metric_name
         comparison = first.comparisons[(key, release)]
-        later = again.get(key)
-        if later is not None and later.verdict == Verdict.UNCHANGED:
+        if (later := again.get(key)) is not None and later.verdict == Verdict.UNCHANGED:
             continue
         how = "not measured again" + (f": {beyond[key]}" if key in beyond else "")
         if later is not None:
             at = min(later.processes)
             how = f"{later.said} when measured again at {at} processes a side, not confirmed"
         text = (
-            f"{metric} {baseline} → {release}: {comparison.ratio_cell or 'n/a'}, "
+            f"{key.metric_name} {baseline} → {release}: {comparison.ratio_cell or 'n/a'}, "
             f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
             f"in the first round; {how}: undecided (the next watch measures it again)"
         )
@@ -507,17 +470,13 @@ def benchmark_medians(found: TriageOutcome) -> dict[MetricKey, tuple[float, floa
 
 def side_loads(found: TriageOutcome) -> list[SideLoad]:
     """Per release, its processes under load over the first round and each confirmation it had."""
-    # release → [loaded, processes]
-    counts: dict[str, list[int]] = {r: [0, 0] for r in found.first_round.releases}
-    seen: set[int] = set()
-    for probe in _every_probe(found):
-        if probe.result is None or id(probe.result) in seen:
-            continue
-        seen.add(id(probe.result))
+    counts = {release: (0, 0) for release in found.first_round.releases}
+    # each stored result once, however many probes read it
+    read = {id(p.result): p for p in _every_probe(found) if p.result is not None}
+    for probe in read.values():
         loaded, total = loaded_processes(probe.result, every=True)
-        counts.setdefault(probe.release, [0, 0])
-        counts[probe.release][0] += loaded
-        counts[probe.release][1] += total
+        was = counts.get(probe.release, (0, 0))
+        counts[probe.release] = (was[0] + loaded, was[1] + total)
     return [SideLoad(release, loaded, total) for release, (loaded, total) in counts.items()]
 
 
@@ -535,13 +494,8 @@ def detectable(
     the spread its processes showed: it must pass the screen (``processes`` a side, the screen's
     level, no rank guard) and the confirmation (up to ``most`` a side, the strict level)."""
     spreads = first_round_spreads(found)
-    screen = screening(thresholds)
-    return {
-        key: max(
-            detectable_ratio(spread, processes, screen), detectable_ratio(spread, most, thresholds)
-        )
-        for key, spread in spreads.items()
-    }
+    levels = ((processes, screening(thresholds)), (most, thresholds))
+    return {key: max(detectable_ratio(s, *level) for level in levels) for key, s in spreads.items()}
 
 
 def blind(detected: Mapping[MetricKey, float], most: int, thresholds: Thresholds) -> Finding | None:
@@ -550,18 +504,16 @@ def blind(detected: Mapping[MetricKey, float], most: int, thresholds: Thresholds
     if not detected or any(math.isfinite(ratio) for ratio in detected.values()):
         return None
     enough = next(k for k in range(2, 200) if smallest_p(k, k) < thresholds.alpha)
-    return Finding(
-        UNDECIDED,
-        None,
+    text = (
         f"no change of any size could have been confirmed: at most {most} processes a side cannot "
-        f"pass the rank test at level {thresholds.alpha:g}; give --max-processes {enough} or more",
+        f"pass the rank test at level {thresholds.alpha:g}; give --max-processes {enough} or more"
     )
+    return Finding(UNDECIDED, None, text)
 
 
 def exit_status(watched: Sequence[TargetWatch]) -> int:
     """1 when any target regressed (broke, measured nothing), else 3 if any stayed open, else 0."""
-    outcomes = {target.outcome for target in watched}
-    if outcomes & {"regression", "measured nothing"}:
+    if (outcomes := {target.outcome for target in watched}) & {"regression", "measured nothing"}:
         return 1
     return 3 if "undecided" in outcomes else 0
 
@@ -654,8 +606,7 @@ class Memory:
     def recall(self, target: str, key: str) -> TargetWatch | None:
         """The watch filed under ``key``, or None: none, or a file that is not one (remeasured)."""
         try:
-            data = self._read(target, key)
-            if data.get("key") != key:
+            if (data := self._read(target, key)).get("key") != key:
                 return None
             watched = TargetWatch.from_json(data["watch"])
             when = data.get("watched_at")
@@ -678,8 +629,7 @@ class Memory:
             ids = data["results"] if data.get("key") == key else []
         except UNREADABLE:
             return frozenset()
-        if not isinstance(ids, list):
-            return frozenset()
+        ids = ids if isinstance(ids, list) else []
         return frozenset(i for i in ids[:MAX_SPENT] if isinstance(i, str))
 
     def remember_open(self, target: str, key: str, read: set[str]) -> None:
@@ -691,13 +641,8 @@ class Memory:
         self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str
     ) -> None:
         """File a settled watch under ``key``, with what the key is made of (for a reader)."""
-        document = {
-            "key": key,
-            "material": material,
-            "watched_at": when,
-            "watch": watched.to_json(),
-        }
-        self._write(watched.target, key, document)
+        filed = {"key": key, "material": material, "watched_at": when}
+        self._write(watched.target, key, {**filed, "watch": watched.to_json()})
 
     def _write(self, target: str, key: str, document: Any, ending: str = ".json") -> None:
         self.folder.mkdir(parents=True, exist_ok=True)

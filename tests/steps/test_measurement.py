@@ -9,7 +9,7 @@ from harness.errors import HarnessError
 from harness.measure.runner import Measured
 from harness.measure.sides import Side
 from harness.metric_names import Criterion, MetricKey
-from harness.steps.measurement import SideMeasurement, interleaved
+from harness.steps.probes import SideMeasurement, interleaved
 from harness.store.schema import Settings
 from tests.conftest import REPO
 

@@ -13,8 +13,7 @@ from harness.errors import UsageError
 from harness.install.environments import Environments, Failed, Prepared, Unavailable
 from harness.install.venvs import ReleaseEnv
 from harness.pins import AS_OF
-from harness.steps.probes import ReleaseProber
-from harness.steps.ready import Ahead
+from harness.steps.probes import Ahead, ReleaseProber
 from harness.store.schema import Libraries, RunStatus, Settings
 
 LINE = "not installable (as of 2024-08-06): equinox==9.9 cannot be had"

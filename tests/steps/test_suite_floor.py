@@ -22,8 +22,7 @@ from harness.measure.runner import Recorder
 from harness.measure.sides import Side
 from harness.metric_names import Criterion, MetricKey, parse_metric_name
 from harness.steps.confirm import PairConfirmer
-from harness.steps.measurement import interleaved
-from harness.steps.probes import ReleaseProber
+from harness.steps.probes import ReleaseProber, interleaved
 from harness.steps.suite_floor import (
     ProcessCost,
     SuiteCap,
