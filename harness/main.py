@@ -20,15 +20,6 @@ from harness.pins import PROFILE_BY_NAME
 from harness.render.text import terminal
 
 
-def _paths_print_whatever_their_bytes() -> None:
-    """A path that is not UTF-8 (``--results $'r\\xff'``) prints its odd bytes escaped."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            with contextlib.suppress(ValueError, OSError):
-                reconfigure(errors="backslashreplace")
-
-
 def installed_here(argv: list[str]) -> list[str] | None:
     """As the installed program: a command line that needs releases (or an environment this one
     lacks) goes to its packaged session (None after); one measuring here, its devices' profile."""
@@ -53,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     """The harness's command line; ``argv`` None: run as the program, which ends with whatever
     started it (``follow_parent``) and runs ``guarded``, so that nothing it started outlives it."""
     previous = signal.signal(signal.SIGTERM, terminate)
-    _paths_print_whatever_their_bytes()
+    for stream in (sys.stdout, sys.stderr):  # a path that is not UTF-8 prints its bytes escaped
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
         if argv is None:
             follow_parent(signal.SIGTERM)

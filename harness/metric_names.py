@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 
 from harness.errors import UsageError
 from harness.units import format_bytes, format_ns
@@ -50,28 +51,16 @@ KINDS = {
     "lower": Measured("trace + lower (cold)", 1, words="lowering", run_time=False),
     "compile": Measured("compile (cold)", 1, words="compile time", run_time=False),
 }
+# JAX's phases before XLA compiles: summed from its events, no program run yet.
+BEFORE_XLA = partial(Measured, run_time=False, compiled=False, from_events=True)
 # A plain script's phases, each the sum over its process (JAX's duration events, the hook's
 # clocks).  A new measured phase is a row here, its event in ``script_hook.EVENTS`` (if JAX's), and
 # a row of docs/scripts.md.
 PHASES = {
     "wall": Measured("whole process (interpreter start to exit)", 2, words="wall time"),
     "import": Measured("first `import jax` (JAX's own cost)", 4, run_time=False, compiled=False),
-    "trace": Measured(
-        "tracing to jaxprs (JAX's events, summed)",
-        1,
-        words="tracing",
-        run_time=False,
-        compiled=False,
-        from_events=True,
-    ),
-    "lower": Measured(
-        "lowering to MLIR (JAX's events, summed)",
-        1,
-        words="lowering",
-        run_time=False,
-        compiled=False,
-        from_events=True,
-    ),
+    "trace": BEFORE_XLA("tracing to jaxprs (JAX's events, summed)", 1, "tracing"),
+    "lower": BEFORE_XLA("lowering to MLIR (JAX's events, summed)", 1, "lowering"),
     "compile": Measured(
         "XLA compiles (JAX's events, summed)",
         1,

@@ -181,11 +181,18 @@ def _is_count(value: Any) -> bool:
     return _is_int(value) and 0 < value <= MAX_SIZE
 
 
+# What an optional constant counts as where a case leaves it out, for its checks.
+OPTIONAL: dict[str, Any] = {"ACCELERATOR_ANCHORS": [], "SOURCE_RUNS": [], "COST": {}}
+COUNTS = ("MIN_DEVICES", "DEVICES_USED", "CLAIM_DEVICES")
+OPTIONAL |= dict.fromkeys(COUNTS, 1)
+
+
 def _problem(constants: dict[str, Any]) -> str | None:
     """Which constant has the wrong form, or None."""
-    ranges, anchors, source = constants["SIZE_SPACE"], constants["ANCHORS"], constants["SOURCE"]
+    given = OPTIONAL | constants
+    ranges, source, cost = given["SIZE_SPACE"], given["SOURCE"], given["COST"]
     checks = {
-        "CLAIM": isinstance(constants["CLAIM"], str),
+        "CLAIM": isinstance(given["CLAIM"], str),
         # one line; a URL an https:// one without spaces
         "SOURCE": _is_line(source) and ("://" not in source or SOURCE_URL.fullmatch(source)),
         "SIZE_SPACE": isinstance(ranges, dict)
@@ -198,30 +205,23 @@ def _problem(constants: dict[str, Any]) -> str | None:
             and 0 < v[0] <= v[1] <= MAX_SIZE
             for k, v in ranges.items()
         ),
-        "ANCHORS": _is_points(anchors),
-        "ACCELERATOR_ANCHORS": _is_points(constants.get("ACCELERATOR_ANCHORS", [])),
-        "SOURCE_RUNS": _is_source_runs(constants.get("SOURCE_RUNS", [])),
-        "COST": isinstance(constants.get("COST", {}), dict)
-        and all(
-            isinstance(k, str) and isinstance(v, str) for k, v in constants.get("COST", {}).items()
-        ),
-        "MIN_DEVICES": _is_count(constants.get("MIN_DEVICES", 1)),
-        "DEVICES_USED": _is_count(constants.get("DEVICES_USED", 1)),
-        "CLAIM_DEVICES": _is_count(constants.get("CLAIM_DEVICES", 1)),
+        "ANCHORS": _is_points(given["ANCHORS"]),
+        "ACCELERATOR_ANCHORS": _is_points(given["ACCELERATOR_ANCHORS"]),
+        "SOURCE_RUNS": _is_source_runs(given["SOURCE_RUNS"]),
+        "COST": isinstance(cost, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in cost.items()),
+        **{name: _is_count(given[name]) for name in COUNTS},
     }
     wrong = next((name for name, ok in checks.items() if not ok), None)
     if wrong:
         return f"{wrong} must be {CONSTANTS[wrong]}"
-    points = {
-        "ANCHORS": anchors,
-        "ACCELERATOR_ANCHORS": constants.get("ACCELERATOR_ANCHORS", []),
-        "SOURCE_RUNS": [run["sizes"] for run in constants.get("SOURCE_RUNS", [])],
-    }
+    points = {name: given[name] for name in ("ANCHORS", "ACCELERATOR_ANCHORS")}
+    points["SOURCE_RUNS"] = [run["sizes"] for run in given["SOURCE_RUNS"]]
     for constant, entries in points.items():
         problem = _points_problem(constant, entries, ranges)
         if problem:
             return problem
-    return _cost_problem(constants.get("COST", {}), ranges, [p for e in points.values() for p in e])
+    return _cost_problem(cost, ranges, [p for e in points.values() for p in e])
 
 
 def _is_points(value: Any) -> bool:
@@ -254,8 +254,8 @@ def _points_problem(
         return f"every {constant} entry must give each size in SIZE_SPACE"
     for point in points:
         for name, value in point.items():
-            if not ranges[name][0] <= value <= ranges[name][1]:
-                low, high = ranges[name]
+            low, high = ranges[name]
+            if not low <= value <= high:
                 return (
                     f"{constant} entry {_point_text(point)}: {name} leaves its SIZE_SPACE range "
                     f"[{low}, {high}]"
@@ -294,11 +294,7 @@ def read_case(path: Path) -> CaseInfo:
     constants = _constants(path)
     missing = [key for key in REQUIRED if key not in constants]
     if missing:
-        renamed = [
-            f"{old} is now {new}"
-            for old, new in RENAMED.items()
-            if new in missing and old in constants
-        ]
+        renamed = [f"{o} is now {n}" for o, n in RENAMED.items() if n in missing and o in constants]
         hint = f"; {', '.join(renamed)}" if renamed else ""
         raise UsageError(
             f"case file {path.name} lacks {', '.join(missing)} (see cases/README.md){hint}"

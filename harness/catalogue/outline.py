@@ -33,19 +33,14 @@ def outline(path: Path) -> CaseOutline:
     """The outline of the case file at ``path``; UsageError when it cannot be read or parsed."""
     tree = case_tree(path)
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    verdict = functions.get("verdict")
+    args = functions["verdict"].args if "verdict" in functions else None
     return CaseOutline(
         programs=_returned_keys(functions["programs"]) if "programs" in functions else [],
         compiled=_returned_keys(functions["compiled"]) if "compiled" in functions else [],
-        verdict_takes_sizes=verdict is not None and _takes_sizes(verdict.args),
+        # As ``timing.judge_claim`` decides: a parameter beyond the medians, or ``**sizes``.
+        verdict_takes_sizes=args is not None
+        and (len([*args.posonlyargs, *args.args, *args.kwonlyargs]) > 1 or args.kwarg is not None),
         has_facts="facts" in functions,
-    )
-
-
-def _takes_sizes(args: ast.arguments) -> bool:
-    """As ``timing.judge_claim`` decides: a parameter beyond the medians, or ``**sizes``."""
-    return (
-        len(args.posonlyargs) + len(args.args) + len(args.kwonlyargs) > 1 or args.kwarg is not None
     )
 
 

@@ -114,16 +114,6 @@ def _sizes_text(sizes: Mapping[str, int]) -> str:
     return " ".join(f"{k}={v}" for k, v in sorted(sizes.items())) or "no sizes"
 
 
-def available_memory_bytes() -> int | None:
-    available = meminfo_bytes("MemAvailable")
-    if available is not None:
-        return available
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 _UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "kb": 1e3, "mb": 1e6, "gb": 1e9}
 _UNITS |= {"tb": 1e12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 _QUANTITY = re.compile(r"(\d+(?:\.\d*)?(?:e[+-]?\d+)?)\s*([a-z]*)")
@@ -151,7 +141,10 @@ class Budget:
     def for_this_machine(cls, overrides: Sequence[str] = (), device: str = HOST) -> Budget:
         """Half the memory available here, and the flops per call of the ``device`` class."""
         limits: dict[str, float] = {"flops": FLOPS_PER_CALL.get(device, DEFAULT_FLOPS_PER_CALL)}
-        memory = available_memory_bytes()
+        memory = meminfo_bytes("MemAvailable")
+        if memory is None:
+            with contextlib.suppress(ValueError, OSError, AttributeError):
+                memory = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         if memory:
             limits["bytes"] = memory / 2  # leave room for XLA's temporaries and copies
         given: set[str] = set()
@@ -219,7 +212,15 @@ class SizeSpace:
 
         from hypothesis import strategies as st
 
-        make = _log_integers if log_spaced else st.integers
+        def make(lo: int, hi: int) -> Any:
+            # Log-spaced past a factor 16: sizes matter by order of magnitude and hypothesis
+            # favours small values, while shrinking still goes towards ``lo``.
+            if not log_spaced or lo <= 0 or hi / lo < 16:
+                return st.integers(lo, hi)
+            return st.integers(0, LOG_STEPS).map(
+                lambda step: min(hi, max(lo, round(lo * (hi / lo) ** (step / LOG_STEPS))))
+            )
+
         points = st.fixed_dictionaries(
             {name: make(lo, hi) for name, (lo, hi) in sorted(self.ranges.items())}
         )
@@ -227,19 +228,6 @@ class SizeSpace:
 
 
 LOG_STEPS = 1000
-
-
-def _log_integers(lo: int, hi: int) -> Any:
-    """Integers in [lo, hi], log-spaced past a factor 16: sizes matter by order of magnitude and
-    hypothesis favours small values, while shrinking still goes towards ``lo``."""
-
-    from hypothesis import strategies as st
-
-    if lo <= 0 or hi / lo < 16:
-        return st.integers(lo, hi)
-    return st.integers(0, LOG_STEPS).map(
-        lambda step: min(hi, max(lo, round(lo * (hi / lo) ** (step / LOG_STEPS))))
-    )
 
 
 def draw(space: SizeSpace, budget: Budget, count: int, seed: int) -> list[SizePoint]:

@@ -116,15 +116,6 @@ def _inside(value: str, what: str, suite_file: str | None) -> None:
         raise UsageError(f"{WHAT}: {what} {value!r} is not a test of the suite's file {suite_file}")
 
 
-def _override(value: str) -> None:
-    key = value.partition("=")[0].strip()
-    if key not in SAFE_INI:
-        raise UsageError(
-            f"{WHAT}: -o {key} is refused: only ini keys that name no path or code may be set "
-            "(markers, filterwarnings, python_files, ...)"
-        )
-
-
 def _option(name: str, value: str | None) -> None:
     why = OPTIONS[name][1]
     if why is not None:
@@ -133,9 +124,13 @@ def _option(name: str, value: str | None) -> None:
         raise refused(f"-p {value}", CODE)
     if name == "-p" and "benchmark" in (value or ""):
         raise refused(f"-p {value}", NONE_RUN)
-    if name in ("-o", "--override-ini"):
-        _override(value or "")
-    elif name in ("--ignore", "--ignore-glob", "--deselect"):
+    key = (value or "").partition("=")[0].strip()
+    if name in ("-o", "--override-ini") and key not in SAFE_INI:
+        raise UsageError(
+            f"{WHAT}: -o {key} is refused: only ini keys that name no path or code may be set "
+            "(markers, filterwarnings, python_files, ...)"
+        )
+    if name in ("--ignore", "--ignore-glob", "--deselect"):
         _inside(value or "", name, None)
 
 

@@ -85,12 +85,9 @@ def pair_with_jaxlib(
     jaxlibs = sorted(jaxlib_versions, key=version_key)
     pairs = []
     for jax in sorted(jax_versions, key=version_key):
-        if jax in jaxlibs:
-            pairs.append((jax, jax))
-            continue
         below = [lib for lib in jaxlibs if version_key(lib) <= version_key(jax)]
-        if below:
-            pairs.append((jax, below[-1]))
+        if jax in jaxlibs or below:
+            pairs.append((jax, jax if jax in jaxlibs else below[-1]))
     return pairs
 
 

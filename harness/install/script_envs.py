@@ -150,9 +150,8 @@ def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
     for value in values:
         pin = canonical(value, "--hold")
         requirement = Requirement(pin)
-        specifiers = list(requirement.specifier)
-        only = specifiers[0] if len(specifiers) == 1 else None
-        exact = only is not None and only.operator == "==" and "*" not in only.version
+        only = list(requirement.specifier)
+        exact = len(only) == 1 and only[0].operator == "==" and "*" not in only[0].version
         if not exact or requirement.extras or requirement.marker:
             raise UsageError(f"--hold {value[:60]!r}: give one exact pin, PKG==VERSION")
         same = [held_pin for held_pin in held if Requirement(held_pin).name == requirement.name]
@@ -312,9 +311,8 @@ def _kept(
         ):
             return None
         if "problem" in stored:
-            if not isinstance(stored["problem"], str):
-                return None
-            return NotInstallable(stored["problem"], cutoff)
+            problem = stored["problem"]
+            return NotInstallable(problem, cutoff) if isinstance(problem, str) else None
         pins = stored["pins"]
         if not isinstance(pins, list) or release_pins_problem(pins, request) is not None:
             return None  # not what a resolution of this request gives: resolved afresh

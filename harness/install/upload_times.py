@@ -164,11 +164,9 @@ def file_version(filename: str, name: str) -> str | None:
 
 
 def _upload_time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
+        parsed = datetime.fromisoformat(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # no string, or not a time
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
