@@ -385,10 +385,8 @@ def check_overrides(cases: Sequence[CaseInfo], overrides: dict[str, int]) -> Non
     known = {name for case in cases for name in case.space.ranges}
     unknown = set(overrides) - known
     if unknown:
-        raise UsageError(
-            f"no selected case has size {', '.join(sorted(unknown))}; their sizes: "
-            f"{', '.join(sorted(known)) or 'none'}"
-        )
+        asked, theirs = ", ".join(sorted(unknown)), ", ".join(sorted(known)) or "none"
+        raise UsageError(f"no selected case has size {asked}; their sizes: {theirs}")
     for case in cases:
         for name, value in sorted(overrides.items()):
             if name in case.space.ranges:

@@ -101,10 +101,8 @@ def _cost_tree(expression: str, names: Sequence[str]) -> ast.Expression:
         value = node.value if isinstance(node, ast.Constant) else 0
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if not isinstance(node, (*allowed, *_OPERATORS)) or not number:
-            raise UsageError(
-                f"cost expression {expression[:80]!r}: only numbers, sizes and + - * / // ** are "
-                "allowed"
-            )
+            only = "only numbers, sizes and + - * / // ** are allowed"
+            raise UsageError(f"cost expression {expression[:80]!r}: {only}")
         if isinstance(node, ast.Name) and node.id not in names:
             raise UsageError(f"cost expression {expression[:80]!r} uses unknown size {node.id}")
     return tree

@@ -106,10 +106,8 @@ def _inside(value: str, what: str, suite_file: str | None) -> None:
     expanded = os.path.expandvars(os.path.expanduser(value))
     place = PurePosixPath(expanded.partition("::")[0])
     if place.is_absolute() or ".." in place.parts or expanded.startswith("~"):
-        raise UsageError(
-            f"{WHAT}: {what} {value!r} is not inside the suite: give node ids and paths relative "
-            "to its folder, inside it"
-        )
+        give = "give node ids and paths relative to its folder, inside it"
+        raise UsageError(f"{WHAT}: {what} {value!r} is not inside the suite: {give}")
     if expanded != value or VARIABLE.search(value):  # set or not here, the process may have it
         raise UsageError(f"{WHAT}: {what} {value!r} names a variable or home: give the path itself")
     if suite_file is not None and str(place) not in (suite_file, "."):

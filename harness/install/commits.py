@@ -112,10 +112,8 @@ def open_repo(spec: str | None, cache: Path) -> Path:
     except (OSError, subprocess.TimeoutExpired) as exc:
         problem = str(exc)
     if problem:
-        raise UsageError(
-            f"cannot clone {url} into {folder} ({problem}); without network, give a local clone of "
-            "jax with --jax-repo PATH"
-        )
+        offline = "without network, give a local clone of jax with --jax-repo PATH"
+        raise UsageError(f"cannot clone {url} into {folder} ({problem}); {offline}")
     return folder
 
 

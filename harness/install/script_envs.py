@@ -288,10 +288,8 @@ def release_pins_problem(pins: Sequence[str], request: ScriptEnvRequest) -> str 
     if not all(isinstance(pin, str) and PIN.fullmatch(pin) for pin in pins):
         return "a line that is no name==version pin"
     versions = dict(pin.split("==", 1) for pin in pins)
-    release = request.release
-    wanted = {"jax": release.jax}
-    if not (request.profile and request.profile.jax_extras):
-        wanted["jaxlib"] = release.jaxlib
+    own = constraint_lines(request.release, request.profile)
+    wanted = dict(line.split("==", 1) for line in own if line.startswith(("jax==", "jaxlib==")))
     for name, version in wanted.items():
         if versions.get(name) != version:
             return f"{name} {versions.get(name, '(none)')}, not {version}"
@@ -345,10 +343,9 @@ def resolve(
         work.mkdir(parents=True, exist_ok=True)
         # What to resolve: the release's own requirements (jax, jaxlib, pins), then the script's.
         wanted = [*release.requirements(profile), *request.declared.requirements]
+        constraints = constraint_lines(release, profile, hold)
         replace_file(work / "requirements.in", "\n".join(wanted) + "\n")
-        replace_file(
-            work / "constraints.txt", "\n".join(constraint_lines(release, profile, hold)) + "\n"
-        )
+        replace_file(work / "constraints.txt", "\n".join(constraints) + "\n")
         files = ["requirements.in", "--constraints", "constraints.txt", "--python", request.python]
         plain = ["--no-header", "--no-annotate", "--color", "never"]
         command = [*uv, "pip", "compile", *files, *plain]

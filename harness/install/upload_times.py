@@ -278,11 +278,9 @@ class UploadTimes:
             raise UsageError(f"{name} {version} is not on the package index at {shown(self.index)}")
         times = [file.uploaded for file in files if file.uploaded is not None]
         if not times:
-            raise HarnessError(
-                f"the package index at {shown(self.index)} gives no upload time for {name} "
-                f"{version} (PEP 700 upload-time), which resolving as the index stood at a release "
-                "needs"
-            )
+            needs = "(PEP 700 upload-time), which resolving as the index stood at a release needs"
+            index = f"the package index at {shown(self.index)}"
+            raise HarnessError(f"{index} gives no upload time for {name} {version} {needs}")
         return min(times)
 
     def jax_release_time(self, jax: str, jaxlib: str) -> datetime:
