@@ -90,12 +90,10 @@ def canonical(text: str, where: str) -> str:
         raise UsageError(f"{said} is not a requirement (PEP 508): {problem}") from None
     if requirement.url:
         raise UsageError(f"{said} is a direct reference (name @ URL); {on_the_index} are taken")
-    if is_jax_package(requirement.name):
-        raise UsageError(
-            f"{said} asks for {canonicalize_name(requirement.name)}, but the release under test is "
-            f"the harness's to choose ({JAX_OPTIONS}); leave it out"
-        )
     requirement.name = canonicalize_name(requirement.name)
+    if is_jax_package(requirement.name):
+        choose = f"the release under test is the harness's to choose ({JAX_OPTIONS})"
+        raise UsageError(f"{said} asks for {requirement.name}, but {choose}; leave it out")
     requirement.extras = {canonicalize_name(extra) for extra in requirement.extras}
     return str(requirement)
 
@@ -166,16 +164,13 @@ def _tool_notes(table: dict[str, object], script: str) -> list[str]:
 def _requires_python(value: object, where: str) -> str | None:
     if value is None:
         return None
+    field = f"{where}: `requires-python`"
     if not isinstance(value, str):
-        raise UsageError(
-            f'{where}: `requires-python` must be a version specifier string, like ">=3.11"'
-        )
+        raise UsageError(f'{field} must be a version specifier string, like ">=3.11"')
     try:
         return str(SpecifierSet(value))
     except InvalidSpecifier:
-        raise UsageError(
-            f"{where}: `requires-python` {value[:60]!r} is not a version specifier"
-        ) from None
+        raise UsageError(f"{field} {value[:60]!r} is not a version specifier") from None
 
 
 def check_requires_python(declared: Declared, python_version: str) -> None:

@@ -67,35 +67,29 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
         assert isinstance(node, ast.UnaryOp)
         return _OPERATORS[type(node.op)](walk(node.operand))
 
+    at = f"cost expression {expression!r} at {_sizes_text(sizes)}"
     try:
         value = walk(tree)
     except (ZeroDivisionError, OverflowError) as exc:
         what = "divides by zero" if isinstance(exc, ZeroDivisionError) else "overflows"
-        raise UsageError(
-            f"cost expression {expression!r} at {_sizes_text(sizes)}: it {what}"
-        ) from None
+        raise UsageError(f"{at}: it {what}") from None
     # A negative number to a fractional power is complex; inf and nan compare with no budget.
     if not isinstance(value, float) or not math.isfinite(value) or value < 0:
-        raise UsageError(
-            f"cost expression {expression!r} at {_sizes_text(sizes)} is {value}, not a finite cost"
-        )
+        raise UsageError(f"{at} is {value}, not a finite cost")
     return value
 
 
 def _cost_tree(expression: str, names: Sequence[str]) -> ast.Expression:
     """The formula parsed, every node of it arithmetic on numbers and the sizes ``names``."""
+    cut = f"cost expression {expression[:40]!r}…"
     if len(expression) > MAX_COST_CHARS:
-        raise UsageError(
-            f"cost expression {expression[:40]!r}… is over {MAX_COST_CHARS} characters"
-        )
+        raise UsageError(f"{cut} is over {MAX_COST_CHARS} characters")
     try:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError as exc:  # also a literal of more digits than Python converts
         raise UsageError(f"cost expression {expression!r} does not parse: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError):
-        raise UsageError(
-            f"cost expression {expression[:40]!r}… is too deeply nested to parse"
-        ) from None
+        raise UsageError(f"{cut} is too deeply nested to parse") from None
     allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load)
     for node in ast.walk(tree):
         value = node.value if isinstance(node, ast.Constant) else 0
@@ -161,10 +155,8 @@ class Budget:
         """Why a point with this cost may not run, or None when it fits."""
         for kind, limit in sorted(self.limits.items()):
             if kind in cost and cost[kind] > limit:
-                return (
-                    f"over budget: needs {format_quantity(kind, cost[kind])}, budget "
-                    f"{format_quantity(kind, limit)}"
-                )
+                needs, most = format_quantity(kind, cost[kind]), format_quantity(kind, limit)
+                return f"over budget: needs {needs}, budget {most}"
         return None
 
     def as_dict(self) -> dict[str, float]:

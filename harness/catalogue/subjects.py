@@ -142,16 +142,12 @@ class PlainScript(Subject):
             if found is not None and found.sha256 == self.sha256:
                 if found.args == self.args:
                     continue
-                return (
-                    f"{folder} holds results of {self.file} run with other arguments "
-                    f"({' '.join(found.args) or 'none'}): results of two command lines are never "
-                    "mixed; give --results another folder"
-                )
-            what = (
-                f"another version of it (sha256 {found.sha256[:12]})"
-                if found
-                else "something other than it"
-            )
+                other = f"{self.file} run with other arguments ({' '.join(found.args) or 'none'})"
+                never = "results of two command lines are never mixed"
+                return f"{folder} holds results of {other}: {never}; give --results another folder"
+            what = "something other than it"
+            if found:
+                what = f"another version of it (sha256 {found.sha256[:12]})"
             return (
                 f"{folder} holds results of {what}, and {self.file} is now sha256 "
                 f"{self.sha256[:12]}: results of two versions are never mixed; give --results "

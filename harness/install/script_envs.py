@@ -482,12 +482,11 @@ def ensure(
     check_requires_python(request.declared, python_version)
     cutoff = None  # the ``--exclude-newer`` date (UTC); none under ``newest``
     if request.policy != NEWEST:
-        release = request.release
         try:
-            cutoff = times.jax_release_time(release.jax, release.jaxlib) + GRACE
+            released = times.jax_release_time(request.release.jax, request.release.jaxlib)
         except IndexUnreachable as exc:
             return InstallFailed(str(exc), "resolve")
-        cutoff = cutoff.astimezone(UTC).replace(microsecond=0)
+        cutoff = (released + GRACE).astimezone(UTC).replace(microsecond=0)
     pins = resolve(
         request, folder, cutoff, python_version, times.index, uv=uv, runner=runner, clock=clock
     )

@@ -149,18 +149,14 @@ def run_whole(
         )
     except OSError as exc:
         return subprocess.CompletedProcess(list(command), 127, "", f"error: {exc}")
+    late = None
     try:
         stdout, stderr = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
+        late, stdout, stderr = 124, "", f"error: did not finish within {timeout_s:.0f} s"
+    finally:  # whatever it started and left behind (a compile worker) goes with it, as on a raise
         _end_group(process)
-        late = f"error: did not finish within {timeout_s:.0f} s"
-        return subprocess.CompletedProcess(list(command), 124, "", late)
-    except BaseException:
-        _end_group(process)
-        raise
-    # Whatever it started and left behind (a compile worker) goes with it.
-    _end_group(process)
-    return subprocess.CompletedProcess(list(command), process.returncode, stdout, stderr)
+    return subprocess.CompletedProcess(list(command), late or process.returncode, stdout, stderr)
 
 
 def uv_command() -> list[str] | None:
