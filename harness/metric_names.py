@@ -133,11 +133,9 @@ class MetricKey:
         return self.measured.label if self.measured is not None else self.kind
 
     def label(self) -> str:
-        return (
-            f"{self.kind} ({self._what()})"
-            if self.name == JSON
-            else f"{self.name} · {self._what()}"
-        )
+        if self.name == JSON:
+            return f"{self.kind} ({self._what()})"
+        return f"{self.name} · {self._what()}"
 
     @property
     def unit(self) -> str:

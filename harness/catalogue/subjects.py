@@ -109,11 +109,8 @@ class PlainScript(Subject):
     file: str  # its file name, as results and reports show it
     sha256: str  # of its content: results of another version of it are never mixed with these
     args: tuple[str, ...] = ()  # its command line after the file, as `python FILE ARGS` takes it
-    # What it needs besides JAX, read once from its ``# /// script`` block, ``--with`` and
-    # ``--requirements`` (``harness.catalogue.script_deps``): the value every venv of it is resolved
-    # from, as it is.
+    # Read once (``script_deps``): the value every venv of it is resolved from, as it is.
     declared: Declared = field(default_factory=Declared)
-    # What the command line added ("--with", "optax", "--requirements", "r.txt"), for commands shown
     given: tuple[str, ...] = ()
 
     kind = "script"

@@ -63,11 +63,8 @@ def draft_all(summary: dict[str, Any], out: Path, run: Run = _nox) -> int:
     failed = []
     due = drafts(summary)
     for target, posargs in due:
-        print(
-            f"[watch] drafting the issue of {shown(target)}: nox -s issue -- "
-            + shown(" ".join(posargs), 2000),
-            flush=True,
-        )
+        line = shown(" ".join(posargs), 2000)
+        print(f"[watch] drafting the issue of {shown(target)}: nox -s issue -- {line}", flush=True)
         if run([*posargs, "--out", str(out)]) != 0:
             failed.append(target)
     if not due:

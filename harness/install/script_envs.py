@@ -410,9 +410,9 @@ def install(
     there), or why not; under the venv's lock, so a second run waits and reuses it."""
     with venv_lock(venv):
         wanted = dict(format=FORMAT, python=python, python_version=python_version, pins=list(pins))
-        recorded = _recorded(venv, wanted)
+        recorded, interpreter = _recorded(venv, wanted), venv / "bin" / "python"
         damaged = False
-        if recorded is not None and (venv / "bin" / "python").exists():
+        if recorded is not None and interpreter.exists():
             if not missing_files(venv) and not venv_files.marked(venv):
                 mark_used(venv)
                 return recorded
@@ -420,14 +420,14 @@ def install(
             damaged = True
         # `sync`, not `install`: exactly the set, nothing left from an earlier, broken attempt;
         # every distribution installed again where a file of one was lost.
-        python_of_venv = ["--python", str(venv / "bin" / "python"), "--color", "never"]
+        python_of_venv = ["--python", str(interpreter), "--color", "never"]
         again = ["--reinstall"] if damaged else []
         steps = [
             ("uv pip sync", [*uv, "pip", "sync", *again, *python_of_venv, str(venv / PINS_FILE)]),
             ("compileall", compile_all(venv)),
             ("uv pip freeze", [*uv, "pip", "freeze", *python_of_venv]),
         ]
-        if not (venv / "pyvenv.cfg").is_file() or not (venv / "bin" / "python").exists():
+        if not (venv / "pyvenv.cfg").is_file() or not interpreter.exists():
             # No venv, or one whose interpreter is gone (its Python removed): uv refuses to make a
             # venv over one, and syncing into it cannot work, run after run: made anew.
             make = [*uv, "venv", "--quiet", "--color", "never", "--python", python, str(venv)]

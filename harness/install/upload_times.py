@@ -112,14 +112,12 @@ def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
     request = urllib.request.Request(asked, headers={"Accept": ACCEPT, **credentials(url)})
     index = f"the package index at {asked.rsplit('/', 2)[0]}"
     deadline = time.monotonic() + timeout_s
-    chunks: list[bytes] = []
-    size = 0
+    body = bytearray()
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
             while chunk := response.read1(READ_CHUNK_BYTES):
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
+                body += chunk
+                if len(body) > MAX_RESPONSE_BYTES:
                     over = f"with over {MAX_RESPONSE_BYTES} bytes"
                     raise HarnessError(f"{index} answered {asked} {over}")
                 if time.monotonic() > deadline:
@@ -136,7 +134,7 @@ def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
     except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", None) or exc.__class__.__name__
         raise IndexUnreachable(f"{index} could not be reached: {reason}") from None
-    return b"".join(chunks)
+    return bytes(body)
 
 
 def same_version(a: str, b: str) -> bool:
