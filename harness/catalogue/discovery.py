@@ -259,10 +259,8 @@ def _points_problem(
         for name, value in point.items():
             low, high = ranges[name]
             if not low <= value <= high:
-                return (
-                    f"{constant} entry {_point_text(point)}: {name} leaves its SIZE_SPACE range "
-                    f"[{low}, {high}]"
-                )
+                entry = f"{constant} entry {_point_text(point)}"
+                return f"{entry}: {name} leaves its SIZE_SPACE range [{low}, {high}]"
     return None
 
 

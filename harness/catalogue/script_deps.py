@@ -136,16 +136,11 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None, list[str
         known = "PEP 723 knows dependencies, requires-python, [tool]"
         raise UsageError(f"{where}: unknown key {unknown[0]!r} ({known})")
     dependencies = table.get("dependencies", [])
-    if not isinstance(dependencies, list) or not all(
-        isinstance(item, str) for item in dependencies
-    ):
+    if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
         raise UsageError(f"{where}: `dependencies` must be a list of requirement strings")
     requirements = [canonical(item, f"{where}, dependencies") for item in dependencies]
-    return (
-        requirements,
-        _requires_python(table.get("requires-python"), where),
-        _tool_notes(table, script),
-    )
+    requires_python = _requires_python(table.get("requires-python"), where)
+    return requirements, requires_python, _tool_notes(table, script)
 
 
 def _tool_notes(table: dict[str, object], script: str) -> list[str]:

@@ -174,11 +174,8 @@ class SizeSpace:
 
     def fixed(self, values: Mapping[str, int]) -> SizeSpace:
         """The sub-space with some sizes pinned, e.g. to search M at a given N."""
-        ranges = {
-            name: (values[name], values[name]) if name in values else r
-            for name, r in self.ranges.items()
-        }
-        return SizeSpace(ranges, self.cost)
+        pinned = {name: (value, value) for name, value in values.items() if name in self.ranges}
+        return SizeSpace({**self.ranges, **pinned}, self.cost)
 
     def cost_of(self, point: Mapping[str, int]) -> dict[str, float]:
         """Each kind the formulas give at ``point``; one that fails is left out (refused)."""

@@ -170,7 +170,5 @@ class PlainScript(Subject):
         return 0, None  # only its process can tell
 
     def provenance(self, claim: str, source: str) -> str:
-        return (
-            f"Found with a user's script, `{self.file}`, run unmodified on each release in a fresh "
-            "venv holding jax, jaxlib and what the script declares."
-        )
+        fresh = "in a fresh venv holding jax, jaxlib and what the script declares."
+        return f"Found with a user's script, `{self.file}`, run unmodified on each release {fresh}"

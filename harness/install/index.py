@@ -107,9 +107,8 @@ def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
     done = _pip([*command, f"jax=={jax}", f"jaxlib=={jaxlib}"], "ask the index")
     if done.returncode == 0:
         return None
-    if any(words in done.stderr for words in UNRESOLVABLE) and not any(
-        pattern.search(done.stderr) for pattern in UNREACHED
-    ):
+    unreached = any(pattern.search(done.stderr) for pattern in UNREACHED)
+    if any(words in done.stderr for words in UNRESOLVABLE) and not unreached:
         newest = "the newest with a wheel for this Python"
         return f"jax {jax} does not install with jaxlib {jaxlib}, {newest}"
     why = why_no_listing(done.stderr)

@@ -304,9 +304,8 @@ def _kept(
         stored = json.loads(record.read_text())
         # Nothing uploaded after a cutoff that has passed can enter: such a resolution is final.
         final = cutoff is not None and cutoff.timestamp() < now
-        if stored["key"] != key or not (
-            final or now - stored["resolved_at"] < RESOLUTION_MAX_AGE_S
-        ):
+        fresh = final or now - stored["resolved_at"] < RESOLUTION_MAX_AGE_S
+        if stored["key"] != key or not fresh:
             return None
         if "problem" in stored:
             problem = stored["problem"]
