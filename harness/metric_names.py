@@ -51,8 +51,8 @@ KINDS = {
     "lower": Measured("trace + lower (cold)", 1, words="lowering", run_time=False),
     "compile": Measured("compile (cold)", 1, words="compile time", run_time=False),
 }
-# JAX's phases summed from its duration events (before a compiled program, but the compile), and
-# memory: none moves with the ops a program runs.
+# Rows alike: JAX's phases summed from its duration events (all before a compiled program runs but
+# the compile), and memory; neither moves with the ops a program runs.
 EVENTS = partial(Measured, run_time=False, compiled=False, from_events=True)
 MEMORY = partial(Measured, rank=3, unit=BYTES, run_time=False)
 # A plain script's phases, each the sum over its process (JAX's duration events, the hook's

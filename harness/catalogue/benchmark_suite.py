@@ -66,9 +66,8 @@ def _walk(suite: Path) -> list[tuple[str, Path]]:
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
         except OSError as exc:
-            why = exc.strerror or exc
             raise UsageError(
-                f"--pytest-benchmark {suite}: {folder} cannot be read ({why})"
+                f"--pytest-benchmark {suite}: {folder} cannot be read ({exc.strerror or exc})"
             ) from None
         looked += len(entries)
         if looked > MAX_ENTRIES:

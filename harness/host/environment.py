@@ -291,7 +291,7 @@ def package_versions() -> dict[str, str]:
 def cuda_packages() -> dict[str, str]:
     every = metadata.distributions()
     named = ((re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower(), d.version) for d in every)
-    return dict(sorted((name, version) for name, version in named if CUDA_PACKAGE.match(name)))
+    return dict(sorted({name: v for name, v in named if CUDA_PACKAGE.match(name)}.items()))
 
 
 def cpu_model() -> str:
