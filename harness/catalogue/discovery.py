@@ -296,10 +296,8 @@ def read_case(path: Path) -> CaseInfo:
     missing = [key for key in REQUIRED if key not in constants]
     if missing:
         renamed = [f"{o} is now {n}" for o, n in RENAMED.items() if n in missing and o in constants]
-        hint = f"; {', '.join(renamed)}" if renamed else ""
-        raise UsageError(
-            f"case file {path.name} lacks {', '.join(missing)} (see cases/README.md){hint}"
-        )
+        lacks, hint = ", ".join(missing), f"; {', '.join(renamed)}" if renamed else ""
+        raise UsageError(f"case file {path.name} lacks {lacks} (see cases/README.md){hint}")
     # an optional constant under its old name would be quietly dropped: its sizes never run
     for old, new in RENAMED.items():
         if new not in REQUIRED and old in constants:

@@ -200,8 +200,7 @@ def _read(tokens: tuple[str, ...], suite_file: str | None) -> None:
             else:
                 _option(name, value if equals else None)
         elif "=" in token and token.partition("=")[0] in OPTIONS:  # -k=bfgs, -o=key=value
-            name, _, value = token.partition("=")
-            _option(name, value)
+            _option(*token.split("=", 1))
         else:
             at += _cluster(token, following)
 
