@@ -27,11 +27,11 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessError, UsageError
+from harness.install.index import CACHE_MAX_AGE_S, PYPI
 from harness.names import inside
 from harness.store.files import replace_file
 from harness.units import version_key
 
-DEFAULT_INDEX = "https://pypi.org/simple"
 # uv's own settings only: the resolver that uses the times is uv, which ignores pip's PIP_INDEX_URL,
 # so times read from pip's index would be of another index than the one the set is resolved from.
 INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL")
@@ -41,7 +41,6 @@ FETCH_TIMEOUT_S = 60
 READ_CHUNK_BYTES = 64 * 1024
 # numpy's listing, among the largest, is about 2 MB (2026); a runaway answer is cut off.
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
-CACHE_MAX_AGE_S = 24 * 3600
 CACHE_FORMAT = 1
 # A PEP 508 project name: the only thing put into the index's URL and a cache file's name.
 PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,198}[A-Za-z0-9])?")
@@ -84,7 +83,7 @@ def index_url(environ: Mapping[str, str] | None = None) -> str:
         value = environ.get(variable, "").strip()
         if urllib.parse.urlsplit(value).scheme in ("http", "https"):
             return value.rstrip("/")
-    return DEFAULT_INDEX
+    return PYPI
 
 
 def shown(url: str) -> str:
