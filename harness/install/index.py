@@ -139,10 +139,9 @@ class Listing:
 
     def pair(self, version: str) -> tuple[str, str]:
         """(jax, jaxlib) of one release; one missing from the index is refused with nearby ones."""
-        for pair in self.pairs:
-            if pair[0] == version:
-                return pair
         versions = [jax for jax, _ in self.pairs]
+        if version in versions:
+            return self.pairs[versions.index(version)]
         normal = normal_version(version)
         if normal != version and normal in versions:  # 0.4.026: the index spells it 0.4.26
             typed = f"jax {version} is not on the package index as typed"
