@@ -8,10 +8,8 @@ import signal
 # an exit status of its own, never 1, which a triage or a watch gives to "no change" or "a
 # regression" (every ``--help`` ends with it, ``argparsing``).
 WRITE_FAILED = 5
-WRITE_FAILED_WORDS = (
-    f"{WRITE_FAILED} a write failed (a disk full, or one that stopped taking writes): "
-)
-WRITE_FAILED_WORDS += "what was stored so far is kept"
+_FULL = "a disk full, or one that stopped taking writes"
+WRITE_FAILED_WORDS = f"{WRITE_FAILED} a write failed ({_FULL}): what was stored so far is kept"
 # What a disk says when it takes no more: full, over quota, a file too large, failing.
 DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 # ... and what a folder says when it takes no write at all: read-only, not ours.

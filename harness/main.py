@@ -20,15 +20,6 @@ from harness.pins import PROFILE_BY_NAME
 from harness.render.text import terminal
 
 
-def _paths_print_whatever_their_bytes() -> None:
-    """A path that is not UTF-8 (``--results $'r\\xff'``) prints its odd bytes escaped."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            with contextlib.suppress(ValueError, OSError):
-                reconfigure(errors="backslashreplace")
-
-
 def installed_here(argv: list[str]) -> list[str] | None:
     """As the installed program: a command line that needs releases (or an environment this one
     lacks) goes to its packaged session (None after); one measuring here, its devices' profile."""
@@ -53,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     """The harness's command line; ``argv`` None: run as the program, which ends with whatever
     started it (``follow_parent``) and runs ``guarded``, so that nothing it started outlives it."""
     previous = signal.signal(signal.SIGTERM, terminate)
-    _paths_print_whatever_their_bytes()
+    for stream in (sys.stdout, sys.stderr):  # a path that is not UTF-8 prints its bytes escaped
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
         if argv is None:
             follow_parent(signal.SIGTERM)
@@ -69,12 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     # a command's extra is not installed here (tabulate, matplotlib, JAX)
     except ModuleNotFoundError as exc:
-        print(
-            f"harness: error: {exc.name} is not installed in this environment: the nox session of "
-            "the command installs what it needs, or `pip install -e '.[report]'` (JAX: the release "
-            "to measure)",
-            file=sys.stderr,
-        )
+        said = f"{exc.name} is not installed in this environment: the nox session of the command"
+        fix = "installs what it needs, or `pip install -e '.[report]'`"
+        print(f"harness: error: {said} {fix} (JAX: the release to measure)", file=sys.stderr)
         return 2
     # the reader left (`jax-repro list | head`): stop quietly, as other tools do
     except BrokenPipeError:
@@ -84,23 +74,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         if exc.errno not in WRITE_REFUSED:
             raise
-        # A folder that took writes when the command started (``prove_writable``) and stopped taking
-        # them.
+        # A folder that took writes when the command started (``prove_writable``) and stopped.
         where = f" {exc.filename}" if exc.filename else ""
-        print(
-            terminal(
-                f"harness: error: cannot write{where}: {exc.strerror}; every result stored so far "
-                "is kept"
-            ),
-            file=sys.stderr,
-        )
+        said = f"cannot write{where}: {exc.strerror}; every result stored so far is kept"
+        print(terminal(f"harness: error: {said}"), file=sys.stderr)
         return WRITE_FAILED
     except KeyboardInterrupt as exc:
-        print(
-            "harness: interrupted; every result stored so far is kept, run the same command to "
-            "resume",
-            file=sys.stderr,
-        )
+        resume = "every result stored so far is kept, run the same command to resume"
+        print(f"harness: interrupted; {resume}", file=sys.stderr)
         return interrupted_status(exc)
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 
 from harness.errors import UsageError
 from harness.units import format_bytes, format_ns
@@ -50,54 +51,33 @@ KINDS = {
     "lower": Measured("trace + lower (cold)", 1, words="lowering", run_time=False),
     "compile": Measured("compile (cold)", 1, words="compile time", run_time=False),
 }
+# Rows alike: JAX's phases summed from its duration events (all before a compiled program runs but
+# the compile), and memory; neither moves with the ops a program runs.
+EVENTS = partial(Measured, run_time=False, compiled=False, from_events=True)
+MEMORY = partial(Measured, rank=3, unit=BYTES, run_time=False)
 # A plain script's phases, each the sum over its process (JAX's duration events, the hook's
 # clocks).  A new measured phase is a row here, its event in ``script_hook.EVENTS`` (if JAX's), and
 # a row of docs/scripts.md.
 PHASES = {
     "wall": Measured("whole process (interpreter start to exit)", 2, words="wall time"),
     "import": Measured("first `import jax` (JAX's own cost)", 4, run_time=False, compiled=False),
-    "trace": Measured(
-        "tracing to jaxprs (JAX's events, summed)",
-        1,
-        words="tracing",
-        run_time=False,
-        compiled=False,
-        from_events=True,
-    ),
-    "lower": Measured(
-        "lowering to MLIR (JAX's events, summed)",
-        1,
-        words="lowering",
-        run_time=False,
-        compiled=False,
-        from_events=True,
-    ),
-    "compile": Measured(
-        "XLA compiles (JAX's events, summed)",
-        1,
-        words="compile time",
-        run_time=False,
-        from_events=True,
-    ),
+    "trace": EVENTS("tracing to jaxprs (JAX's events, summed)", 1, "tracing"),
+    "lower": EVENTS("lowering to MLIR (JAX's events, summed)", 1, "lowering"),
+    "compile": EVENTS("XLA compiles (JAX's events, summed)", 1, "compile time", compiled=True),
     "run": Measured(
         "the script's own run: after the import, less tracing, lowering and compiling",
         2,
         words="the rest of the run",
     ),
-    "peak_rss": Measured("peak resident memory of the process", 3, unit=BYTES, run_time=False),
+    "peak_rss": MEMORY("peak resident memory of the process"),
     # On an accelerator the process's resident memory is mostly its runtime's mapping of the device
     # (13.5 GiB on a TPU v5e for a program of 4 MB): named for that, and the device's own peak
     # beside it, from its backend's memory_stats().
-    "host_rss": Measured(
+    "host_rss": MEMORY(
         "peak resident memory on the host: mostly the accelerator runtime's mapping, not the "
-        "program's",
-        3,
-        unit=BYTES,
-        run_time=False,
+        "program's"
     ),
-    "device_peak": Measured(
-        "peak memory in use on the accelerator (its memory_stats)", 3, unit=BYTES, run_time=False
-    ),
+    "device_peak": MEMORY("peak memory in use on the accelerator (its memory_stats)"),
 }
 # How each process ended (ok, or how it died): shape ending, read from every process, not figures.
 ENDS = Measured(
@@ -153,11 +133,9 @@ class MetricKey:
         return self.measured.label if self.measured is not None else self.kind
 
     def label(self) -> str:
-        return (
-            f"{self.kind} ({self._what()})"
-            if self.name == JSON
-            else f"{self.name} · {self._what()}"
-        )
+        if self.name == JSON:
+            return f"{self.kind} ({self._what()})"
+        return f"{self.name} · {self._what()}"
 
     @property
     def unit(self) -> str:

@@ -58,10 +58,8 @@ def path_problem(text: str) -> str | None:
     for part in raw.split(b"/"):
         if len(part) > MAX_COMPONENT_BYTES:
             shown = os.fsdecode(part[:40])
-            return (
-                f"{shown!r}… in the path is {len(part)} bytes, more than the {MAX_COMPONENT_BYTES} "
-                "a name may be"
-            )
+            most = f"more than the {MAX_COMPONENT_BYTES} a name may be"
+            return f"{shown!r}… in the path is {len(part)} bytes, {most}"
     return None
 
 

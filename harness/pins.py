@@ -178,14 +178,12 @@ PROFILE_BY_NAME = {p.name: p for p in PROFILES}
 
 def device_class(label: str) -> str:
     """The device class of the profile of this label (one outside the table is the host's)."""
-    profile = PROFILE_BY_NAME.get(label)
-    return profile.device if profile else HOST
+    return PROFILE_BY_NAME.get(label, DEFAULT_PROFILE).device
 
 
 def hardware(label: str) -> str:
     """``cpu``, ``gpu`` or ``tpu`` of the profile of this label (one outside the table: ``cpu``)."""
-    profile = PROFILE_BY_NAME.get(label)
-    return profile.kind if profile else DEFAULT_PROFILE.kind
+    return PROFILE_BY_NAME.get(label, DEFAULT_PROFILE).kind
 
 
 # Every (release, profile) pair a repro session runs, oldest release first.

@@ -38,11 +38,5 @@ def summarize(samples: Sequence[float]) -> Summary:
     else:
         # "inclusive" keeps quartiles inside the observed range for small n.
         q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
-    return Summary(
-        n=len(ordered),
-        median=statistics.median(ordered),
-        q1=q1,
-        q3=q3,
-        minimum=ordered[0],
-        maximum=ordered[-1],
-    )
+    median = statistics.median(ordered)
+    return Summary(len(ordered), median, q1, q3, minimum=ordered[0], maximum=ordered[-1])

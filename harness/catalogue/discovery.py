@@ -1,12 +1,15 @@
 """Discover and select cases without importing them: constants read with ``ast`` let the parent plan
-cases without a JAX import; only the child process imports a case.
+cases without a JAX import; only the child process imports a case.  A case's outline (``outline``)
+is read so too: its programs and jitted functions, named by the keys of the dicts ``programs()`` and
+``compiled()`` return (a literal, or a variable filled by assignments; a key built at run time is
+shown as a pattern, ``named_d<n>``), and its verdict.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,7 +116,7 @@ def _source(path: Path) -> bytes:
 
 
 def case_tree(path: Path) -> ast.Module:
-    """The case file parsed, never imported (``outline`` reads it too); UsageError naming it."""
+    """The case file parsed, never imported; UsageError naming it."""
     try:
         # Bytes, as Python reads a module: a UTF-8 byte order mark or a coding line is honoured.
         return ast.parse(_source(path), filename=str(path))
@@ -181,11 +184,18 @@ def _is_count(value: Any) -> bool:
     return _is_int(value) and 0 < value <= MAX_SIZE
 
 
+# What an optional constant counts as where a case leaves it out, for its checks.
+OPTIONAL: dict[str, Any] = {"ACCELERATOR_ANCHORS": [], "SOURCE_RUNS": [], "COST": {}}
+COUNTS = ("MIN_DEVICES", "DEVICES_USED", "CLAIM_DEVICES")
+OPTIONAL |= dict.fromkeys(COUNTS, 1)
+
+
 def _problem(constants: dict[str, Any]) -> str | None:
     """Which constant has the wrong form, or None."""
-    ranges, anchors, source = constants["SIZE_SPACE"], constants["ANCHORS"], constants["SOURCE"]
+    given = OPTIONAL | constants
+    ranges, source, cost = given["SIZE_SPACE"], given["SOURCE"], given["COST"]
     checks = {
-        "CLAIM": isinstance(constants["CLAIM"], str),
+        "CLAIM": isinstance(given["CLAIM"], str),
         # one line; a URL an https:// one without spaces
         "SOURCE": _is_line(source) and ("://" not in source or SOURCE_URL.fullmatch(source)),
         "SIZE_SPACE": isinstance(ranges, dict)
@@ -198,30 +208,23 @@ def _problem(constants: dict[str, Any]) -> str | None:
             and 0 < v[0] <= v[1] <= MAX_SIZE
             for k, v in ranges.items()
         ),
-        "ANCHORS": _is_points(anchors),
-        "ACCELERATOR_ANCHORS": _is_points(constants.get("ACCELERATOR_ANCHORS", [])),
-        "SOURCE_RUNS": _is_source_runs(constants.get("SOURCE_RUNS", [])),
-        "COST": isinstance(constants.get("COST", {}), dict)
-        and all(
-            isinstance(k, str) and isinstance(v, str) for k, v in constants.get("COST", {}).items()
-        ),
-        "MIN_DEVICES": _is_count(constants.get("MIN_DEVICES", 1)),
-        "DEVICES_USED": _is_count(constants.get("DEVICES_USED", 1)),
-        "CLAIM_DEVICES": _is_count(constants.get("CLAIM_DEVICES", 1)),
+        "ANCHORS": _is_points(given["ANCHORS"]),
+        "ACCELERATOR_ANCHORS": _is_points(given["ACCELERATOR_ANCHORS"]),
+        "SOURCE_RUNS": _is_source_runs(given["SOURCE_RUNS"]),
+        "COST": isinstance(cost, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in cost.items()),
+        **{name: _is_count(given[name]) for name in COUNTS},
     }
     wrong = next((name for name, ok in checks.items() if not ok), None)
     if wrong:
         return f"{wrong} must be {CONSTANTS[wrong]}"
-    points = {
-        "ANCHORS": anchors,
-        "ACCELERATOR_ANCHORS": constants.get("ACCELERATOR_ANCHORS", []),
-        "SOURCE_RUNS": [run["sizes"] for run in constants.get("SOURCE_RUNS", [])],
-    }
+    points = {name: given[name] for name in ("ANCHORS", "ACCELERATOR_ANCHORS")}
+    points["SOURCE_RUNS"] = [run["sizes"] for run in given["SOURCE_RUNS"]]
     for constant, entries in points.items():
         problem = _points_problem(constant, entries, ranges)
         if problem:
             return problem
-    return _cost_problem(constants.get("COST", {}), ranges, [p for e in points.values() for p in e])
+    return _cost_problem(cost, ranges, [p for e in points.values() for p in e])
 
 
 def _is_points(value: Any) -> bool:
@@ -254,12 +257,10 @@ def _points_problem(
         return f"every {constant} entry must give each size in SIZE_SPACE"
     for point in points:
         for name, value in point.items():
-            if not ranges[name][0] <= value <= ranges[name][1]:
-                low, high = ranges[name]
-                return (
-                    f"{constant} entry {_point_text(point)}: {name} leaves its SIZE_SPACE range "
-                    f"[{low}, {high}]"
-                )
+            low, high = ranges[name]
+            if not low <= value <= high:
+                entry = f"{constant} entry {_point_text(point)}"
+                return f"{entry}: {name} leaves its SIZE_SPACE range [{low}, {high}]"
     return None
 
 
@@ -294,15 +295,9 @@ def read_case(path: Path) -> CaseInfo:
     constants = _constants(path)
     missing = [key for key in REQUIRED if key not in constants]
     if missing:
-        renamed = [
-            f"{old} is now {new}"
-            for old, new in RENAMED.items()
-            if new in missing and old in constants
-        ]
-        hint = f"; {', '.join(renamed)}" if renamed else ""
-        raise UsageError(
-            f"case file {path.name} lacks {', '.join(missing)} (see cases/README.md){hint}"
-        )
+        renamed = [f"{o} is now {n}" for o, n in RENAMED.items() if n in missing and o in constants]
+        lacks, hint = ", ".join(missing), f"; {', '.join(renamed)}" if renamed else ""
+        raise UsageError(f"case file {path.name} lacks {lacks} (see cases/README.md){hint}")
     # an optional constant under its old name would be quietly dropped: its sizes never run
     for old, new in RENAMED.items():
         if new not in REQUIRED and old in constants:
@@ -389,10 +384,8 @@ def check_overrides(cases: Sequence[CaseInfo], overrides: dict[str, int]) -> Non
     known = {name for case in cases for name in case.space.ranges}
     unknown = set(overrides) - known
     if unknown:
-        raise UsageError(
-            f"no selected case has size {', '.join(sorted(unknown))}; their sizes: "
-            f"{', '.join(sorted(known)) or 'none'}"
-        )
+        asked, theirs = ", ".join(sorted(unknown)), ", ".join(sorted(known)) or "none"
+        raise UsageError(f"no selected case has size {asked}; their sizes: {theirs}")
     for case in cases:
         for name, value in sorted(overrides.items()):
             if name in case.space.ranges:
@@ -410,3 +403,88 @@ def anchor_sizes(
     check_overrides([case], dict(overrides))
     anchors = case.anchors_for(device)
     return {**anchors[0], **overrides} if anchors else dict(overrides)
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class CaseOutline:
+    programs: list[str]  # names, or patterns with <expression> where the name is built at run time
+    compiled: list[str]
+    verdict_takes_sizes: bool  # verdict(medians, **sizes) rather than verdict(medians)
+    has_facts: bool
+
+    @property
+    def patterned(self) -> bool:
+        return any("<" in name for name in (*self.programs, *self.compiled))
+
+
+def outline(path: Path) -> CaseOutline:
+    """The outline of the case file at ``path``; UsageError when it cannot be read or parsed."""
+    tree = case_tree(path)
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    args = functions["verdict"].args if "verdict" in functions else None
+    return CaseOutline(
+        programs=_returned_keys(functions["programs"]) if "programs" in functions else [],
+        compiled=_returned_keys(functions["compiled"]) if "compiled" in functions else [],
+        # As ``timing.judge_claim`` decides: a parameter beyond the medians, or ``**sizes``.
+        verdict_takes_sizes=args is not None
+        and (len([*args.posonlyargs, *args.args, *args.kwonlyargs]) > 1 or args.kwarg is not None),
+        has_facts="facts" in functions,
+    )
+
+
+def _own_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
+    """Every node of the function's body outside nested functions, lambdas and classes."""
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop(0)
+        yield node
+        if not isinstance(node, _SCOPES):
+            pending.extend(ast.iter_child_nodes(node))
+
+
+def _returned_keys(function: ast.FunctionDef) -> list[str]:
+    nodes = sorted(
+        (node for node in _own_nodes(function) if isinstance(node, ast.Return | ast.Assign)),
+        key=lambda node: (node.lineno, node.col_offset),
+    )
+    keys: list[ast.expr | None] = []
+    variables = set()
+    for node in nodes:
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
+            keys.extend(node.value.keys)
+        elif isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
+            variables.add(node.value.id)
+    for node in nodes:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if (
+                isinstance(target, ast.Name)
+                and target.id in variables
+                and isinstance(node.value, ast.Dict)
+            ):
+                keys.extend(node.value.keys)
+            elif (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and target.value.id in variables
+            ):
+                keys.append(target.slice)
+    return list(dict.fromkeys(_key_text(key) for key in keys))
+
+
+def _key_text(key: ast.expr | None) -> str:
+    if key is None:  # {**other}
+        return "<…>"
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return key.value
+    if isinstance(key, ast.JoinedStr):
+        return "".join(
+            str(part.value) if isinstance(part, ast.Constant) else f"<{ast.unparse(part.value)}>"
+            for part in key.values
+            if isinstance(part, ast.Constant | ast.FormattedValue)
+        )
+    return f"<{ast.unparse(key)}>"

@@ -16,7 +16,8 @@ from harness.names import inside
 CASE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # A case module named like one it imports (or like the harness's own packages) would shadow it.
 SHADOWED = {"jax", "jaxlib", "numpy", "cases", "harness", "tests", "noxfile"}
-EXISTS = "exists already: choose another name, or edit that file"
+ANOTHER = "choose another name"
+EXISTS = f"exists already: {ANOTHER}, or edit that file"
 PAGE_NAMES = {"index", "readme"}  # a report's own pages: a case page of that name would be renamed
 
 TEMPLATE = '''\
@@ -87,17 +88,12 @@ def verdict(m, N, K):
 def name_problem(name: str, cases_dir: Path) -> str | None:
     """Why ``name`` cannot be a new case in ``cases_dir``, or None."""
     if not CASE_NAME.fullmatch(name):
-        return (
-            f"{name[:40]!r} is not a case name: lower case letters, digits and _, a letter first, "
-            "at most 64"
-        )
+        rule = "lower case letters, digits and _, a letter first, at most 64"
+        return f"{name[:40]!r} is not a case name: {rule}"
     if keyword.iskeyword(name) or name in {*NOT_CASES, *SHADOWED, *sys.stdlib_module_names}:
-        return (
-            f"{name!r} is taken by Python, the standard library, JAX or the harness: choose "
-            "another name"
-        )
+        return f"{name!r} is taken by Python, the standard library, JAX or the harness: {ANOTHER}"
     if name in PAGE_NAMES:
-        return f"{name!r} is the name of a report's own page ({name}.md): choose another name"
+        return f"{name!r} is the name of a report's own page ({name}.md): {ANOTHER}"
     if (cases_dir / f"{name}.py").exists():
         return f"case file {cases_dir / f'{name}.py'} {EXISTS}"
     return None

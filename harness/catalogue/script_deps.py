@@ -72,10 +72,8 @@ def canonical(text: str, where: str) -> str:
     """``text`` as one canonical PEP 508 requirement; UsageError naming ``where`` when it is not
     one, is a direct reference (a URL or path), or asks for JAX itself."""
     if len(text) > MAX_LINE_CHARS:
-        raise UsageError(
-            f"{where}: a requirement of {len(text)} characters is not one (at most "
-            f"{MAX_LINE_CHARS})"
-        )
+        most = f"at most {MAX_LINE_CHARS}"
+        raise UsageError(f"{where}: a requirement of {len(text)} characters is not one ({most})")
     stripped = text.strip()
     said, on_the_index = f"{where}: {stripped[:60]!r}", "only requirements on the package index"
     if stripped.startswith("-"):
@@ -92,12 +90,10 @@ def canonical(text: str, where: str) -> str:
         raise UsageError(f"{said} is not a requirement (PEP 508): {problem}") from None
     if requirement.url:
         raise UsageError(f"{said} is a direct reference (name @ URL); {on_the_index} are taken")
-    if is_jax_package(requirement.name):
-        raise UsageError(
-            f"{said} asks for {canonicalize_name(requirement.name)}, but the release under test is "
-            f"the harness's to choose ({JAX_OPTIONS}); leave it out"
-        )
     requirement.name = canonicalize_name(requirement.name)
+    if is_jax_package(requirement.name):
+        choose = f"the release under test is the harness's to choose ({JAX_OPTIONS})"
+        raise UsageError(f"{said} asks for {requirement.name}, but {choose}; leave it out")
     requirement.extras = {canonicalize_name(extra) for extra in requirement.extras}
     return str(requirement)
 
@@ -123,10 +119,8 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None, list[str
         )
     if not blocks:
         if re.search(rf"(?m)^# /// {BLOCK_TYPE}$", text):
-            raise UsageError(
-                f"script {script}: its `# /// script` block never closes with a `# ///` line "
-                "(every line between must start with `#`)"
-            )
+            between = "with a `# ///` line (every line between must start with `#`)"
+            raise UsageError(f"script {script}: its `# /// script` block never closes {between}")
         return [], None, []
     content = "".join(
         line[2:] if line.startswith("# ") else line[1:]
@@ -139,21 +133,14 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None, list[str
         raise UsageError(f"{where}: not valid TOML: {exc}") from None
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
-        raise UsageError(
-            f"{where}: unknown key {unknown[0]!r} (PEP 723 knows dependencies, requires-python, "
-            "[tool])"
-        )
+        known = "PEP 723 knows dependencies, requires-python, [tool]"
+        raise UsageError(f"{where}: unknown key {unknown[0]!r} ({known})")
     dependencies = table.get("dependencies", [])
-    if not isinstance(dependencies, list) or not all(
-        isinstance(item, str) for item in dependencies
-    ):
+    if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
         raise UsageError(f"{where}: `dependencies` must be a list of requirement strings")
     requirements = [canonical(item, f"{where}, dependencies") for item in dependencies]
-    return (
-        requirements,
-        _requires_python(table.get("requires-python"), where),
-        _tool_notes(table, script),
-    )
+    requires_python = _requires_python(table.get("requires-python"), where)
+    return requirements, requires_python, _tool_notes(table, script)
 
 
 def _tool_notes(table: dict[str, object], script: str) -> list[str]:
@@ -172,16 +159,13 @@ def _tool_notes(table: dict[str, object], script: str) -> list[str]:
 def _requires_python(value: object, where: str) -> str | None:
     if value is None:
         return None
+    field = f"{where}: `requires-python`"
     if not isinstance(value, str):
-        raise UsageError(
-            f'{where}: `requires-python` must be a version specifier string, like ">=3.11"'
-        )
+        raise UsageError(f'{field} must be a version specifier string, like ">=3.11"')
     try:
         return str(SpecifierSet(value))
     except InvalidSpecifier:
-        raise UsageError(
-            f"{where}: `requires-python` {value[:60]!r} is not a version specifier"
-        ) from None
+        raise UsageError(f"{field} {value[:60]!r} is not a version specifier") from None
 
 
 def check_requires_python(declared: Declared, python_version: str) -> None:
@@ -202,10 +186,8 @@ def check_requires_python(declared: Declared, python_version: str) -> None:
         candidates = [Version(f"{major}.{minor}.{patch}") for patch in range(100)]
     if not any(wanted.contains(candidate, prereleases=True) for candidate in candidates):
         who = f"script {declared.script}" if declared.script else "the script"
-        raise UsageError(
-            f"{who} requires Python {declared.requires_python} (requires-python), but the "
-            f"interpreter is Python {python_version}"
-        )
+        needs = f"{who} requires Python {declared.requires_python} (requires-python)"
+        raise UsageError(f"{needs}, but the interpreter is Python {python_version}")
 
 
 def parse_with(values: Iterable[str]) -> list[str]:
@@ -238,10 +220,8 @@ def read_requirements(path: Path) -> list[tuple[str, str]]:
         if not content:
             continue
         if content.endswith("\\"):
-            raise UsageError(
-                f"{where}: a line continued with `\\` is not taken; write each requirement on one "
-                "line"
-            )
+            one = "write each requirement on one line"
+            raise UsageError(f"{where}: a line continued with `\\` is not taken; {one}")
         found.append((canonical(content, where), where))
     return found
 
@@ -266,10 +246,9 @@ def collect(
     for requirement, source in pairs:
         seen.setdefault(requirement, source)
     if len(seen) > MAX_REQUIREMENTS:
-        raise UsageError(
-            f"{len(seen)} requirements declared ({', '.join(list(seen)[:3])}, ...); a script may "
-            f"declare at most {MAX_REQUIREMENTS}"
-        )
+        first = ", ".join(list(seen)[:3])
+        most = f"a script may declare at most {MAX_REQUIREMENTS}"
+        raise UsageError(f"{len(seen)} requirements declared ({first}, ...); {most}")
     return Declared(
         tuple(seen), tuple(seen.values()), requires_python, script or None, tuple(notes)
     )

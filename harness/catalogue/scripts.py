@@ -86,16 +86,14 @@ def read_script(
         raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
     text = source_text(path, content)
     if len(args) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS or "\x00" in a for a in args):
-        raise UsageError(
-            f"--script-arg: at most {MAX_ARGS} arguments of {MAX_ARG_CHARS} characters, no NUL"
-        )
+        most = f"at most {MAX_ARGS} arguments of {MAX_ARG_CHARS} characters"
+        raise UsageError(f"--script-arg: {most}, no NUL")
     for arg in args:
         # bytes the locale could not decode: no result, page or command line could hold it
         if string_problem(arg):
             shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")[:80]
-            raise UsageError(
-                f"--script-arg {shown!r} is not UTF-8 text; give the script its arguments as text"
-            )
+            as_text = "give the script its arguments as text"
+            raise UsageError(f"--script-arg {shown!r} is not UTF-8 text; {as_text}")
     declared = collect(text, path.name, with_specs, requirements)
     check_requires_python(declared, RUNS_ON)
     given = [word for spec in with_specs for word in ("--with", spec)]

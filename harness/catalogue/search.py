@@ -77,12 +77,11 @@ def search(
         key = tuple(sorted(point.items()))
         if key not in verdicts:
             first = measured(point)
-            if first is want_holds:
-                # Re-measure before believing it: stop at the first disagreement.
-                agreeing = all(measured(point) is want_holds for _ in range(confirm))
-                verdicts[key] = first if agreeing else None
-            else:
-                verdicts[key] = first
+            # Re-measure before believing it: stop at the first disagreement.
+            doubted = first is want_holds and any(
+                measured(point) is not first for _ in range(confirm)
+            )
+            verdicts[key] = None if doubted else first
         return verdicts[key]
 
     database = DirectoryBasedExampleDatabase(str(database_dir)) if database_dir else None

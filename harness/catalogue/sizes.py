@@ -67,44 +67,36 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
         assert isinstance(node, ast.UnaryOp)
         return _OPERATORS[type(node.op)](walk(node.operand))
 
+    at = f"cost expression {expression!r} at {_sizes_text(sizes)}"
     try:
         value = walk(tree)
     except (ZeroDivisionError, OverflowError) as exc:
         what = "divides by zero" if isinstance(exc, ZeroDivisionError) else "overflows"
-        raise UsageError(
-            f"cost expression {expression!r} at {_sizes_text(sizes)}: it {what}"
-        ) from None
+        raise UsageError(f"{at}: it {what}") from None
     # A negative number to a fractional power is complex; inf and nan compare with no budget.
     if not isinstance(value, float) or not math.isfinite(value) or value < 0:
-        raise UsageError(
-            f"cost expression {expression!r} at {_sizes_text(sizes)} is {value}, not a finite cost"
-        )
+        raise UsageError(f"{at} is {value}, not a finite cost")
     return value
 
 
 def _cost_tree(expression: str, names: Sequence[str]) -> ast.Expression:
     """The formula parsed, every node of it arithmetic on numbers and the sizes ``names``."""
+    cut = f"cost expression {expression[:40]!r}…"
     if len(expression) > MAX_COST_CHARS:
-        raise UsageError(
-            f"cost expression {expression[:40]!r}… is over {MAX_COST_CHARS} characters"
-        )
+        raise UsageError(f"{cut} is over {MAX_COST_CHARS} characters")
     try:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError as exc:  # also a literal of more digits than Python converts
         raise UsageError(f"cost expression {expression!r} does not parse: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError):
-        raise UsageError(
-            f"cost expression {expression[:40]!r}… is too deeply nested to parse"
-        ) from None
+        raise UsageError(f"{cut} is too deeply nested to parse") from None
     allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load)
     for node in ast.walk(tree):
         value = node.value if isinstance(node, ast.Constant) else 0
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if not isinstance(node, (*allowed, *_OPERATORS)) or not number:
-            raise UsageError(
-                f"cost expression {expression[:80]!r}: only numbers, sizes and + - * / // ** are "
-                "allowed"
-            )
+            only = "only numbers, sizes and + - * / // ** are allowed"
+            raise UsageError(f"cost expression {expression[:80]!r}: {only}")
         if isinstance(node, ast.Name) and node.id not in names:
             raise UsageError(f"cost expression {expression[:80]!r} uses unknown size {node.id}")
     return tree
@@ -112,16 +104,6 @@ def _cost_tree(expression: str, names: Sequence[str]) -> ast.Expression:
 
 def _sizes_text(sizes: Mapping[str, int]) -> str:
     return " ".join(f"{k}={v}" for k, v in sorted(sizes.items())) or "no sizes"
-
-
-def available_memory_bytes() -> int | None:
-    available = meminfo_bytes("MemAvailable")
-    if available is not None:
-        return available
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 _UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "kb": 1e3, "mb": 1e6, "gb": 1e9}
@@ -151,7 +133,10 @@ class Budget:
     def for_this_machine(cls, overrides: Sequence[str] = (), device: str = HOST) -> Budget:
         """Half the memory available here, and the flops per call of the ``device`` class."""
         limits: dict[str, float] = {"flops": FLOPS_PER_CALL.get(device, DEFAULT_FLOPS_PER_CALL)}
-        memory = available_memory_bytes()
+        memory = meminfo_bytes("MemAvailable")
+        if memory is None:
+            with contextlib.suppress(ValueError, OSError, AttributeError):
+                memory = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         if memory:
             limits["bytes"] = memory / 2  # leave room for XLA's temporaries and copies
         given: set[str] = set()
@@ -170,10 +155,8 @@ class Budget:
         """Why a point with this cost may not run, or None when it fits."""
         for kind, limit in sorted(self.limits.items()):
             if kind in cost and cost[kind] > limit:
-                return (
-                    f"over budget: needs {format_quantity(kind, cost[kind])}, budget "
-                    f"{format_quantity(kind, limit)}"
-                )
+                needs, most = format_quantity(kind, cost[kind]), format_quantity(kind, limit)
+                return f"over budget: needs {needs}, budget {most}"
         return None
 
     def as_dict(self) -> dict[str, float]:
@@ -191,11 +174,8 @@ class SizeSpace:
 
     def fixed(self, values: Mapping[str, int]) -> SizeSpace:
         """The sub-space with some sizes pinned, e.g. to search M at a given N."""
-        ranges = {
-            name: (values[name], values[name]) if name in values else r
-            for name, r in self.ranges.items()
-        }
-        return SizeSpace(ranges, self.cost)
+        pinned = {name: (value, value) for name, value in values.items() if name in self.ranges}
+        return SizeSpace({**self.ranges, **pinned}, self.cost)
 
     def cost_of(self, point: Mapping[str, int]) -> dict[str, float]:
         """Each kind the formulas give at ``point``; one that fails is left out (refused)."""
@@ -219,7 +199,15 @@ class SizeSpace:
 
         from hypothesis import strategies as st
 
-        make = _log_integers if log_spaced else st.integers
+        def make(lo: int, hi: int) -> Any:
+            # Log-spaced past a factor 16: sizes matter by order of magnitude and hypothesis
+            # favours small values, while shrinking still goes towards ``lo``.
+            if not log_spaced or lo <= 0 or hi / lo < 16:
+                return st.integers(lo, hi)
+            return st.integers(0, LOG_STEPS).map(
+                lambda step: min(hi, max(lo, round(lo * (hi / lo) ** (step / LOG_STEPS))))
+            )
+
         points = st.fixed_dictionaries(
             {name: make(lo, hi) for name, (lo, hi) in sorted(self.ranges.items())}
         )
@@ -227,19 +215,6 @@ class SizeSpace:
 
 
 LOG_STEPS = 1000
-
-
-def _log_integers(lo: int, hi: int) -> Any:
-    """Integers in [lo, hi], log-spaced past a factor 16: sizes matter by order of magnitude and
-    hypothesis favours small values, while shrinking still goes towards ``lo``."""
-
-    from hypothesis import strategies as st
-
-    if lo <= 0 or hi / lo < 16:
-        return st.integers(lo, hi)
-    return st.integers(0, LOG_STEPS).map(
-        lambda step: min(hi, max(lo, round(lo * (hi / lo) ** (step / LOG_STEPS))))
-    )
 
 
 def draw(space: SizeSpace, budget: Budget, count: int, seed: int) -> list[SizePoint]:

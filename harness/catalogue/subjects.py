@@ -109,11 +109,8 @@ class PlainScript(Subject):
     file: str  # its file name, as results and reports show it
     sha256: str  # of its content: results of another version of it are never mixed with these
     args: tuple[str, ...] = ()  # its command line after the file, as `python FILE ARGS` takes it
-    # What it needs besides JAX, read once from its ``# /// script`` block, ``--with`` and
-    # ``--requirements`` (``harness.catalogue.script_deps``): the value every venv of it is resolved
-    # from, as it is.
+    # Read once (``script_deps``): the value every venv of it is resolved from, as it is.
     declared: Declared = field(default_factory=Declared)
-    # What the command line added ("--with", "optax", "--requirements", "r.txt"), for commands shown
     given: tuple[str, ...] = ()
 
     kind = "script"
@@ -142,16 +139,12 @@ class PlainScript(Subject):
             if found is not None and found.sha256 == self.sha256:
                 if found.args == self.args:
                     continue
-                return (
-                    f"{folder} holds results of {self.file} run with other arguments "
-                    f"({' '.join(found.args) or 'none'}): results of two command lines are never "
-                    "mixed; give --results another folder"
-                )
-            what = (
-                f"another version of it (sha256 {found.sha256[:12]})"
-                if found
-                else "something other than it"
-            )
+                other = f"{self.file} run with other arguments ({' '.join(found.args) or 'none'})"
+                never = "results of two command lines are never mixed"
+                return f"{folder} holds results of {other}: {never}; give --results another folder"
+            what = "something other than it"
+            if found:
+                what = f"another version of it (sha256 {found.sha256[:12]})"
             return (
                 f"{folder} holds results of {what}, and {self.file} is now sha256 "
                 f"{self.sha256[:12]}: results of two versions are never mixed; give --results "
@@ -177,7 +170,5 @@ class PlainScript(Subject):
         return 0, None  # only its process can tell
 
     def provenance(self, claim: str, source: str) -> str:
-        return (
-            f"Found with a user's script, `{self.file}`, run unmodified on each release in a fresh "
-            "venv holding jax, jaxlib and what the script declares."
-        )
+        fresh = "in a fresh venv holding jax, jaxlib and what the script declares."
+        return f"Found with a user's script, `{self.file}`, run unmodified on each release {fresh}"

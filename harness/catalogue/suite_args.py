@@ -106,23 +106,12 @@ def _inside(value: str, what: str, suite_file: str | None) -> None:
     expanded = os.path.expandvars(os.path.expanduser(value))
     place = PurePosixPath(expanded.partition("::")[0])
     if place.is_absolute() or ".." in place.parts or expanded.startswith("~"):
-        raise UsageError(
-            f"{WHAT}: {what} {value!r} is not inside the suite: give node ids and paths relative "
-            "to its folder, inside it"
-        )
+        give = "give node ids and paths relative to its folder, inside it"
+        raise UsageError(f"{WHAT}: {what} {value!r} is not inside the suite: {give}")
     if expanded != value or VARIABLE.search(value):  # set or not here, the process may have it
         raise UsageError(f"{WHAT}: {what} {value!r} names a variable or home: give the path itself")
     if suite_file is not None and str(place) not in (suite_file, "."):
         raise UsageError(f"{WHAT}: {what} {value!r} is not a test of the suite's file {suite_file}")
-
-
-def _override(value: str) -> None:
-    key = value.partition("=")[0].strip()
-    if key not in SAFE_INI:
-        raise UsageError(
-            f"{WHAT}: -o {key} is refused: only ini keys that name no path or code may be set "
-            "(markers, filterwarnings, python_files, ...)"
-        )
 
 
 def _option(name: str, value: str | None) -> None:
@@ -133,9 +122,13 @@ def _option(name: str, value: str | None) -> None:
         raise refused(f"-p {value}", CODE)
     if name == "-p" and "benchmark" in (value or ""):
         raise refused(f"-p {value}", NONE_RUN)
-    if name in ("-o", "--override-ini"):
-        _override(value or "")
-    elif name in ("--ignore", "--ignore-glob", "--deselect"):
+    key = (value or "").partition("=")[0].strip()
+    if name in ("-o", "--override-ini") and key not in SAFE_INI:
+        raise UsageError(
+            f"{WHAT}: -o {key} is refused: only ini keys that name no path or code may be set "
+            "(markers, filterwarnings, python_files, ...)"
+        )
+    if name in ("--ignore", "--ignore-glob", "--deselect"):
         _inside(value or "", name, None)
 
 
@@ -207,8 +200,7 @@ def _read(tokens: tuple[str, ...], suite_file: str | None) -> None:
             else:
                 _option(name, value if equals else None)
         elif "=" in token and token.partition("=")[0] in OPTIONS:  # -k=bfgs, -o=key=value
-            name, _, value = token.partition("=")
-            _option(name, value)
+            _option(*token.split("=", 1))
         else:
             at += _cluster(token, following)
 

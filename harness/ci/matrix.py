@@ -56,9 +56,8 @@ def matrix(
     entries = [entry(s) for s in sessions if s["name"] == "repro"]
     chosen = [e for e in entries if e["kind"] in kinds]
     if not chosen:
-        raise HarnessError(
-            f"no repro session of kind {', '.join(kinds)}: the matrix would be empty"
-        )
+        asked = ", ".join(kinds)
+        raise HarnessError(f"no repro session of kind {asked}: the matrix would be empty")
     if len(chosen) > MAX_JOBS:
         raise HarnessError(f"{len(chosen)} sessions exceed GitHub's {MAX_JOBS} jobs per matrix")
     return {"include": chosen}
@@ -68,9 +67,8 @@ def _kinds(text: str) -> list[str]:
     kinds = [k.strip() for k in text.split(",") if k.strip()]
     unknown = [k for k in kinds if k not in RUNNERS]
     if unknown or not kinds:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: kinds are {', '.join(RUNNERS)}, comma-separated"
-        )
+        known = ", ".join(RUNNERS)
+        raise argparse.ArgumentTypeError(f"{text!r}: kinds are {known}, comma-separated")
     return kinds
 
 

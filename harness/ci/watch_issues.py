@@ -63,11 +63,8 @@ def draft_all(summary: dict[str, Any], out: Path, run: Run = _nox) -> int:
     failed = []
     due = drafts(summary)
     for target, posargs in due:
-        print(
-            f"[watch] drafting the issue of {shown(target)}: nox -s issue -- "
-            + shown(" ".join(posargs), 2000),
-            flush=True,
-        )
+        line = shown(" ".join(posargs), 2000)
+        print(f"[watch] drafting the issue of {shown(target)}: nox -s issue -- {line}", flush=True)
         if run([*posargs, "--out", str(out)]) != 0:
             failed.append(target)
     if not due:
@@ -92,11 +89,9 @@ def main(argv: Sequence[str] | None = None, run: Run = _nox) -> int:
         if not isinstance(summary, dict):
             raise UsageError(f"{args.summary}: not a watch summary")
         return draft_all(summary, args.out, run)
-    except (OSError, ValueError) as exc:  # DocumentProblem among them
-        print(f"harness: error: {shown(str(args.summary), 300)}: {exc}", file=sys.stderr)
-        return 2
-    except UsageError as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
+    except (OSError, ValueError, UsageError) as exc:  # DocumentProblem among them
+        where = "" if isinstance(exc, UsageError) else f"{shown(str(args.summary), 300)}: "
+        print(f"harness: error: {where}{exc}", file=sys.stderr)
         return 2
 
 

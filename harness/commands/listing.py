@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.catalogue import discovery
-from harness.catalogue.outline import outline
+from harness.catalogue.discovery import outline
 from harness.cli.listing import ListOptions
 from harness.metric_names import MetricKey
 from harness.units import sizes_text

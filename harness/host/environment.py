@@ -289,12 +289,9 @@ def package_versions() -> dict[str, str]:
 
 
 def cuda_packages() -> dict[str, str]:
-    found = {}
-    for dist in metadata.distributions():
-        name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
-        if CUDA_PACKAGE.match(name):
-            found[name] = dist.version
-    return dict(sorted(found.items()))
+    every = metadata.distributions()
+    named = ((re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower(), d.version) for d in every)
+    return dict(sorted({name: v for name, v in named if CUDA_PACKAGE.match(name)}.items()))
 
 
 def cpu_model() -> str:

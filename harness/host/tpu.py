@@ -60,10 +60,8 @@ def absence_reason(
     """None when a TPU chip is attached here, else why not, in words fit for a skipped session."""
     if chips(pci) or device_files(dev, environ):
         return None
-    return (
-        f"no TPU chip among the PCI devices in {pci or PCI}, and no TPU device files in "
-        f"{dev or DEV} (not a Cloud TPU VM?)"
-    )
+    files = f"no TPU device files in {dev or DEV} (not a Cloud TPU VM?)"
+    return f"no TPU chip among the PCI devices in {pci or PCI}, and {files}"
 
 
 def held_elsewhere(output: str) -> str:

@@ -112,10 +112,8 @@ def open_repo(spec: str | None, cache: Path) -> Path:
     except (OSError, subprocess.TimeoutExpired) as exc:
         problem = str(exc)
     if problem:
-        raise UsageError(
-            f"cannot clone {url} into {folder} ({problem}); without network, give a local clone of "
-            "jax with --jax-repo PATH"
-        )
+        offline = "without network, give a local clone of jax with --jax-repo PATH"
+        raise UsageError(f"cannot clone {url} into {folder} ({problem}); {offline}")
     return folder
 
 
@@ -173,11 +171,10 @@ def first_parent_commits(repo: Path, good: str, bad: str) -> list[Commit]:
     log = git(repo, "log", "--first-parent", "--reverse", form, f"{good}..{bad}")
     rows = [record.strip("\n").split(_FIELD, 3) for record in log.split(_RECORD) if record.strip()]
     files = files_at(repo, [row[0] for row in rows], VERSION_FILE)
-    commits = []
-    for sha, title, date, message in rows:
-        version, minimum = parse_version_file(files.get(sha, ""))
-        commits.append(Commit(sha, title, date, version, minimum, pull_request(message)))
-    return commits
+    return [
+        Commit(sha, title, date, *parse_version_file(files.get(sha, "")), pull_request(message))
+        for sha, title, date, message in rows
+    ]
 
 
 def candidate_jaxlibs(

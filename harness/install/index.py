@@ -85,12 +85,9 @@ def pair_with_jaxlib(
     jaxlibs = sorted(jaxlib_versions, key=version_key)
     pairs = []
     for jax in sorted(jax_versions, key=version_key):
-        if jax in jaxlibs:
-            pairs.append((jax, jax))
-            continue
         below = [lib for lib in jaxlibs if version_key(lib) <= version_key(jax)]
-        if below:
-            pairs.append((jax, below[-1]))
+        if jax in jaxlibs or below:
+            pairs.append((jax, jax if jax in jaxlibs else below[-1]))
     return pairs
 
 
@@ -110,9 +107,8 @@ def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
     done = _pip([*command, f"jax=={jax}", f"jaxlib=={jaxlib}"], "ask the index")
     if done.returncode == 0:
         return None
-    if any(words in done.stderr for words in UNRESOLVABLE) and not any(
-        pattern.search(done.stderr) for pattern in UNREACHED
-    ):
+    unreached = any(pattern.search(done.stderr) for pattern in UNREACHED)
+    if any(words in done.stderr for words in UNRESOLVABLE) and not unreached:
         newest = "the newest with a wheel for this Python"
         return f"jax {jax} does not install with jaxlib {jaxlib}, {newest}"
     why = why_no_listing(done.stderr)
@@ -143,10 +139,9 @@ class Listing:
 
     def pair(self, version: str) -> tuple[str, str]:
         """(jax, jaxlib) of one release; one missing from the index is refused with nearby ones."""
-        for pair in self.pairs:
-            if pair[0] == version:
-                return pair
         versions = [jax for jax, _ in self.pairs]
+        if version in versions:
+            return self.pairs[versions.index(version)]
         normal = normal_version(version)
         if normal != version and normal in versions:  # 0.4.026: the index spells it 0.4.26
             typed = f"jax {version} is not on the package index as typed"

@@ -105,10 +105,9 @@ def prune(venvs: Iterable[Venv], days: int, now: float, dry_run: bool) -> Pruned
                 continue
             try:
                 locks.enter_context(venv_lock(venv.path, wait=False))
+                held.append(venv)
             except LockHeld:
                 kept.append((venv, "a run is making or checking it"))
-                continue
-            held.append(venv)
         taken, freed = disk_bytes(venv.path for venv in held)
         if dry_run:
             return Pruned(held, kept, taken, freed)

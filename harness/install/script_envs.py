@@ -150,9 +150,8 @@ def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
     for value in values:
         pin = canonical(value, "--hold")
         requirement = Requirement(pin)
-        specifiers = list(requirement.specifier)
-        only = specifiers[0] if len(specifiers) == 1 else None
-        exact = only is not None and only.operator == "==" and "*" not in only.version
+        only = list(requirement.specifier)
+        exact = len(only) == 1 and only[0].operator == "==" and "*" not in only[0].version
         if not exact or requirement.extras or requirement.marker:
             raise UsageError(f"--hold {value[:60]!r}: give one exact pin, PKG==VERSION")
         same = [held_pin for held_pin in held if Requirement(held_pin).name == requirement.name]
@@ -289,10 +288,8 @@ def release_pins_problem(pins: Sequence[str], request: ScriptEnvRequest) -> str 
     if not all(isinstance(pin, str) and PIN.fullmatch(pin) for pin in pins):
         return "a line that is no name==version pin"
     versions = dict(pin.split("==", 1) for pin in pins)
-    release = request.release
-    wanted = {"jax": release.jax}
-    if not (request.profile and request.profile.jax_extras):
-        wanted["jaxlib"] = release.jaxlib
+    own = constraint_lines(request.release, request.profile)
+    wanted = dict(line.split("==", 1) for line in own if line.startswith(("jax==", "jaxlib==")))
     for name, version in wanted.items():
         if versions.get(name) != version:
             return f"{name} {versions.get(name, '(none)')}, not {version}"
@@ -307,14 +304,12 @@ def _kept(
         stored = json.loads(record.read_text())
         # Nothing uploaded after a cutoff that has passed can enter: such a resolution is final.
         final = cutoff is not None and cutoff.timestamp() < now
-        if stored["key"] != key or not (
-            final or now - stored["resolved_at"] < RESOLUTION_MAX_AGE_S
-        ):
+        fresh = final or now - stored["resolved_at"] < RESOLUTION_MAX_AGE_S
+        if stored["key"] != key or not fresh:
             return None
         if "problem" in stored:
-            if not isinstance(stored["problem"], str):
-                return None
-            return NotInstallable(stored["problem"], cutoff)
+            problem = stored["problem"]
+            return NotInstallable(problem, cutoff) if isinstance(problem, str) else None
         pins = stored["pins"]
         if not isinstance(pins, list) or release_pins_problem(pins, request) is not None:
             return None  # not what a resolution of this request gives: resolved afresh
@@ -347,10 +342,9 @@ def resolve(
         work.mkdir(parents=True, exist_ok=True)
         # What to resolve: the release's own requirements (jax, jaxlib, pins), then the script's.
         wanted = [*release.requirements(profile), *request.declared.requirements]
+        constraints = constraint_lines(release, profile, hold)
         replace_file(work / "requirements.in", "\n".join(wanted) + "\n")
-        replace_file(
-            work / "constraints.txt", "\n".join(constraint_lines(release, profile, hold)) + "\n"
-        )
+        replace_file(work / "constraints.txt", "\n".join(constraints) + "\n")
         files = ["requirements.in", "--constraints", "constraints.txt", "--python", request.python]
         plain = ["--no-header", "--no-annotate", "--color", "never"]
         command = [*uv, "pip", "compile", *files, *plain]
@@ -415,9 +409,9 @@ def install(
     there), or why not; under the venv's lock, so a second run waits and reuses it."""
     with venv_lock(venv):
         wanted = dict(format=FORMAT, python=python, python_version=python_version, pins=list(pins))
-        recorded = _recorded(venv, wanted)
+        recorded, interpreter = _recorded(venv, wanted), venv / "bin" / "python"
         damaged = False
-        if recorded is not None and (venv / "bin" / "python").exists():
+        if recorded is not None and interpreter.exists():
             if not missing_files(venv) and not venv_files.marked(venv):
                 mark_used(venv)
                 return recorded
@@ -425,14 +419,14 @@ def install(
             damaged = True
         # `sync`, not `install`: exactly the set, nothing left from an earlier, broken attempt;
         # every distribution installed again where a file of one was lost.
-        python_of_venv = ["--python", str(venv / "bin" / "python"), "--color", "never"]
+        python_of_venv = ["--python", str(interpreter), "--color", "never"]
         again = ["--reinstall"] if damaged else []
         steps = [
             ("uv pip sync", [*uv, "pip", "sync", *again, *python_of_venv, str(venv / PINS_FILE)]),
             ("compileall", compile_all(venv)),
             ("uv pip freeze", [*uv, "pip", "freeze", *python_of_venv]),
         ]
-        if not (venv / "pyvenv.cfg").is_file() or not (venv / "bin" / "python").exists():
+        if not (venv / "pyvenv.cfg").is_file() or not interpreter.exists():
             # No venv, or one whose interpreter is gone (its Python removed): uv refuses to make a
             # venv over one, and syncing into it cannot work, run after run: made anew.
             make = [*uv, "venv", "--quiet", "--color", "never", "--python", python, str(venv)]
@@ -487,12 +481,11 @@ def ensure(
     check_requires_python(request.declared, python_version)
     cutoff = None  # the ``--exclude-newer`` date (UTC); none under ``newest``
     if request.policy != NEWEST:
-        release = request.release
         try:
-            cutoff = times.jax_release_time(release.jax, release.jaxlib) + GRACE
+            released = times.jax_release_time(request.release.jax, request.release.jaxlib)
         except IndexUnreachable as exc:
             return InstallFailed(str(exc), "resolve")
-        cutoff = cutoff.astimezone(UTC).replace(microsecond=0)
+        cutoff = (released + GRACE).astimezone(UTC).replace(microsecond=0)
     pins = resolve(
         request, folder, cutoff, python_version, times.index, uv=uv, runner=runner, clock=clock
     )

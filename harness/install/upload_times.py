@@ -27,11 +27,11 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessError, UsageError
+from harness.install.index import CACHE_MAX_AGE_S, PYPI
 from harness.names import inside
 from harness.store.files import replace_file
 from harness.units import version_key
 
-DEFAULT_INDEX = "https://pypi.org/simple"
 # uv's own settings only: the resolver that uses the times is uv, which ignores pip's PIP_INDEX_URL,
 # so times read from pip's index would be of another index than the one the set is resolved from.
 INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL")
@@ -41,7 +41,6 @@ FETCH_TIMEOUT_S = 60
 READ_CHUNK_BYTES = 64 * 1024
 # numpy's listing, among the largest, is about 2 MB (2026); a runaway answer is cut off.
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
-CACHE_MAX_AGE_S = 24 * 3600
 CACHE_FORMAT = 1
 # A PEP 508 project name: the only thing put into the index's URL and a cache file's name.
 PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,198}[A-Za-z0-9])?")
@@ -84,7 +83,7 @@ def index_url(environ: Mapping[str, str] | None = None) -> str:
         value = environ.get(variable, "").strip()
         if urllib.parse.urlsplit(value).scheme in ("http", "https"):
             return value.rstrip("/")
-    return DEFAULT_INDEX
+    return PYPI
 
 
 def shown(url: str) -> str:
@@ -112,14 +111,12 @@ def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
     request = urllib.request.Request(asked, headers={"Accept": ACCEPT, **credentials(url)})
     index = f"the package index at {asked.rsplit('/', 2)[0]}"
     deadline = time.monotonic() + timeout_s
-    chunks: list[bytes] = []
-    size = 0
+    body = bytearray()
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
             while chunk := response.read1(READ_CHUNK_BYTES):
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
+                body += chunk
+                if len(body) > MAX_RESPONSE_BYTES:
                     over = f"with over {MAX_RESPONSE_BYTES} bytes"
                     raise HarnessError(f"{index} answered {asked} {over}")
                 if time.monotonic() > deadline:
@@ -136,7 +133,7 @@ def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
     except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", None) or exc.__class__.__name__
         raise IndexUnreachable(f"{index} could not be reached: {reason}") from None
-    return b"".join(chunks)
+    return bytes(body)
 
 
 def same_version(a: str, b: str) -> bool:
@@ -164,11 +161,9 @@ def file_version(filename: str, name: str) -> str | None:
 
 
 def _upload_time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
+        parsed = datetime.fromisoformat(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # no string, or not a time
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
@@ -280,11 +275,9 @@ class UploadTimes:
             raise UsageError(f"{name} {version} is not on the package index at {shown(self.index)}")
         times = [file.uploaded for file in files if file.uploaded is not None]
         if not times:
-            raise HarnessError(
-                f"the package index at {shown(self.index)} gives no upload time for {name} "
-                f"{version} (PEP 700 upload-time), which resolving as the index stood at a release "
-                "needs"
-            )
+            needs = "(PEP 700 upload-time), which resolving as the index stood at a release needs"
+            index = f"the package index at {shown(self.index)}"
+            raise HarnessError(f"{index} gives no upload time for {name} {version} {needs}")
         return min(times)
 
     def jax_release_time(self, jax: str, jaxlib: str) -> datetime:

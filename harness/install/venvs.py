@@ -149,18 +149,14 @@ def run_whole(
         )
     except OSError as exc:
         return subprocess.CompletedProcess(list(command), 127, "", f"error: {exc}")
+    late = None
     try:
         stdout, stderr = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
+        late, stdout, stderr = 124, "", f"error: did not finish within {timeout_s:.0f} s"
+    finally:  # whatever it started and left behind (a compile worker) goes with it, as on a raise
         _end_group(process)
-        late = f"error: did not finish within {timeout_s:.0f} s"
-        return subprocess.CompletedProcess(list(command), 124, "", late)
-    except BaseException:
-        _end_group(process)
-        raise
-    # Whatever it started and left behind (a compile worker) goes with it.
-    _end_group(process)
-    return subprocess.CompletedProcess(list(command), process.returncode, stdout, stderr)
+    return subprocess.CompletedProcess(list(command), late or process.returncode, stdout, stderr)
 
 
 def uv_command() -> list[str] | None:
@@ -179,21 +175,13 @@ def last_lines(text: str) -> str:
 def compile_all(venv: Path) -> list[str]:
     """Every module of ``venv`` compiled once at its install: ``process.import_ns`` then times
     importing, never compiling, whatever PYTHONDONTWRITEBYTECODE says. The packages' own test
-    folders aside (``TEST_FOLDERS``), which no program imports."""
+    folders aside, which no program imports: a third of a release venv's modules (scipy's, numpy's
+    and jax's test suites), half its compile time (about 3 s of CPU a venv). ``compileall -x``
+    matches whole paths: a venv that is itself under a folder named tests is compiled."""
     lib = venv / "lib"
+    skipped = f"^{re.escape(str(lib))}/.+/tests/"
     python = str(venv / "bin" / "python")
-    return [python, "-m", "compileall", "-q", "-j", "0", "-x", skipped_folders(lib), str(lib)]
-
-
-def skipped_folders(lib: Path) -> str:
-    """``compileall -x``'s pattern for the test folders below ``lib`` (it matches whole paths: a
-    venv that is itself under a folder named tests is compiled)."""
-    return f"^{re.escape(str(lib))}/.+/{TEST_FOLDERS}/"
-
-
-# A third of a release venv's modules (scipy's, numpy's and jax's test suites), half its compile
-# time (about 3 s of CPU a venv).
-TEST_FOLDERS = "tests"
+    return [python, "-m", "compileall", "-q", "-j", "0", "-x", skipped, str(lib)]
 
 
 def install_record(env: ReleaseEnv) -> dict[str, object]:

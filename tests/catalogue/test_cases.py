@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from harness.catalogue import discovery
-from harness.catalogue.outline import outline
+from harness.catalogue.discovery import outline
 from harness.catalogue.sizes import FLOPS_PER_CALL, Budget
 from harness.commands.listing import describe_case
 from harness.pins import ACCELERATOR, GPU_ENV, HOST

@@ -3,7 +3,7 @@ it."""
 
 import pytest
 
-from harness.catalogue.outline import outline
+from harness.catalogue.discovery import outline
 from harness.errors import UsageError
 
 from ..conftest import FIXTURES

@@ -9,8 +9,7 @@ import sys
 import pytest
 
 from harness.catalogue import discovery, scaffold
-from harness.catalogue.discovery import anchor_sizes
-from harness.catalogue.outline import outline
+from harness.catalogue.discovery import anchor_sizes, outline
 from harness.errors import UsageError
 from harness.main import main
 from harness.upstream.export import export_script
