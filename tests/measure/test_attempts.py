@@ -58,6 +58,10 @@ def test_a_process_record_has_the_schema_fields_and_leaves_out_what_it_did_not_m
     assert ProcessRun(0, RunStatus.CRASHED).to_json()["load"] is None
 
 
+# one quick sample series: what these tests ask of a process is how it ends
+QUICK = {"warmup": 1, "repeats": 2, "min_repeats": 1, "max_seconds": 1.0, "compile_repeats": 1}
+
+
 def test_a_case_that_raises_a_huge_message_stores_a_capped_detail(tmp_path):
     from harness.measure import child
 
@@ -66,14 +70,7 @@ def test_a_case_that_raises_a_huge_message_stores_a_capped_detail(tmp_path):
         'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"K": (1, 2)}\nANCHORS = [{"K": 1}]\n'
         "def programs(K):\n    raise ValueError('y' * 5_000_000)\n"
     )
-    settings = {
-        "warmup": 1,
-        "repeats": 2,
-        "min_repeats": 1,
-        "max_seconds": 1.0,
-        "compile_repeats": 1,
-    }
-    payload = child.run(case, {"K": 1}, settings)
+    payload = child.run(case, {"K": 1}, QUICK)
     assert payload.status is RunStatus.FAILED and len(payload.detail) <= child.DETAIL_CHARS
 
 
@@ -89,14 +86,7 @@ def test_a_step_that_dispatches_nothing_to_jax_fails_the_process(tmp_path):
         "    return {'array': [('x + 1', lambda: x + 1)], 'number': [('int', lambda: K + 1)]}\n"
         "def verdict(m):\n    return True, 'fine'\n"
     )
-    settings = {
-        "warmup": 1,
-        "repeats": 2,
-        "min_repeats": 1,
-        "max_seconds": 1.0,
-        "compile_repeats": 1,
-    }
-    payload = child.run(case, {"K": 3}, settings)
+    payload = child.run(case, {"K": 3}, QUICK)
     assert payload.status is RunStatus.FAILED, payload
     assert (
         "program number, step int returned int, no JAX array: nothing was dispatched"
