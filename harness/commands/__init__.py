@@ -1,8 +1,8 @@
 """What each command does, one module per command, from the options ``harness.cli`` checked:
 ``run``, ``search``, ``export``, ``issue``, ``report``, ``compare``, ``flags``, ``watch``,
-``calibrate``, ``merge``, ``listing``, ``new``, ``prune``; ``bisect``, ``sweep`` and ``triage``
-share ``ranges``, ``bisect --commits`` is ``bisect_commits``; a nox session's end (``nox_session``),
-the installed command's (``packaged_sessions``), and a long command's progress (``progress``).
+``calibrate``, ``merge``, ``listing``, ``new``, ``prune``; ``bisect`` (``--commits`` too),
+``sweep`` and ``triage`` share ``ranges``; a nox session's end (``nox_session``), the installed
+command's (``packaged_sessions``), and a long command's progress (``progress``).
 
 A workflow module is imported only when its command runs: ``jax-repro list`` should not pay for
 hypothesis, the statistics and the renderers that ``run`` and ``report`` need.

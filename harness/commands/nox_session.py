@@ -192,10 +192,6 @@ def prepare(
     return release_range(places, session, posargs)
 
 
-def launch_file(places: Places, session: str) -> Path:
-    return places.cache / f"{session}-launch.json"
-
-
 def launched(
     mode: str,
     session: str,
@@ -206,7 +202,7 @@ def launched(
 ) -> Launch | None:
     """``prepare``: make everything and record the command (None: nothing to run yet); ``launch``:
     the recorded command for the same posargs, else prepared now."""
-    record = launch_file(places, session)
+    record = places.cache / f"{session}-launch.json"
     wanted = {"posargs": list(posargs), "jax": jax}
     if mode == "launch":
         try:

@@ -16,7 +16,7 @@ from harness.errors import UsageError
 from harness.measure.cells import PlannedRun
 from harness.measure.runner import Measured, measure
 from harness.render.run_screen import NotOk, run_screen
-from harness.store.schema import ProcessEnd, RunStatus
+from harness.store.schema import RunStatus
 from harness.units import sizes_text
 
 # a cell passed over on resume, counted apart from the statuses
@@ -57,12 +57,6 @@ def measure_run(opts: RunOptions, progress: Progress | None = None) -> list[Meas
     )
 
 
-def died_words(end: ProcessEnd) -> str:
-    """How and where the first process that did not run ok died, in a line."""
-    said = [end_words(end), innermost_frame(end.stack), error_line(end)]
-    return "; ".join(dict.fromkeys(part for part in said if part))
-
-
 def not_ok_cell(outcome: Measured) -> NotOk:
     """A cell that did not run ok, named as its stored result names it (else by its side)."""
     assert outcome.run is not None
@@ -72,10 +66,11 @@ def not_ok_cell(outcome: Measured) -> NotOk:
         if stored is not None
         else outcome.side.label or f"jax {outcome.side.release}"
     )
-    ends = [p.died for p in outcome.run.processes if p.died is not None]
-    return NotOk(
-        what, str(outcome.run.status), outcome.run.detail, died_words(ends[0]) if ends else ""
-    )
+    # how and where the first process that did not run ok died, in a line
+    end = next((p.died for p in outcome.run.processes if p.died is not None), None)
+    said = [end_words(end), innermost_frame(end.stack), error_line(end)] if end else []
+    died = "; ".join(dict.fromkeys(part for part in said if part))
+    return NotOk(what, str(outcome.run.status), outcome.run.detail, died)
 
 
 def execute(opts: RunOptions) -> int:

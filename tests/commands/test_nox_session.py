@@ -51,7 +51,7 @@ def test_launch_prepares_when_prepare_did_not_run_for_these_posargs(tmp_path, pr
     launched("launch", "repro", POSARGS, places, jax="0.4.30")
     launched("launch", "repro", [*POSARGS, "--processes", "3"], places, jax="0.4.26")
     assert [call[2] for call in prepared] == ["", "0.4.26", "0.4.30", "0.4.26"]
-    record = json.loads(nox_session.launch_file(places, "repro").read_text())
+    record = json.loads((places.cache / "repro-launch.json").read_text())
     assert record["for"] == {"posargs": POSARGS, "jax": "0.4.26"}
 
 
