@@ -107,14 +107,14 @@ def script_side(places: Places, request: SessionRequest, release: Release, say: 
     prepared = environments.prepare(release.jax, places.env(release, profile))
     if not isinstance(prepared, Prepared):
         raise HarnessError(f"jax {release.jax}: {prepared.line}")
-    side: dict[str, object] = {
+    libraries = {} if prepared.libraries is None else {"libraries": prepared.libraries.to_json()}
+    side = {
         "release": release.jax,
         "profile": profile.name,
         "env": dict(profile.env),
         "interpreter": str(prepared.interpreter),
+        **libraries,
     }
-    if prepared.libraries is not None:
-        side["libraries"] = prepared.libraries.to_json()
     plan = places.cache / "run-script-sides.json"
     plan.parent.mkdir(parents=True, exist_ok=True)
     plan.write_text(json.dumps([side], indent=1))

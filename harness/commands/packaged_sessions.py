@@ -16,7 +16,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from harness.catalogue.discovery import DEFAULT_CASES_DIR
@@ -38,13 +38,8 @@ DIGEST_FILE = ".jax-repro-digest"
 def cache_root(environ: Mapping[str, str]) -> Path:
     """The user's cache for the packaged sessions: ``$JAX_REPRO_CACHE``, else
     ``$XDG_CACHE_HOME/jax-repro``, else ``~/.cache/jax-repro``; absolute."""
-    if environ.get(CACHE_SETTING):
-        chosen = Path(environ[CACHE_SETTING])
-    elif environ.get("XDG_CACHE_HOME"):
-        chosen = Path(environ["XDG_CACHE_HOME"]) / "jax-repro"
-    else:
-        chosen = Path(environ.get("HOME") or Path.home()) / ".cache" / "jax-repro"
-    return chosen.expanduser().absolute()
+    caches = environ.get("XDG_CACHE_HOME") or Path(environ.get("HOME") or Path.home()) / ".cache"
+    return Path(environ.get(CACHE_SETTING) or Path(caches) / "jax-repro").expanduser().absolute()
 
 
 def usable_cache(cache: Path) -> Path:
@@ -76,17 +71,11 @@ def project_files() -> dict[str, Path]:
             raise UsageError(f"the installed package lacks {name}: reinstall jax-repro-harness")
         files[name] = found
     for folder in (HARNESS_DIR, DEFAULT_CASES_DIR):
-        for path in _walk(folder):
-            files[f"{folder.name}/{path.relative_to(folder).as_posix()}"] = path
+        for path in sorted(folder.rglob("*")):
+            inner = path.relative_to(folder)
+            if path.is_file() and path.suffix != ".pyc" and not SKIPPED & {*inner.parts[:-1]}:
+                files[f"{folder.name}/{inner.as_posix()}"] = path
     return files
-
-
-def _walk(folder: Path) -> Iterator[Path]:
-    for path in sorted(folder.iterdir()):
-        if path.is_dir() and path.name not in SKIPPED:
-            yield from _walk(path)
-        elif path.is_file() and path.suffix != ".pyc":
-            yield path
 
 
 def digest(files: Mapping[str, Path]) -> str:
