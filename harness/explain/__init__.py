@@ -6,7 +6,7 @@ libraries (``held_library``), the script's programs exported and measured alone 
 own (``reproducer``, its export folder read as data in ``export_listing``), the defaults that
 changed, with the jax commit that turned each, and their trials (``defaults`` → ``tried``; an
 ending's too, judged on its counts), flags named like what XLA compiled anew (``matching_flags``),
-what each side compiled (``dumps``), where its run time went (``profiles``) and its host time
-(``host_profile``). Each gathers for one step (two sides: releases, or a commit and its jaxlibs) and
-returns data; a few short reasons are said here, every page's sentences in ``render``.
+what each side compiled (``dumps``), where its run time and its host time went (``profiles``).
+Each gathers for one step (two sides: releases, or a commit and its jaxlibs) and returns data; a few
+short reasons are said here, every page's sentences in ``render``.
 """
