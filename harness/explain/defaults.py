@@ -114,8 +114,7 @@ def _literal(node: ast.expr | None) -> str | None:
         return None
     if isinstance(node, ast.Constant):
         return repr(node.value)
-    call_name = _called(node) if isinstance(node, ast.Call) else ""
-    if isinstance(node, ast.Call) and ENV_DEFAULT.match(call_name) and len(node.args) >= 2:
+    if isinstance(node, ast.Call) and ENV_DEFAULT.match(_called(node)) and len(node.args) >= 2:
         return _literal(node.args[1])
     return ast.unparse(node)
 
@@ -139,24 +138,17 @@ def declared_options(source: str) -> dict[str, Option]:
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Call) or not DECLARATION.match(_called(node)):
             continue
-        name = _argument(node, "name", 0)
-        if not (
-            isinstance(name, ast.Constant)
-            and isinstance(name.value, str)
-            and name.value.startswith("jax_")
-        ):
+        name = _string(_argument(node, "name", 0))
+        if name is None or not name.startswith("jax_"):
             continue
-        default = _literal(_argument(node, "default", 1))
-        help_node = _argument(node, "help", 2)
-        help_text = (
-            help_node.value
-            if isinstance(help_node, ast.Constant) and isinstance(help_node.value, str)
-            else ""
-        )
-        found[name.value] = Option(
-            name.value, default or "", JAX, _called(node), " ".join(help_text.split())
-        )
+        default = _literal(_argument(node, "default", 1)) or ""
+        help_text = " ".join((_string(_argument(node, "help", 2)) or "").split())
+        found[name] = Option(name, default, JAX, _called(node), help_text)
     return found
+
+
+def _string(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def jax_options(packages: Path) -> dict[str, Option]:
