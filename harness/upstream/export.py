@@ -84,12 +84,9 @@ def case_definitions(
     case: CaseInfo, wanted: Collection[str], source: str | None = None
 ) -> tuple[list[str], str]:
     """The case's definitions of ``wanted`` and, transitively, what they use, ``cases.compat``
-    helpers inlined.
-
-    Returns the import lines (standard library, then jax and numpy) and the definitions
-    in source order, as ``harness.upstream.minimal`` builds a short script from them.
-    ``source`` replaces the case file's text (a pruned copy of it).
-    """
+    helpers inlined: the import lines (standard library, then jax and numpy) and the definitions in
+    source order, as ``harness.upstream.minimal`` builds a short script from them. ``source``
+    replaces the case file's text (a pruned copy of it)."""
     text = _source(case.path) if source is None else source
     compat = case.path.parent / "compat.py"
 
