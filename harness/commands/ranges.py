@@ -23,8 +23,8 @@ from harness.cli.options import prove_writable, undeclared
 from harness.cli.ranges import RangeOptions, bounded, target_words
 from harness.commands.progress import Progress
 from harness.errors import UsageError
+from harness.explain.defaults import repo_at_hand
 from harness.explain.kinds import kinds_for, refuse_unknown_kinds, settling_kind
-from harness.explain.option_commits import repo_at_hand
 from harness.findings import Finding, FollowUp, nox_command
 from harness.host.environment import shown_path
 from harness.install.environments import INDEX_TIMES, Environments

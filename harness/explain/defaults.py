@@ -12,9 +12,19 @@ import ast
 import contextlib
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from harness.install.commits import (
+    COMMIT_URL,
+    JAX_REPO_URL,
+    clone_folder,
+    files_at,
+    git,
+    is_url,
+    release_commit,
+)
 
 JAX, XLA = "jax", "xla"
 LISTING_TIMEOUT_S = 120
@@ -104,8 +114,7 @@ def _literal(node: ast.expr | None) -> str | None:
         return None
     if isinstance(node, ast.Constant):
         return repr(node.value)
-    call_name = _called(node) if isinstance(node, ast.Call) else ""
-    if isinstance(node, ast.Call) and ENV_DEFAULT.match(call_name) and len(node.args) >= 2:
+    if isinstance(node, ast.Call) and ENV_DEFAULT.match(_called(node)) and len(node.args) >= 2:
         return _literal(node.args[1])
     return ast.unparse(node)
 
@@ -129,24 +138,17 @@ def declared_options(source: str) -> dict[str, Option]:
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Call) or not DECLARATION.match(_called(node)):
             continue
-        name = _argument(node, "name", 0)
-        if not (
-            isinstance(name, ast.Constant)
-            and isinstance(name.value, str)
-            and name.value.startswith("jax_")
-        ):
+        name = _string(_argument(node, "name", 0))
+        if name is None or not name.startswith("jax_"):
             continue
-        default = _literal(_argument(node, "default", 1))
-        help_node = _argument(node, "help", 2)
-        help_text = (
-            help_node.value
-            if isinstance(help_node, ast.Constant) and isinstance(help_node.value, str)
-            else ""
-        )
-        found[name.value] = Option(
-            name.value, default or "", JAX, _called(node), " ".join(help_text.split())
-        )
+        default = _literal(_argument(node, "default", 1)) or ""
+        help_text = " ".join((_string(_argument(node, "help", 2)) or "").split())
+        found[name] = Option(name, default, JAX, _called(node), help_text)
     return found
+
+
+def _string(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def jax_options(packages: Path) -> dict[str, Option]:
@@ -177,3 +179,84 @@ def relevant(found: list[Change], platform: str) -> list[Change]:
     return [
         change for change in found if not any(part in others for part in change.name.split("_"))
     ]
+
+
+# The jax commit that changed an option's default between two releases, read from a clone of jax at
+# hand (``--jax-repo``, or the one ``bisect --commits`` keeps under ``.nox/``; none is cloned): the
+# last first-parent commit of the declaring file that turned the default into the newer release's.
+_FIELD = "\x1f"
+TITLE_CHARS = 72  # a commit title, cut where a long first line would drown the answer
+
+
+@dataclass(frozen=True)
+class OptionCommit:
+    option: str
+    sha: str
+    title: str
+
+    def words(self) -> str:
+        title = self.title
+        if len(title) > TITLE_CHARS:
+            title = title[: TITLE_CHARS - 1].rstrip() + "…"
+        return f'jax commit {self.sha[:10]} ("{title}")'
+
+    @property
+    def url(self) -> str:
+        return COMMIT_URL.format(sha=self.sha)
+
+
+def repo_at_hand(jax_repo: str | None, cache: Path) -> Path | None:
+    if jax_repo is not None and not is_url(jax_repo):
+        return Path(jax_repo).expanduser()
+    folder = clone_folder(cache, jax_repo or JAX_REPO_URL)
+    return folder if (folder / "HEAD").is_file() else None
+
+
+def _declaring_files(repo: Path, sha: str, name: str) -> list[str]:
+    quoted = ["-e", f'"{name}"', "-e", f"'{name}'"]
+    command = ["git", "-C", str(repo), "grep", "-l", "-F", *quoted, sha, "--", "jax/_src"]
+    # not ``git``: grep exits 1 where no file names it
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    return [line.split(":", 1)[1] for line in done.stdout.splitlines() if ":" in line]
+
+
+def _default_in(text: str | None, name: str) -> str | None:
+    if text is None:
+        return None
+    try:
+        option = declared_options(text).get(name)
+    except SyntaxError:
+        return None
+    return option.default if option is not None else None
+
+
+def option_commit(repo: Path, before: str, after: str, change: Change) -> OptionCommit | None:
+    """The first-parent commit from ``before`` to ``after`` after which ``change.name`` has the
+    newer release's default, or None."""
+    files = _declaring_files(repo, after if change.after is not None else before, change.name)
+    if not files:
+        return None
+    form = f"--format=%H{_FIELD}%s"
+    log = git(repo, "log", "--first-parent", "--reverse", form, f"{before}..{after}", "--", *files)
+    commits = [line.split(_FIELD, 1) for line in log.splitlines() if _FIELD in line]
+    shas = [before, *(sha for sha, _ in commits)]
+    defaults: list[str | None] = [None] * len(shas)
+    for path in files:  # an option moved between files has its default in one of them
+        texts = files_at(repo, shas, path)
+        for i, sha in enumerate(shas):
+            defaults[i] = defaults[i] or _default_in(texts.get(sha), change.name)
+    turned = [i for i in range(1, len(shas)) if defaults[i] == change.after != defaults[i - 1]]
+    if not turned:
+        return None
+    sha, title = commits[turned[-1] - 1]
+    return OptionCommit(change.name, sha, title)
+
+
+def option_commits(
+    repo: Path, before: str, after: str, listed: Sequence[Change]
+) -> dict[str, OptionCommit]:
+    """For each jax option of ``listed``, the commit that changed it; UsageError where the clone
+    lacks either release's tag (the answer says so rather than naming nothing in silence)."""
+    old, new = release_commit(repo, before), release_commit(repo, after)
+    found = {c.name: option_commit(repo, old, new, c) for c in listed if c.kind == JAX}
+    return {name: commit for name, commit in found.items() if commit is not None}

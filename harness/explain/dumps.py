@@ -183,22 +183,18 @@ class ModuleChange:
                 f"a program of other shapes or types ({old} against {new}): the script compiled it "
                 "for other inputs, so the two are not one program compiled twice"
             )
-        if not self.same_before and not self.same_after:
-            return "a different program before optimisation: JAX's tracing and lowering changed it"
-        if not self.same_before:
-            return (
-                "a different program before optimisation but the same after: what runs it changed, "
-                "not what was compiled"
-            )
-        if not self.same_after:
-            return (
-                "the same program before optimisation, a different one after: XLA's compiler "
-                "changed it"
-            )
-        return (
-            "the same program before and after optimisation: what runs it changed, not what was "
-            "compiled"
-        )
+        return HINTS[self.same_before, self.same_after]
+
+
+# ``hint`` of a program of the same shapes, by (the same before optimisation, the same after).
+DIFFERENT, RUNS_IT = "a different program", "what runs it changed, not what was compiled"
+HINTS = {
+    (False, False): f"{DIFFERENT} before optimisation: JAX's tracing and lowering changed it",
+    (False, True): f"{DIFFERENT} before optimisation but the same after: {RUNS_IT}",
+    (True, False): "the same program before optimisation, a different one after: XLA's compiler "
+    "changed it",
+    (True, True): f"the same program before and after optimisation: {RUNS_IT}",
+}
 
 
 def compare_dumps(old: dict[str, Module], new: dict[str, Module]) -> list[ModuleChange]:

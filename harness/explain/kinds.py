@@ -13,9 +13,8 @@ from harness.analysis.significance import EXACT_FIRST
 from harness.errors import UsageError
 from harness.explain.dumps import CompiledPrograms
 from harness.explain.held_library import HeldLibrary
-from harness.explain.host_profile import HostProfile
 from harness.explain.matching_flags import CrashFlags, FlagsNamedLikeTheProgram
-from harness.explain.profiles import OpProfile
+from harness.explain.profiles import HostProfile, OpProfile
 from harness.explain.reproducer import Reproducer
 from harness.explain.tried import ChangedDefaults, CrashWorkaround
 from harness.steps.evidence import Evidence, Step

@@ -34,13 +34,14 @@ from harness.explain.defaults import (
     XLA,
     Change,
     Option,
+    OptionCommit,
     changes,
     jax_options,
+    option_commits,
     relevant,
     site_packages,
     xla_listing,
 )
-from harness.explain.option_commits import OptionCommit, option_commits
 from harness.measure.script_hook import JAX_CONFIG
 from harness.measure.script_process import lost_in
 from harness.measure.sides import Side

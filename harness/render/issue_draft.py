@@ -19,7 +19,7 @@ from harness.analysis.groups import release_key
 from harness.analysis.metrics import metric_samples
 from harness.analysis.significance import MOVED, Verdict
 from harness.catalogue.discovery import CaseInfo
-from harness.explain.reproducer_script import REQUIREMENTS
+from harness.explain.reproducer import REQUIREMENTS
 from harness.host.environment import redact, scrub, shareable_variables
 from harness.measure.deaths import from_site_packages
 from harness.measure.deaths import last_lines as tail

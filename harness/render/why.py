@@ -18,9 +18,8 @@ from harness.explain.held_library import (
     Parts,
     library_answered,
 )
-from harness.explain.host_profile import HostAnswer
 from harness.explain.matching_flags import MatchedFlags
-from harness.explain.profiles import OpTimes, ProfileAnswer
+from harness.explain.profiles import HostAnswer, OpTimes, ProfileAnswer
 from harness.explain.reproducer import COMPILE, MEMORY, RUN, ReproducerAnswer
 from harness.explain.tried import (
     MAX_STATUS_TRIED,

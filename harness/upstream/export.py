@@ -53,13 +53,6 @@ class _Refused(Exception):
 
 def export_script(case: CaseInfo, sizes: Mapping[str, int], settings: Mapping[str, Any]) -> str:
     """The standalone script of ``case`` at ``sizes``, timed with ``Settings.for_child``'s."""
-    try:
-        return _export(case, dict(sizes), dict(settings))
-    except _Refused as exc:
-        raise UsageError(f"cannot export case {case.name}: {exc}") from None
-
-
-def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> str:
     paths = {COMPAT: case.path.parent / "compat.py", **HARNESS_MODULES}
 
     def load(name: str) -> _Module:
@@ -67,18 +60,19 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
             raise _Refused(f"it imports {name}, but there is no {_label(paths[name])}")
         return _Module.parse(name, _label(paths[name]), _source(paths[name]), inlinable=set(paths))
 
-    root = _Module.parse(case.name, _label(case.path), _source(case.path), set(paths))
-    bound = set().union(*(s.binds for s in root.statements))
-    missing = [name for name in ("programs", "verdict") if name not in bound]
-    if missing:
-        raise _Refused(f"it defines no {' or '.join(missing)}() (see cases/README.md)")
-    tail = _Module.parse(TAIL, TAIL, _tail_source(sizes, settings, bound), set(paths))
-
-    parts = _resolve([root, tail], load)
-    docstring = _script_docstring(root.docstring or "", case, sizes)
-    text = _assemble(docstring, parts)
-    if problem := script_problem(text, case.path.stem):
-        raise _Refused(problem)
+    try:
+        root = _Module.parse(case.name, _label(case.path), _source(case.path), set(paths))
+        bound = set().union(*(s.binds for s in root.statements))
+        missing = [name for name in ("programs", "verdict") if name not in bound]
+        if missing:
+            raise _Refused(f"it defines no {' or '.join(missing)}() (see cases/README.md)")
+        tail = _Module.parse(TAIL, TAIL, _tail_source(sizes, settings, bound), set(paths))
+        docstring = _script_docstring(root.docstring or "", case, sizes)
+        text = _assemble(docstring, _resolve([root, tail], load))
+        if problem := script_problem(text, case.path.stem):
+            raise _Refused(problem)
+    except _Refused as exc:
+        raise UsageError(f"cannot export case {case.name}: {exc}") from None
     return text
 
 
@@ -90,12 +84,9 @@ def case_definitions(
     case: CaseInfo, wanted: Collection[str], source: str | None = None
 ) -> tuple[list[str], str]:
     """The case's definitions of ``wanted`` and, transitively, what they use, ``cases.compat``
-    helpers inlined.
-
-    Returns the import lines (standard library, then jax and numpy) and the definitions
-    in source order, as ``harness.upstream.minimal`` builds a short script from them.
-    ``source`` replaces the case file's text (a pruned copy of it).
-    """
+    helpers inlined: the import lines (standard library, then jax and numpy) and the definitions in
+    source order, as ``harness.upstream.minimal`` builds a short script from them. ``source``
+    replaces the case file's text (a pruned copy of it)."""
     text = _source(case.path) if source is None else source
     compat = case.path.parent / "compat.py"
 
@@ -122,12 +113,10 @@ def case_definitions(
     return lines, "\n\n".join(part.text for part in parts if part.text)
 
 
-def _tail_source(sizes: dict[str, int], settings: dict[str, Any], case_names: set[str]) -> str:
-    # main() keyword → case name
+def _tail_source(sizes: Mapping[str, int], settings: Mapping[str, Any], names: set[str]) -> str:
+    # main() keyword → the case's name for it
     optional = {"compiled": "compiled", "facts": "facts", "min_devices": "MIN_DEVICES"}
-    options = "".join(
-        f", {keyword}={name}" for keyword, name in optional.items() if name in case_names
-    )
+    options = "".join(f", {keyword}={name}" for keyword, name in optional.items() if name in names)
     return (
         '"""The measurement: sizes and settings as exported; main() times, prints and judges."""\n'
         "from harness.upstream.standalone import main\n\n"
@@ -149,7 +138,7 @@ def dict_literal(values: Mapping[str, Any]) -> str:
     return "{" + ", ".join(f"{json.dumps(key)}: {value!r}" for key, value in values.items()) + "}"
 
 
-def _script_docstring(case_doc: str, case: CaseInfo, sizes: dict[str, int]) -> str:
+def _script_docstring(case_doc: str, case: CaseInfo, sizes: Mapping[str, int]) -> str:
     footer = (
         f"Standalone script exported by jax-repro-harness from {_label(case.path)} at sizes\n"
         f"{sizes_text(sizes)}; it imports only jax, numpy and the standard library.  Run it with\n"

@@ -81,14 +81,11 @@ def _merged_imports(case_imports: list[str]) -> list[str]:
 
 def prune_programs(source: str, keep: set[str]) -> str:
     """``source`` with ``programs()`` building only the programs in ``keep``, as far as its text
-    shows.
-
-    Left out, line by line: an entry of a dict literal, or an assignment to ``x[KEY]``, whose
-    key (a string, or an f-string's literal parts) cannot be part of a kept program's name;
-    an ``if`` left with nothing else; then, until none is left, an assignment to local names
-    nothing reads.  Only statements and entries on whole lines of their own go, and never
-    the last statement of a block; every other line stays.
-    """
+    shows. Left out, line by line: an entry of a dict literal, or an assignment to ``x[KEY]``,
+    whose key (a string, or an f-string's literal parts) cannot be part of a kept program's name;
+    an ``if`` left with nothing else; then, until none is left, an assignment to local names nothing
+    reads. Only statements and entries on whole lines of their own go, and never the last statement
+    of a block; every other line stays."""
     while True:
         lines = source.splitlines(keepends=True)
         dropped = _lines_to_drop(ast.parse(source), lines, keep)
@@ -181,10 +178,7 @@ def _names_other_programs(key: ast.expr, keep: set[str]) -> bool:
 
 def compact(code: str, *, spaced: bool = True) -> str:
     """``code`` without comments, docstrings or blank lines, a blank line around each function or
-    class if ``spaced``.
-
-    A docstring that is a whole body stays, cut to its first line.
-    """
+    class if ``spaced``. A docstring that is a whole body stays, cut to its first line."""
     lines = code.splitlines()
     in_strings: set[int] = set()  # lines inside a multi-line string: kept as they are, blank or not
     for token in tokenize.generate_tokens(io.StringIO(code + "\n").readline):

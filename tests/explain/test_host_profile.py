@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 
 from harness.analysis.significance import Verdict
-from harness.explain.host_profile import (
+from harness.explain.profiles import (
     PYTHON,
     SCRIPT,
     HostAnswer,

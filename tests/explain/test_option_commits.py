@@ -8,8 +8,7 @@ import pytest
 from harness.analysis.significance import Thresholds
 from harness.errors import UsageError
 from harness.explain import tried
-from harness.explain.defaults import JAX, XLA, Change
-from harness.explain.option_commits import OptionCommit, option_commits, repo_at_hand
+from harness.explain.defaults import JAX, XLA, Change, OptionCommit, option_commits, repo_at_hand
 from harness.explain.tried import DefaultsAnswer
 from harness.install.commits import JAX_REPO_URL, clone_folder
 from harness.metric_names import Criterion, parse_metric_name

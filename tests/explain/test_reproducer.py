@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-from harness.explain.reproducer import COMPILE, MEMORY, RUN, counterpart, matched
-from harness.explain.reproducer_script import reproducer_text
+from harness.explain.reproducer import COMPILE, MEMORY, RUN, counterpart, matched, reproducer_text
 from harness.install.venvs import ensure, export_tools, release_env
 from harness.measure.script_hook import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.script_process import HOOK

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from harness.explain.reproducer_script import reproducer_text
+from harness.explain.reproducer import reproducer_text
 from harness.install.venvs import export_tools
 from harness.measure.script_capture import SAVED_LEAF_BYTES
 from harness.measure.script_hook import EXPORT_DIR, EXPORT_TOOLS

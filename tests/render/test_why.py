@@ -168,7 +168,7 @@ def test_the_next_command_follows_the_attribution_each_once():
 
 
 def test_a_workaround_found_is_offered_once_and_ends_the_commit_bisect_where_its_commit_is_known():
-    from harness.explain.option_commits import OptionCommit
+    from harness.explain.defaults import OptionCommit
     from harness.explain.tried import Trial
     from tests.explain.test_tried import THUNK, answer_of, derive_step, results
 
