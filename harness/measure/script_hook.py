@@ -170,7 +170,13 @@ class _TimedLoader:
         _report["imported_ns"] = time.perf_counter_ns()
         _report["import_ns"] = _report["imported_ns"] - began
         _stop_timing()
-        _listen()
+        try:
+            import jax.monitoring
+
+            jax.monitoring.register_event_duration_secs_listener(_on_duration)
+            _report["listening"] = True
+        except Exception as exc:  # a release without the API: phases missing, the script runs
+            _report["listening"] = f"{type(exc).__name__}: {exc}"[:300]
         if configured := configure_jax(os.environ):
             _report["jax_config"] = configured
         _report["profiling"] = start_profile(os.environ)
@@ -239,16 +245,6 @@ _TIMER = _JaxImportTimer()
 def _stop_timing() -> None:
     if _TIMER in sys.meta_path:
         sys.meta_path.remove(_TIMER)
-
-
-def _listen() -> None:
-    try:
-        import jax.monitoring
-
-        jax.monitoring.register_event_duration_secs_listener(_on_duration)
-        _report["listening"] = True
-    except Exception as exc:  # a release without the API: phases missing, the script runs
-        _report["listening"] = f"{type(exc).__name__}: {exc}"[:300]
 
 
 def configure_jax(environ) -> dict:

@@ -37,7 +37,7 @@ from harness.catalogue.benchmark_suite import DEADLINE, IMPORT_TIME, SUITE_PATH
 from harness.host.environment import REDACTED, REPO_ROOT, SECRET_NAME, scrub, scrub_value
 from harness.measure import deaths
 from harness.measure.benchmark_json import BENCHMARK_JSON, SuiteRun, read_suite_run
-from harness.measure.figures import Figure, Figures, parse_output
+from harness.measure.figures import Figure, parse_output
 from harness.measure.guardian import die_with_parent
 from harness.measure.import_times import MAX_BYTES as IMPORT_BYTES
 from harness.measure.script_hook import FAULT_AT
@@ -292,7 +292,15 @@ def _measured(
     record: dict[str, Any],
 ) -> ProcessRun:
     figures = parse_output(stdout)
-    notes = [*figures.refused, *_reserved_programs(figures), *suite.notes]
+    reserved = dict.fromkeys(f.program for f in figures.lines if f.program in RESERVED_PROGRAMS)
+    figures.lines = [f for f in figures.lines if f.program not in RESERVED_PROGRAMS]
+    notes = [*figures.refused]
+    notes += [
+        f"figure line of program {name!r} left out: the name is the harness's own "
+        f"({RESERVED_PROGRAMS[name]}); print it under another program name"
+        for name in reserved
+    ]
+    notes += suite.notes
     programs, compiled = programs_from(figures.lines)
     judged = "printed figures" if programs or compiled else "whole process"
     record["judged_on"] = "pytest-benchmark rounds" if suite.programs else judged
@@ -361,17 +369,6 @@ def _measured(
         printed={} if suite.programs else {f"{JSON}.{n}": t for n, t in numbers.printed.items()},
         notes=(*unique[:MAX_NOTES], *more),
     )
-
-
-def _reserved_programs(figures: Figures) -> list[str]:
-    """Leave out (with a note) the figure lines of a program named as the harness's own."""
-    reserved = [f for f in figures.lines if f.program in RESERVED_PROGRAMS]
-    figures.lines = [f for f in figures.lines if f.program not in RESERVED_PROGRAMS]
-    return [
-        f"figure line of program {name!r} left out: the name is the harness's own "
-        f"({RESERVED_PROGRAMS[name]}); print it under another program name"
-        for name in dict.fromkeys(f.program for f in reserved)
-    ]
 
 
 def bounded_facts(facts: dict[str, Any], notes: list[str]) -> dict[str, Any]:
