@@ -161,17 +161,6 @@ def wait_for(pid: int) -> dict[str, Any]:
     }
 
 
-def checked_request(line: str) -> dict[str, Any]:
-    request = json.loads(line)
-    run = request.get("run") if isinstance(request, dict) else None
-    if not isinstance(run, dict):
-        raise ValueError('expected {"run": {...}}')
-    missing = [key for key in REQUIRED if key not in run]
-    if missing:
-        raise ValueError(f"missing {', '.join(missing)}")
-    return run
-
-
 def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
     def answer(message: dict[str, Any]) -> None:
         answers.write(json.dumps(message) + "\n")
@@ -191,7 +180,12 @@ def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
         if not line.strip():
             continue
         try:
-            request = checked_request(line)
+            request = json.loads(line)
+            request = request.get("run") if isinstance(request, dict) else None
+            if not isinstance(request, dict):
+                raise ValueError('expected {"run": {...}}')
+            if missing := [key for key in REQUIRED if key not in request]:
+                raise ValueError(f"missing {', '.join(missing)}")
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
             answer({"error": f"bad request: {exc}"})
             continue
