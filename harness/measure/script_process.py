@@ -70,7 +70,6 @@ RESERVED_PROGRAMS = {
     JSON: "the numbers of its JSON lines",
 }
 MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
-# A JSON line's fields: their names, and the bounds each line and value is read within.
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 LINE_CHARS = 65536
 VALUE_CHARS = 200
