@@ -133,10 +133,15 @@ def watch(marker: str, folder: str, harness: int) -> int:
     return 0
 
 
-def _start_watchdog(marker: str, folder: Path) -> tuple[subprocess.Popen[bytes] | None, int | None]:
+@contextlib.contextmanager
+def guarded() -> Iterator[Path]:
+    """Run the harness's command under a watchdog; yields the folder its temporary folders go in."""
+    marker = os.urandom(8).hex()
+    folder = Path(tempfile.mkdtemp(prefix="jax-repro-"))
     # both ends non-inheritable: no other child holds the write end open
     read_end, write_end = os.pipe()
     command = [sys.executable or "python3", "-I", "-S", __file__, marker, str(folder)]
+    watchdog: subprocess.Popen[bytes] | None = None
     try:
         watchdog = subprocess.Popen(
             [*command, str(os.getpid())],
@@ -147,18 +152,8 @@ def _start_watchdog(marker: str, folder: Path) -> tuple[subprocess.Popen[bytes] 
         )
     except OSError:  # no interpreter to start: the harness's own cleanup is all there is
         os.close(write_end)
-        return None, None
     finally:
         os.close(read_end)
-    return watchdog, write_end
-
-
-@contextlib.contextmanager
-def guarded() -> Iterator[Path]:
-    """Run the harness's command under a watchdog; yields the folder its temporary folders go in."""
-    marker = os.urandom(8).hex()
-    folder = Path(tempfile.mkdtemp(prefix="jax-repro-"))
-    watchdog, write_end = _start_watchdog(marker, folder)
     previous_marker, previous_tempdir = os.environ.get(MARKER_VARIABLE), tempfile.tempdir
     os.environ[MARKER_VARIABLE] = marker
     tempfile.tempdir = str(folder)
@@ -171,9 +166,8 @@ def guarded() -> Iterator[Path]:
         else:
             os.environ[MARKER_VARIABLE] = previous_marker
         shutil.rmtree(folder, ignore_errors=True)  # at once, not when the watchdog gets to it
-        if write_end is not None:
+        if watchdog is not None:  # the pipe closed: the watchdog's turn
             os.close(write_end)
-        if watchdog is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 watchdog.wait(GRACE_S + 1)
 

@@ -254,13 +254,10 @@ class WorkerPool:
             leftover.unlink(missing_ok=True)
         self._scratch.rmdir()
 
-    def _alive(self, side: Side) -> bool:
-        worker = self._workers.get(side.label)
-        return worker is not None and not worker.closed and worker.proc.poll() is None
-
     def worker(self, side: Side) -> Worker:
         """The side's worker, ready; the first call starts every side's, a dead one is restarted."""
-        if not self._alive(side):
+        running = self._workers.get(side.label)
+        if running is None or running.closed or running.proc.poll() is not None:
             starting = [
                 s for s in self.sides if s.label == side.label or s.label not in self._workers
             ]

@@ -35,13 +35,6 @@ def busy_cpu_seconds(stat: Path = PROC_STAT) -> float | None:
         return None
 
 
-def loadavg_1m() -> float | None:
-    try:
-        return os.getloadavg()[0]
-    except OSError:
-        return None
-
-
 def other_cpu_cores(
     busy_before: float | None, busy_after: float | None, own_cpu_s: float, wall_s: float
 ) -> float | None:
@@ -79,4 +72,8 @@ class LoadWatch:
 
     def finish(self, own_cpu_s: float, wall_s: float) -> ProcessLoad:
         cores = other_cpu_cores(self.busy_before, busy_cpu_seconds(), own_cpu_s, wall_s)
-        return ProcessLoad(cores, loadavg_1m(), is_loaded(cores, wall_s, self.threshold))
+        try:
+            loadavg: float | None = os.getloadavg()[0]
+        except OSError:
+            loadavg = None
+        return ProcessLoad(cores, loadavg, is_loaded(cores, wall_s, self.threshold))

@@ -170,7 +170,13 @@ class _TimedLoader:
         _report["imported_ns"] = time.perf_counter_ns()
         _report["import_ns"] = _report["imported_ns"] - began
         _stop_timing()
-        _listen()
+        try:
+            import jax.monitoring
+
+            jax.monitoring.register_event_duration_secs_listener(_on_duration)
+            _report["listening"] = True
+        except Exception as exc:  # a release without the API: phases missing, the script runs
+            _report["listening"] = f"{type(exc).__name__}: {exc}"[:300]
         if configured := configure_jax(os.environ):
             _report["jax_config"] = configured
         _report["profiling"] = start_profile(os.environ)
@@ -241,16 +247,6 @@ def _stop_timing() -> None:
         sys.meta_path.remove(_TIMER)
 
 
-def _listen() -> None:
-    try:
-        import jax.monitoring
-
-        jax.monitoring.register_event_duration_secs_listener(_on_duration)
-        _report["listening"] = True
-    except Exception as exc:  # a release without the API: phases missing, the script runs
-        _report["listening"] = f"{type(exc).__name__}: {exc}"[:300]
-
-
 def configure_jax(environ) -> dict:
     """Set the jax options ``environ[JAX_CONFIG]`` names; what each reads back (or why unset)."""
     import jax
@@ -293,28 +289,22 @@ def _say(what: str, exc: Exception) -> None:
     print(f"harness: {what}: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
 
 
-def _events_in_source() -> dict[str, bool]:
-    """Whether this jax's source names each event: one never fired is zero only if it exists."""
-    jax = sys.modules.get("jax")
-    folder = os.path.dirname(getattr(jax, "__file__", "") or "")
-    wanted, found = set(EVENTS.values()), set[str]()
-    for root, _, files in os.walk(folder):
-        for file in (file for file in files if file.endswith(".py") and wanted - found):
-            try:
-                with open(os.path.join(root, file), encoding="utf-8", errors="replace") as handle:
-                    found.update(event for event in wanted if event in handle.read())
-            except OSError:
-                continue
-    return {phase: event in found for phase, event in EVENTS.items()}
-
-
 def _write(path: str) -> None:
     _report["ended_ns"] = ended = time.perf_counter_ns()
     unfired = [p for p, found in _report["events"].items() if found["count"] == 0]
     if "imported_ns" in _report and unfired:
-        present = _events_in_source()
+        # Whether this jax's source names each event: one never fired is zero only if it exists.
+        folder = os.path.dirname(getattr(sys.modules.get("jax"), "__file__", "") or "")
+        wanted, found = set(EVENTS.values()), set[str]()
+        for root, _, files in os.walk(folder):
+            for file in (file for file in files if file.endswith(".py") and wanted - found):
+                try:
+                    with open(os.path.join(root, file), encoding="utf-8", errors="replace") as f:
+                        found.update(event for event in wanted if event in f.read())
+                except OSError:
+                    continue
         for phase in unfired:
-            _report["events"][phase]["exists"] = present[phase]
+            _report["events"][phase]["exists"] = EVENTS[phase] in found
     # The scan of jax's source is the hook's: the harness takes it out of the process's time.
     _report["after_script_ns"] = time.perf_counter_ns() - ended
     try:

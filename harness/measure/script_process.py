@@ -6,6 +6,13 @@ without the harness on ``PYTHONPATH``. It is judged on its figure lines, else as
 split into phases by its start-up hook (``script_hook``); its JSON lines and a pytest-benchmark
 suite's rounds are figures too (docs/scripts.md). Each harness XLA flag a script's own
 ``XLA_FLAGS`` dropped is recorded (``script.xla_flags``) and said in a note.
+
+A script's JSON lines (``json.FIELD``) are read as written: a number a result can hold is a figure
+(an integer exactly, to 19 digits; the median of several lines); the values *as written*
+(``printed``) are kept where a figure cannot say them (a string, a boolean, null, NaN, infinity, a
+number past a result's range, several values in a process). Nested objects and lists are facts.
+Lines are untrusted, read within bounds; what is left out is said in ``skipped``, the result's
+notes.
 """
 
 from __future__ import annotations
@@ -13,14 +20,16 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +37,10 @@ from harness.catalogue.benchmark_suite import DEADLINE, IMPORT_TIME, SUITE_PATH
 from harness.host.environment import REDACTED, REPO_ROOT, SECRET_NAME, scrub, scrub_value
 from harness.measure import deaths
 from harness.measure.benchmark_json import BENCHMARK_JSON, SuiteRun, read_suite_run
-from harness.measure.figures import Figure, Figures, parse_output
+from harness.measure.figures import Figure, parse_output
 from harness.measure.guardian import die_with_parent
 from harness.measure.import_times import MAX_BYTES as IMPORT_BYTES
 from harness.measure.script_hook import FAULT_AT
-from harness.measure.script_numbers import script_numbers
 from harness.metric_names import EVENT_PHASES, JSON, PROCESS
 from harness.store import bounds
 from harness.store.files import read_bounded
@@ -62,6 +70,13 @@ RESERVED_PROGRAMS = {
     JSON: "the numbers of its JSON lines",
 }
 MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
+FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+LINE_CHARS = 65536
+VALUE_CHARS = 200
+MAX_FIELDS = 200
+# The values of one field one process keeps as written: enough to tell a value from one that varies
+# within the process (a number printed per step keeps its figure, the median, for a cost).
+MAX_PRINTED = 8
 
 
 def script_environment(environ: dict[str, str]) -> dict[str, str]:
@@ -276,7 +291,15 @@ def _measured(
     record: dict[str, Any],
 ) -> ProcessRun:
     figures = parse_output(stdout)
-    notes = [*figures.refused, *_reserved_programs(figures), *suite.notes]
+    reserved = dict.fromkeys(f.program for f in figures.lines if f.program in RESERVED_PROGRAMS)
+    figures.lines = [f for f in figures.lines if f.program not in RESERVED_PROGRAMS]
+    notes = [*figures.refused]
+    notes += [
+        f"figure line of program {name!r} left out: the name is the harness's own "
+        f"({RESERVED_PROGRAMS[name]}); print it under another program name"
+        for name in reserved
+    ]
+    notes += suite.notes
     programs, compiled = programs_from(figures.lines)
     judged = "printed figures" if programs or compiled else "whole process"
     record["judged_on"] = "pytest-benchmark rounds" if suite.programs else judged
@@ -347,17 +370,6 @@ def _measured(
     )
 
 
-def _reserved_programs(figures: Figures) -> list[str]:
-    """Leave out (with a note) the figure lines of a program named as the harness's own."""
-    reserved = [f for f in figures.lines if f.program in RESERVED_PROGRAMS]
-    figures.lines = [f for f in figures.lines if f.program not in RESERVED_PROGRAMS]
-    return [
-        f"figure line of program {name!r} left out: the name is the harness's own "
-        f"({RESERVED_PROGRAMS[name]}); print it under another program name"
-        for name in dict.fromkeys(f.program for f in reserved)
-    ]
-
-
 def bounded_facts(facts: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     """A script's ``fact`` lines as a result can hold them (``store.bounds``): a value no reader
     reads back left out, one over ``FACT_CHARS`` cut as text; a note for each."""
@@ -376,3 +388,140 @@ def bounded_facts(facts: dict[str, Any], notes: list[str]) -> dict[str, Any]:
             fitted = text[:FACT_CHARS] + "…"
         kept[label] = fitted
     return kept
+
+
+class _Written(float):
+    """A JSON number with a fraction or an exponent, or a constant (NaN...), with its text: a float
+    of ``1e400`` is infinite, the text is what was printed."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _Written:
+        written = super().__new__(cls, text)
+        written.text = text
+        return written
+
+
+@dataclass
+class ScriptNumbers:
+    values: dict[str, float] = field(default_factory=dict)  # each field's figure, if it has one
+    # each field's values as written (JSON text), where the figure cannot say them (``literal``)
+    printed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    facts: dict[str, str] = field(default_factory=dict)  # nested objects and lists
+    skipped: list[str] = field(default_factory=list)  # fields left out, with why
+
+
+def _objects(stdout: str, skipped: list[str]) -> list[dict[str, object]]:
+    found = []
+    for number, line in enumerate(stdout.splitlines(), 1):
+        text = line.strip()
+        if not (text.startswith("{") and text.endswith("}")):
+            continue
+        if len(text) > LINE_CHARS:
+            over = f"over the {LINE_CHARS:,} a JSON line may have"
+            skipped.append(f"line {number}: {len(text):,} characters, {over}")
+            continue
+        try:
+            parsed = json.loads(text, parse_float=_Written, parse_constant=_Written)
+        except RecursionError:
+            skipped.append(f"line {number}: nested deeper than a JSON line may be read")
+            continue
+        except ValueError as exc:  # not JSON (a dict's repr), or an integer of thousands of digits
+            if "digits" in str(exc):
+                skipped.append(f"line {number}: {str(exc).split(':')[0]}")
+            continue
+        if isinstance(parsed, dict):
+            found.append(parsed)
+    return found
+
+
+def literal(value: object) -> tuple[str, int | float | None] | None:
+    """A printed value as written (JSON text) and its figure where a result can hold one: an integer
+    exactly, a number in range as Python's shortest repr; None for a nested object or a list (a
+    fact).  A number past a float's range (``1e400``) keeps its text; one of more than
+    ``VALUE_CHARS`` characters is refused (ValueError)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value), None
+    text = str(value) if isinstance(value, int) else getattr(value, "text", "")
+    if len(text) > VALUE_CHARS:  # a number of more digits than any measurement or checksum has
+        raise ValueError(f"a number of {len(text):,} characters (at most {VALUE_CHARS})")
+    if isinstance(value, int):
+        return text, None if bounds.number_problem(value) else value
+    if isinstance(value, _Written):
+        number = float(value)
+        underflow = number == 0 and re.search(r"[1-9]", text.lower().partition("e")[0])
+        if not math.isfinite(number) or underflow:  # NaN, ±Infinity, 1e400, 1e-400 (not 0)
+            return text, None
+        return repr(number), None if bounds.number_problem(number) else number
+    if isinstance(value, str):
+        text = bounds.repaired(scrub(value))
+        if len(text) > VALUE_CHARS:  # cut, its digest kept: two that differ past the cut still do
+            digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+            text = f"{text[:VALUE_CHARS]}… ({len(text):,} characters, sha256 {digest})"
+        return json.dumps(text, ensure_ascii=False), None
+    return None
+
+
+def script_numbers(stdout: str) -> ScriptNumbers:
+    """The figures, values and facts of every JSON object line in ``stdout``, as first printed."""
+    written: dict[str, dict[str, None]] = {}  # every distinct value of each field, in order
+    numbers: dict[str, list[int | float]] = {}
+    out = ScriptNumbers()
+    past_bound: list[str] = []
+    for obj in _objects(stdout, out.skipped):
+        for name, value in obj.items():
+            shown = bounds.repaired(scrub(name[:40]))
+            try:
+                found = literal(value)
+            except ValueError as why:
+                out.skipped.append(f"{shown}: {why}; left out")
+                continue
+            known = name in written or name in out.facts
+            if not FIELD_NAME.fullmatch(name) or scrub(name) != name:  # a token is no name
+                out.skipped.append(f"{shown!r}: not a name a metric can have")
+            elif not known and len(written) + len(out.facts) >= MAX_FIELDS:
+                past_bound.append(name)
+            elif found is None:
+                if not known:
+                    out.facts[name] = _fact(value, name, out.skipped)
+            else:
+                if name not in written:  # a value where a nested one was printed: the value wins
+                    out.facts.pop(name, None)
+                    written[name] = {}
+                text, number = found
+                if SECRET_NAME.search(name) and isinstance(value, str):
+                    text = json.dumps(REDACTED)
+                written[name][text] = None
+                if number is not None:
+                    numbers.setdefault(name, []).append(number)
+    if past_bound:
+        names = list(dict.fromkeys(past_bound))
+        shown = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+        out.skipped.append(f"{len(names)} fields past the first {MAX_FIELDS} left out ({shown})")
+    for name, texts in written.items():
+        figures = numbers.get(name, [])
+        if len(set(figures)) == 1:
+            out.values[name] = figures[0]  # as written: an integer stays exact
+        elif figures:
+            out.values[name] = statistics.median(float(figure) for figure in figures)
+        if len(texts) > 1 or len(set(figures)) != 1:
+            out.printed[name] = _kept(list(texts))
+    return out
+
+
+def _kept(texts: list[str]) -> tuple[str, ...]:
+    """The first ``MAX_PRINTED`` values, then how many and their digest: later ones still differ."""
+    if len(texts) <= MAX_PRINTED:
+        return tuple(texts)
+    digest = hashlib.sha256("\n".join(texts).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return (*texts[:MAX_PRINTED], f"… {len(texts):,} values, sha256 {digest}")
+
+
+def _fact(value: object, name: str, skipped: list[str]) -> str:
+    """A nested object or list as text, scrubbed and cut at ``VALUE_CHARS``."""
+    try:
+        text = json.dumps(scrub_value(value), ensure_ascii=False, default=str)
+    except RecursionError:
+        skipped.append(f"{name}: nested deeper than a fact may be written")
+        return "…"
+    return text if len(text) <= VALUE_CHARS else text[:VALUE_CHARS] + "…"

@@ -89,19 +89,6 @@ def end_all(running: list[int], signum: int) -> None:
 SIDE_ENVIRON: dict[str, str] = {}
 
 
-def preload() -> list[str]:
-    """Import what every case process needs; a module that fails is left to the case process."""
-    loaded = []
-    for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-            loaded.append(name)
-        except Exception as exc:  # no JAX in this venv, or a broken one: the case will say so
-            said = f"worker: not preloaded {name}: {type(exc).__name__}: {exc}"
-            print(said, file=sys.stderr, flush=True)
-    return loaded
-
-
 def start_case_process(request: dict[str, Any], isolation: str) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
@@ -161,17 +148,6 @@ def wait_for(pid: int) -> dict[str, Any]:
     }
 
 
-def checked_request(line: str) -> dict[str, Any]:
-    request = json.loads(line)
-    run = request.get("run") if isinstance(request, dict) else None
-    if not isinstance(run, dict):
-        raise ValueError('expected {"run": {...}}')
-    missing = [key for key in REQUIRED if key not in run]
-    if missing:
-        raise ValueError(f"missing {', '.join(missing)}")
-    return run
-
-
 def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
     def answer(message: dict[str, Any]) -> None:
         answers.write(json.dumps(message) + "\n")
@@ -182,7 +158,14 @@ def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
     # Before the preload: JAX's import sets variables (TPU_SKIP_MDS_QUERY) that are not the side's.
     host = host_facts()
     SIDE_ENVIRON.update(os.environ)
-    preloaded = preload() if isolation == "fork" else []
+    preloaded = []  # what every case process needs; a module that fails is left to it
+    for name in PRELOAD if isolation == "fork" else ():
+        try:
+            importlib.import_module(name)
+            preloaded.append(name)
+        except Exception as exc:  # no JAX in this venv, or a broken one: the case will say so
+            said = f"worker: not preloaded {name}: {type(exc).__name__}: {exc}"
+            print(said, file=sys.stderr, flush=True)
     ready = dict(pid=os.getpid(), isolation=isolation, host=host, preloaded=preloaded)
     answer({"ready": {**ready, "release": package_versions().get("jax")}})
     running: list[int] = []  # the case process now running, for ``end_all``
@@ -191,7 +174,12 @@ def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
         if not line.strip():
             continue
         try:
-            request = checked_request(line)
+            request = json.loads(line)
+            request = request.get("run") if isinstance(request, dict) else None
+            if not isinstance(request, dict):
+                raise ValueError('expected {"run": {...}}')
+            if missing := [key for key in REQUIRED if key not in request]:
+                raise ValueError(f"missing {', '.join(missing)}")
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
             answer({"error": f"bad request: {exc}"})
             continue

@@ -261,7 +261,7 @@ class ProcessRun(_Record):
     figures: Mapping[str, float] = field(default_factory=dict)
     # A plain script's values as written (JSON text: ``"converged"``, ``true``, ``NaN``, ``1e400``,
     # an integer of 25 digits), where its figure cannot say them or it printed several in the
-    # process (``measure.script_numbers``): a value is compared as printed, never as a median.
+    # process (``measure.script_process``): a value is compared as printed, never as a median.
     printed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # What of a script's output was left out and why (a number out of range...), a line each.
     notes: tuple[str, ...] = ()

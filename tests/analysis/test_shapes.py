@@ -18,7 +18,7 @@ from harness.analysis.metrics import (
 from harness.analysis.shapes import SHAPES, compare_counts, compare_values, fisher_p, shape_of
 from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
 from harness.analysis.statuses import change_between, summarise
-from harness.measure.script_numbers import script_numbers
+from harness.measure.script_process import script_numbers
 from harness.metric_names import parse_metric_name
 from harness.store.results import StoredResult
 from harness.store.schema import JaxFacts, ProcessRun, RunStatus, parse_process
