@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 
-from harness.cli import routing
+from harness.cli import sessions
 from harness.cli.parser import COMMANDS, parse
 from harness.commands import workflow
 from harness.errors import WRITE_FAILED, WRITE_REFUSED, HarnessError, interrupted_status, terminate
@@ -23,14 +23,14 @@ from harness.render.text import terminal
 def installed_here(argv: list[str]) -> list[str] | None:
     """As the installed program: a command line that needs releases (or an environment this one
     lacks) goes to its packaged session (None after); one measuring here, its devices' profile."""
-    here = routing.Here(installed_jax.version(), importlib.util.find_spec("tabulate") is not None)
-    session = routing.session_for(argv, here, os.environ)
+    here = sessions.Here(installed_jax.version(), importlib.util.find_spec("tabulate") is not None)
+    session = sessions.session_for(argv, here, os.environ)
     if session is not None:
         from harness.commands import packaged_sessions
 
         packaged_sessions.drive(session, argv, here.jax)
         return None
-    with_profile = routing.device_profile_argv(
+    with_profile = sessions.device_profile_argv(
         argv, installed_jax.device_profile if here.jax else None
     )
     if with_profile != argv:

@@ -545,7 +545,7 @@ def test_the_program_measures_a_cuda_jax_here_under_its_device_s_profile_and_fla
 
     monkeypatch.setattr(program.installed_jax, "version", lambda package="jax": "0.7.2")
     monkeypatch.setattr(program.installed_jax, "device_profile", lambda: "cuda13")
-    for name in ("JAX_PLATFORMS", "XLA_PYTHON_CLIENT_PREALLOCATE", program.routing.DRIVEN):
+    for name in ("JAX_PLATFORMS", "XLA_PYTHON_CLIENT_PREALLOCATE", program.sessions.DRIVEN):
         monkeypatch.setenv(name, "")  # recorded, so what the program sets is undone after the test:
         # a delenv of a missing name records nothing (it leaked into later tests)
         monkeypatch.delenv(name)
@@ -560,7 +560,7 @@ def test_the_program_hands_a_release_command_to_its_packaged_session(monkeypatch
     from harness.commands import packaged_sessions
 
     driven = []
-    monkeypatch.delenv(program.routing.DRIVEN, raising=False)
+    monkeypatch.delenv(program.sessions.DRIVEN, raising=False)
     monkeypatch.setattr(packaged_sessions, "drive", lambda *args: driven.append(args))
     argv = ["triage", "--case", "scan_sync", "--from", "0.4.30", "--to", "0.4.33"]
     assert program.installed_here(argv) is None

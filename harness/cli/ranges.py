@@ -145,8 +145,59 @@ def bounded(command: str, count: int, what: str) -> None:
 
 def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_case(parser, script=True)
-    _add_ends(parser, command)
-    _add_library_range(parser, command)
+    # The range's two ends: --good/--bad (or --broken/--fixed) for a bisect, --from/--to else.
+    if command == "bisect":
+        for flag, what in (
+            ("--good", "release with the old behaviour"),
+            ("--bad", "release with the new one"),
+            ("--broken", "instead of --good: a release with the problem, to find the fix"),
+            ("--fixed", "instead of --bad: a newer release without it (the answer: fixed in W)"),
+        ):
+            dest = {"--good": "first", "--bad": "last"}.get(flag)  # --broken and --fixed: theirs
+            parser.add_argument(flag, dest=dest, metavar="VERSION", help=what)
+        parser.add_argument(
+            "--commits",
+            action="store_true",
+            help="below the releases: jax's Python or jaxlib, which commit (between two releases)",
+        )
+        parser.add_argument(
+            "--jax-repo",
+            metavar="PATH|URL",
+            help=(
+                "with --commits: a clone of jax's repository, or its URL (default: "
+                "github.com/jax-ml/jax, cloned once under .nox/); without: a local clone, read to "
+                "name the jax commit of a changed default"
+            ),
+        )
+    else:
+        tables = command == "triage"  # a triage runs over the whole table unless told otherwise
+        for flag, dest, table_end in (("--from", "first", "oldest"), ("--to", "last", "newest")):
+            default = f" (default: the table's {table_end})" if tables else ""
+            what = f"{dest} release of the range{default}"
+            parser.add_argument(flag, dest=dest, metavar="VERSION", required=not tables, help=what)
+    # A script's libraries over the range: one held, or one varied with jax held.
+    options.repeatable(
+        parser,
+        "--hold",
+        "PKG==VERSION",
+        "with --script: hold a package of its venv at one version on every release (a library it "
+        "declares, or one of jax's own, numpy; repeatable): a step that stays is JAX's",
+    )
+    parser.add_argument(
+        "--vary",
+        metavar="PKG",
+        help=(
+            "with --script: hold jax at --jax and take the releases of this package of its venv "
+            f"instead; {'--good/--bad' if command == 'bisect' else '--from/--to'} then "
+            "name its versions"
+        ),
+    )
+    parser.add_argument(
+        "--jax",
+        type=options.release_version,
+        metavar="VERSION",
+        help="with --vary: the jax release held",
+    )
     if command == "triage":
         parser.add_argument(
             "--every-release",
@@ -186,65 +237,6 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_max_processes(parser)
     options.add_time_budget(parser, "a measurement's")
     options.add_thresholds(parser)
-
-
-def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:
-    """The range's two ends: --good/--bad (or --broken/--fixed) for a bisect, --from/--to else."""
-    if command == "bisect":
-        for flag, what in (
-            ("--good", "release with the old behaviour"),
-            ("--bad", "release with the new one"),
-            ("--broken", "instead of --good: a release with the problem, to find the fix"),
-            ("--fixed", "instead of --bad: a newer release without it (the answer: fixed in W)"),
-        ):
-            dest = {"--good": "first", "--bad": "last"}.get(flag)  # --broken and --fixed: theirs
-            parser.add_argument(flag, dest=dest, metavar="VERSION", help=what)
-        parser.add_argument(
-            "--commits",
-            action="store_true",
-            help="below the releases: jax's Python or jaxlib, which commit (between two releases)",
-        )
-        parser.add_argument(
-            "--jax-repo",
-            metavar="PATH|URL",
-            help=(
-                "with --commits: a clone of jax's repository, or its URL (default: "
-                "github.com/jax-ml/jax, cloned once under .nox/); without: a local clone, read to "
-                "name the jax commit of a changed default"
-            ),
-        )
-    else:
-        tables = command == "triage"  # a triage runs over the whole table unless told otherwise
-        for flag, dest, table_end in (("--from", "first", "oldest"), ("--to", "last", "newest")):
-            default = f" (default: the table's {table_end})" if tables else ""
-            what = f"{dest} release of the range{default}"
-            parser.add_argument(flag, dest=dest, metavar="VERSION", required=not tables, help=what)
-
-
-def _add_library_range(parser: argparse.ArgumentParser, command: str) -> None:
-    """A script's libraries over the range: one held, or one varied with jax held."""
-    options.repeatable(
-        parser,
-        "--hold",
-        "PKG==VERSION",
-        "with --script: hold a package of its venv at one version on every release (a library it "
-        "declares, or one of jax's own, numpy; repeatable): a step that stays is JAX's",
-    )
-    parser.add_argument(
-        "--vary",
-        metavar="PKG",
-        help=(
-            "with --script: hold jax at --jax and take the releases of this package of its venv "
-            f"instead; {'--good/--bad' if command == 'bisect' else '--from/--to'} then "
-            "name its versions"
-        ),
-    )
-    parser.add_argument(
-        "--jax",
-        type=options.release_version,
-        metavar="VERSION",
-        help="with --vary: the jax release held",
-    )
 
 
 def _add_criterion(parser: argparse.ArgumentParser) -> None:

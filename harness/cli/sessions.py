@@ -4,7 +4,11 @@ The noxfile imports it in nox's own environment, which has neither JAX nor hypot
 the same views tell the session's end (``harness.commands.nox_session``) what to prepare:
 ``session_view`` (a session running one harness command), ``release_run_view`` (``nox -s run`` and
 ``nox -s flags`` on any release of the index), ``watch_view``, and ``interleaved_request`` (``nox -s
-matrix``: releases × profiles as sides of one run, ``harness.measure.sides``).
+matrix``: releases × profiles as sides of one run, ``harness.measure.sides``).  And which command
+lines of the installed ``jax-repro`` its packaged nox sessions run (``session_for``,
+``harness.commands.packaged_sessions``): those needing releases from the index (``--jax``), or an
+environment this one lacks (JAX; the report extra); a command line a session hands on, or run inside
+a driven session (``DRIVEN``), is the command's own.  And the profile measuring the JAX here.
 """
 
 from __future__ import annotations
@@ -13,19 +17,19 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cli.routing import HELP, given
 from harness.errors import UsageError
 from harness.names import listed
 from harness.pins import (
     AS_OF,
     DEFAULT_PROFILE,
     DEFAULT_RELEASE,
+    DRIVEN,  # in a driven nox's environment: every harness command below it runs as it is
     EDGES,
     PROFILE_BY_NAME,
     RELEASE_BY_VERSION,
@@ -38,6 +42,59 @@ from harness.units import normal_version
 if TYPE_CHECKING:
     from harness.catalogue.discovery import CaseInfo
     from harness.cli.run import RunOptions
+
+
+HELP = ("-h", "--help")
+# The commands a release plan (--releases) makes the command's own; without it, their nox session.
+PLANNED = ("triage", "bisect", "sweep", "watch")
+# Those that need the package index wherever they run: what a machine without one is told.
+NEED_THE_INDEX = ("matrix", "triage", "bisect", "sweep", "watch", "issue", "run --jax")
+MEASURE_HERE = ("run", "search", "calibrate", "flags")
+
+
+@dataclass(frozen=True)
+class Here:
+    """What this environment holds: JAX (its version), the report extra."""
+
+    jax: str | None
+    report_extra: bool
+
+
+def given(argv: Sequence[str], name: str) -> bool:
+    return any(arg == name or arg.startswith(name + "=") for arg in argv)
+
+
+def session_for(argv: Sequence[str], here: Here, environ: Mapping[str, str]) -> str | None:
+    """The packaged nox session that runs ``argv`` (command first); None: the command runs here."""
+    if not argv or environ.get(DRIVEN):
+        return None
+    command, rest = argv[0], argv[1:]
+    if command == "matrix":  # a session only: releases × profiles as sides of one run
+        return command
+    if any(arg in HELP for arg in rest) or given(rest, "--sides"):
+        return None
+    if command in PLANNED:
+        return None if given(rest, "--releases") else command
+    if command == "issue":
+        return None if given(rest, "--releases") or here.jax else command
+    if command in ("run", "flags"):
+        return command if given(rest, "--jax") or not here.jax else None
+    if command == "search":
+        return None if here.jax else command
+    if command in ("report", "compare"):
+        return None if here.report_extra else command
+    return None
+
+
+def device_profile_argv(argv: Sequence[str], profile: Callable[[], str | None] | None) -> list[str]:
+    """``argv`` with ``--profile PROFILE`` added for a command measuring here, where the device has
+    a profile (``profile``, asked only then) and the command line names none."""
+    command, rest = (argv[0], argv[1:]) if argv else ("", [])
+    named = given(rest, "--profile") or given(rest, "--sides") or any(arg in HELP for arg in rest)
+    if command not in MEASURE_HERE or profile is None or named:
+        return list(argv)
+    found = profile()
+    return [*argv, "--profile", found] if found else list(argv)
 
 
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from harness.catalogue.discovery import DEFAULT_CASES_DIR
 from harness.cli import sessions
-from harness.cli.routing import NEED_THE_INDEX
+from harness.cli.sessions import NEED_THE_INDEX
 from harness.errors import UsageError
 from harness.host.environment import shown_path
 from harness.install.index import unreachable_index
