@@ -546,15 +546,14 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
                 f"{option} goes with --decide, on a run of several sides (--sides) without "
                 "--target-ratio"
             )
-    if args.max_processes is not None and decide is None and args.target_ratio is None:
+    unbounded = decide is None and args.target_ratio is None
+    if args.max_processes is not None and unbounded:
         raise UsageError(
             "--max-processes needs --target-ratio, or a run of several sides (--sides) measured "
             "until decided: without either every cell runs --processes"
         )
-    if args.target_ratio is not None:
-        most: int | None = max_processes_from(args, processes, DEFAULT_MAX_PROCESSES)
-    else:
-        most = None if decide is None else max_processes_from(args, processes, LOOKS * processes)
+    default = LOOKS * processes if args.target_ratio is None else DEFAULT_MAX_PROCESSES
+    most = None if unbounded else max_processes_from(args, processes, default)
     return {
         "target_ratio": args.target_ratio,
         "target_kinds": tuple(dict.fromkeys(args.target_kind)) or None,
