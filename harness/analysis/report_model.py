@@ -153,8 +153,7 @@ def source_figures(results: Sequence[StoredResult], releases: Sequence[str]) -> 
             newest[(r.profile, r.backend, sizes_text(r.sizes))] = result
     figures = []
     for (profile, backend, sizes), result in newest.items():
-        claims = process_claims(result)
-        r = result.result
+        claims, r = process_claims(result), result.result
         ours = claims[0].evidence if claims else f"no verdict: {r.status}"
         kinds = ", ".join(r.device_kinds) or backend
         figures.append(

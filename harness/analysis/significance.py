@@ -112,8 +112,7 @@ def common_shape(shapes: Iterable[Shape | None]) -> Shape:
     """The shape several metrics share; a cost (whose why asks the most) where they differ, or where
     one is not known."""
     found = set(shapes)
-    one = found.pop() if len(found) == 1 else None
-    return one or Shape.COST
+    return (found.pop() if len(found) == 1 else None) or Shape.COST
 
 
 @dataclass(frozen=True)

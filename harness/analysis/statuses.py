@@ -249,9 +249,9 @@ def measured(stored: StoredResult | None) -> bool:
     machine, said as such: what the rest measured is never read as "no change")."""
     if stored is None or not ran(stored):
         return False
-    finished = len(stored.result.finished())
     if stored.result.status is RunStatus.OK:
         return True
+    finished = len(stored.result.finished())
     return 0 < finished < len(stored.result.processes) and not summarise(stored).outside
 
 

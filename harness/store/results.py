@@ -162,12 +162,9 @@ def newest_runs(
     """The newest result per ``key``, with the count of older ones: every reader selects so."""
     found: dict[K, Newest] = {}
     for result in results:
-        seen = found.get(key(result))
-        if seen is None:
-            found[key(result)] = Newest(result, 0)
-        else:
-            newer = result if result.result.order > seen.result.result.order else seen.result
-            found[key(result)] = Newest(newer, seen.older + 1)
+        seen = found.get(key(result), Newest(result, -1))
+        newer = result if result.result.order > seen.result.result.order else seen.result
+        found[key(result)] = Newest(newer, seen.older + 1)
     return found
 
 

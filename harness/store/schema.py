@@ -533,13 +533,11 @@ class Result(_Record):
 
     @property
     def device_count(self) -> int | None:
-        facts = self.jax
-        return facts.device_count if facts is not None else None
+        return self.jax.device_count if self.jax is not None else None
 
     @property
     def device_kinds(self) -> tuple[str, ...]:
-        facts = self.jax
-        return facts.device_kinds if facts is not None else ()
+        return self.jax.device_kinds if self.jax is not None else ()
 
     @property
     def order(self) -> tuple[str, str]:
