@@ -79,10 +79,8 @@ def open_comparison(
     mode = settings.decide
     if mode is None:
         return []
-    last_look = (
-        settings.most_processes,
-        at_level(thresholds, settings, settings.most_processes).alpha,
-    )
+    most = settings.most_processes
+    last_look = most, at_level(thresholds, settings, most).alpha
     wanted = set(metrics or settings.decide_metrics or ())
     a_ok, b_ok = ([p for p in runs if p.status is RunStatus.OK] for runs in (a_runs, b_runs))
     common = min(len(a_ok), len(b_ok))  # as the stored pair will be judged (``spending.judged_on``)

@@ -30,10 +30,9 @@ def merge(sources: Sequence[Path], into: Path) -> Merged:
     if into.exists() and not into.is_dir():
         raise UsageError(f"{into} is a file, not a results folder")
     merged = Merged()
-    present: dict[str, tuple[str, Path]] = {}  # id → (content hash, path in the merged folder)
-    if into.is_dir():
-        for result in load_results(into)[0]:
-            present[result.result.id] = (result.content_hash, result.path)
+    found = load_results(into)[0] if into.is_dir() else []
+    # id → (content hash, path in the merged folder)
+    present = {r.result.id: (r.content_hash, r.path) for r in found}
     for folder in sources:
         results, problems = load_results(folder)
         merged.problems += [str(p) for p in problems]
