@@ -1,6 +1,6 @@
 """What a report shows, decided once: the runs chosen, the claims by release, the comparison groups
 and their comparisons, how the machines behind them differ, the exact compiled facts, the plots'
-points and each machine's noise floor.
+points (and ``metric_series``, the triage report's) and each machine's noise floor.
 
 ``build_model`` selects the newest run of every cell once (``groups.latest_runs``),
 forms the comparison groups once from that selection, and compares each once; the
@@ -11,6 +11,7 @@ nothing from analysis but this module's types.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,16 +37,18 @@ from harness.analysis.groups import (
     latest_runs,
     ordered_releases,
 )
-from harness.analysis.metrics import GroupComparison, compare_group, hlo_fact_names, hlo_facts
-from harness.analysis.plot_points import (
-    ScalingLines,
-    WallLines,
-    wall_by_device_count,
-    wall_by_release,
+from harness.analysis.metrics import (
+    GroupComparison,
+    compare_group,
+    hlo_fact_names,
+    hlo_facts,
+    metric_samples,
+    program_names,
 )
 from harness.analysis.significance import DEFAULT_THRESHOLDS, MOVED, Comparison, Thresholds, Verdict
 from harness.measure.hlo import COST_FIGURES, known_cost
 from harness.metric_names import MetricKey
+from harness.stats import Summary
 from harness.store.calibrations import CalibrationRun
 from harness.store.results import LoadProblem, Newest, StoredResult
 from harness.store.schema import RunStatus
@@ -160,6 +163,67 @@ def source_figures(results: Sequence[StoredResult], releases: Sequence[str]) -> 
             SourceFigure(profile, backend, sizes, r.source_figure, r.release, kinds, ours)
         )
     return figures
+
+
+# The plots' points, drawn by ``harness.render``: per comparison group, each program's wall time by
+# release and, for programs named ``<method>_d<devices>``, by device count.  A point is a result's
+# ``ProcessSamples.summary``: its median is the figure comparisons judge, its quartiles the spread
+# between processes.
+WALL = "wall"
+DEVICE_SUFFIX = re.compile(r"^(?P<method>.+)_d(?P<devices>\d+)$")
+
+WallLines = dict[str, list[tuple[str, Summary]]]  # program → (release, its point)
+# (release, method) → (devices, point)
+ScalingLines = dict[tuple[str, str], list[tuple[int, Summary]]]
+Series = dict[MetricKey, list[tuple[str, Summary]]]  # metric → (release, its point)
+
+
+def wall_by_release(comparison: GroupComparison) -> WallLines:
+    """Per program, its wall-time point in each release of the group that ran it."""
+    lines: WallLines = {}
+    for release, by_key in comparison.series.items():
+        for key, samples in by_key.items():
+            if key.kind == WALL:
+                lines.setdefault(key.name, []).append((release, samples.summary))
+    return lines
+
+
+def split_device_suffix(program: str) -> tuple[str, int] | None:
+    """``jit_d4`` → ``("jit", 4)``; None for a name without a device-count suffix."""
+    match = DEVICE_SUFFIX.match(program)
+    return (match["method"], int(match["devices"])) if match else None
+
+
+def wall_by_device_count(comparison: GroupComparison) -> ScalingLines:
+    """Per (release, method), wall time by device count, for methods run at two counts or more."""
+    lines: ScalingLines = {}
+    for run in comparison.group.runs:
+        series = comparison.series[run.result.release]
+        for name in program_names(run):
+            parsed = split_device_suffix(name)
+            samples = series.get(MetricKey(name, WALL))
+            if parsed and samples:
+                method, devices = parsed
+                lines.setdefault((run.result.release, method), []).append(
+                    (devices, samples.summary)
+                )
+    return {key: sorted(points) for key, points in lines.items() if len(points) >= 2}
+
+
+def metric_series(results: Sequence[StoredResult], keys: Sequence[MetricKey]) -> Series:
+    """A metric over a run of releases (the triage report's plot): per metric, (release, its point)
+    for each ok result that has it, in the given order; a value no figure holds (a string, NaN:
+    ``ProcessSamples.printed``) has no point."""
+    series: Series = {}
+    for result in results:
+        if result.result.status is not RunStatus.OK:
+            continue
+        samples = metric_samples(result)
+        for key in keys:
+            point = samples[key].summary if key in samples else None
+            if point is not None and math.isfinite(point.median):
+                series.setdefault(key, []).append((result.result.release, point))
+    return series
 
 
 @dataclass(frozen=True)

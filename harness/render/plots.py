@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.analysis.plot_points import Series
-from harness.analysis.report_model import GroupKey, TimingGroup
+from harness.analysis.report_model import GroupKey, Series, TimingGroup
 from harness.metric_names import MetricKey
 from harness.stats import Summary
 from harness.store.files import child, output_folder, replace_file

@@ -12,7 +12,7 @@ from typing import Any
 from harness.analysis.claims import outcome
 from harness.analysis.metrics import MetricKey, hlo_facts, union_keys
 from harness.analysis.metrics import metric_samples as samples_of
-from harness.analysis.plot_points import metric_series
+from harness.analysis.report_model import metric_series
 from harness.analysis.significance import Comparison, Thresholds, format_margin
 from harness.findings import Finding, FollowUp, leading
 from harness.names import inside

@@ -7,7 +7,7 @@ import pytest
 
 from harness.analysis.groups import comparison_groups, latest_runs
 from harness.analysis.metrics import compare_group, metric_samples
-from harness.analysis.plot_points import (
+from harness.analysis.report_model import (
     metric_series,
     split_device_suffix,
     wall_by_device_count,

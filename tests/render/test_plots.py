@@ -7,8 +7,7 @@ import sys
 import pytest
 
 from harness.analysis.groups import GroupKey, comparison_groups, latest_runs
-from harness.analysis.plot_points import metric_series
-from harness.analysis.report_model import timing_group
+from harness.analysis.report_model import metric_series, timing_group
 from harness.analysis.significance import Thresholds
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.render.plots import (
