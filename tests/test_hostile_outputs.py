@@ -28,8 +28,7 @@ from harness.main import main
 from harness.render.report import INDEX, page_names
 from harness.store import files
 from harness.store.calibrations import latest_calibrations
-from harness.store.merge import merge
-from harness.store.results import CALIBRATION_FOLDER, load_results
+from harness.store.results import CALIBRATION_FOLDER, load_results, merge
 from tests.conftest import FIXTURES, assert_valid_tables, derive, real_result, write_results
 
 BASE = real_result("scan_sync-0.12.0.1")
@@ -401,7 +400,7 @@ def test_merge_leaves_out_a_file_that_changed_after_it_was_loaded(tmp_path, monk
                 result.path.write_bytes(json.dumps(derive(BASE)).encode("utf-16"))
         return loaded
 
-    import harness.store.merge as merge_module
+    import harness.store.results as merge_module
 
     monkeypatch.setattr(
         merge_module, "load_results", lambda root: changed(root) if root == results else ([], [])

@@ -12,8 +12,7 @@ from harness.names import (
     name_problem,
     path_problem,
 )
-from harness.store.merge import merge
-from harness.store.results import load_results
+from harness.store.results import load_results, merge
 
 from .conftest import FIXTURES
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from harness.cli.merge import MergeOptions
-from harness.store.merge import merge
+from harness.store.results import merge
 
 
 def execute(opts: MergeOptions) -> int:

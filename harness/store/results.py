@@ -14,12 +14,13 @@ import json
 import os
 import secrets
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
+from harness.errors import HarnessError, UsageError
 from harness.names import inside, name_problem
 from harness.store.bounds import MAX_DOCUMENT_BYTES, document_problem, fit
 from harness.store.files import DocumentProblem, parse_document, read_bounded, temporary_file
@@ -290,3 +291,80 @@ def readable(result: Result) -> Result:
         raise UnreadableResult(
             f"refusing to store a result no reader would read: {notes[0]} ({exc})"
         ) from None
+
+
+# ``merge DIR... --into DIR``: results from many machines into one folder. A result is copied byte
+# for byte where it would have been stored; one already there (same id and content) is counted once;
+# a file that cannot be used, or whose id is taken by other content, is left out with one line
+# saying why.
+@dataclass
+class Merged:
+    copied: list[Path] = field(default_factory=list)
+    duplicates: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def merge(sources: Sequence[Path], into: Path) -> Merged:
+    for folder in sources:
+        if not folder.is_dir():
+            raise UsageError(f"results folder not found: {folder}")
+    if into.exists() and not into.is_dir():
+        raise UsageError(f"{into} is a file, not a results folder")
+    merged = Merged()
+    found = load_results(into)[0] if into.is_dir() else []
+    # id → (content hash, path in the merged folder)
+    present = {r.result.id: (r.content_hash, r.path) for r in found}
+    for folder in sources:
+        results, problems = load_results(folder)
+        merged.problems += [str(p) for p in problems]
+        for result in results:
+            _take(result, into, present, merged)
+    return merged
+
+
+def _text(path: Path, digest: str, *, follow_links: bool = True) -> str | None:
+    """The result file's text within the loader's bounds; None unless it hashes to ``digest``."""
+    try:
+        data = read_bounded(path, follow_links=follow_links)
+        same = content_hash(parse_document(data)) == digest
+    except (OSError, DocumentProblem):
+        return None
+    return data.decode() if same else None
+
+
+def _take(
+    result: StoredResult, into: Path, present: dict[str, tuple[str, Path]], merged: Merged
+) -> None:
+    identity, digest = result.result.id, result.content_hash
+    if identity in present:
+        known, where = present[identity]
+        if known == digest:
+            merged.duplicates += 1
+        else:
+            merged.problems.append(
+                f"{result.path}: id {identity} is already in {where} with other content"
+            )
+        return
+    target = result_path(into, result.result)
+    text = _text(result.path, digest)
+    if text is None:
+        merged.problems.append(
+            f"{result.path}: changed while merging (or is no longer a regular file): left out"
+        )
+        return
+    try:
+        create_file(target, text)
+    except FileExistsError:
+        # Another merge into the same folder may have copied this very result since ``into`` was
+        # loaded: identical content is the same result, not a conflict.
+        if _text(target, digest, follow_links=False) is not None:
+            merged.duplicates += 1
+        else:  # a file there that the loader could not use, or of other content
+            merged.problems.append(f"{result.path}: {target} exists and is not this result")
+        return
+    except OSError as exc:
+        raise HarnessError(
+            f"cannot write {target}: {exc.strerror or exc}; results copied so far are kept"
+        ) from None
+    present[identity] = (digest, target)
+    merged.copied.append(target)

@@ -264,7 +264,7 @@ def test_search_measurements_are_left_out_and_counted():
 @pytest.fixture
 def two_machines(tmp_path):
     """The fixture artifacts of two machines (one simulated), merged as CI merges them."""
-    from harness.store.merge import merge
+    from harness.store.results import merge
 
     sources = ["runner-a", "runner-b", "runner-a-again"]
     merged = merge([FIXTURES / "machines" / name for name in sources], tmp_path / "results")

@@ -7,8 +7,7 @@ import pytest
 
 from harness.errors import UsageError
 from harness.main import main
-from harness.store.merge import merge
-from harness.store.results import load_results, result_path, write_result
+from harness.store.results import load_results, merge, result_path, write_result
 from tests.conftest import FIXTURES, derive, document, real_result
 
 MACHINES = FIXTURES / "machines"
@@ -87,7 +86,7 @@ def test_the_command_prints_one_line_per_problem_and_exits_1_only_then(tmp_path,
 def test_a_result_another_merge_copied_meanwhile_is_a_duplicate_not_a_conflict(
     tmp_path, monkeypatch
 ):
-    import harness.store.merge as merge_module
+    import harness.store.results as merge_module
     from harness.store.results import load_results as load
 
     source = tmp_path / "a"
