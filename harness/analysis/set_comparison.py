@@ -120,14 +120,12 @@ class SetComparison:
     def worse(self, *, short: bool = False) -> list[str]:
         """What got worse in B, a line each: a cost's ratio, any other shape in its words
         (``short``: a metric by its name, not its label)."""
-        found = []
-        for p in self.pairs:
-            judged = [(m.key, m.comparison) for m in p.metrics] + [(None, p.ending)]
-            found += [
-                f"{p.a.result.case} {sizes_text(p.a.result.sizes)}: {worse_words(key, c, short)}"
-                for key, c in judged
-                if c is not None and c.worse
-            ]
+        found = [
+            f"{p.a.result.case} {sizes_text(p.a.result.sizes)}: {worse_words(key, c, short)}"
+            for p in self.pairs
+            for key, c in [*((m.key, m.comparison) for m in p.metrics), (None, p.ending)]
+            if c is not None and c.worse
+        ]
         return found + self.broken
 
     def summary(self) -> str:

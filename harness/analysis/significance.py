@@ -297,9 +297,7 @@ def past_factor(ratio: float, thresholds: Thresholds) -> Verdict | None:
     """Which way a ratio points past the factor (above 1 is slower), or None inside the band/NaN."""
     if ratio >= thresholds.factor:
         return Verdict.SLOWER
-    if ratio <= 1 / thresholds.factor:
-        return Verdict.FASTER
-    return None
+    return Verdict.FASTER if ratio <= 1 / thresholds.factor else None
 
 
 def what_would_decide(comparison: Comparison, thresholds: Thresholds) -> str:

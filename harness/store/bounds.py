@@ -91,9 +91,7 @@ def _value_problem(value: Any, depth: int) -> str | None:
         return f"nested deeper than {MAX_DEPTH} levels"
     if isinstance(value, int | float):
         return number_problem(value)
-    if isinstance(value, str):
-        return string_problem(value)
-    return None
+    return string_problem(value) if isinstance(value, str) else None
 
 
 def fit(value: Any, where: str, note: Callable[[str], None], depth: int = 1) -> Any:
