@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness.analysis.power import detectable_in_records
-from harness.analysis.sequential import open_comparison
+from harness.analysis.power import detectable_in_records, open_comparison
 from harness.analysis.statuses import end_words, error_line, innermost_frame
 from harness.cli import options
 from harness.cli.run import RunOptions

@@ -39,7 +39,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.sequential import open_comparison
+from harness.analysis.power import open_comparison
 from harness.analysis.spending import CHANGES
 from harness.analysis.statuses import StatusSummary, ends_of
 from harness.catalogue.discovery import CaseInfo

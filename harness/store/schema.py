@@ -375,10 +375,10 @@ class Settings(_Record):
     # the metric kinds it is judged on (None: every metric)
     target_kinds: tuple[str, ...] | None = None
     max_processes: int | None = None
-    # Measuring until decided (``harness.analysis.sequential``): after ``processes`` rounds, more
-    # rounds, in looks of ``processes`` each up to ``max_processes``, while the sides' comparisons
-    # are open: "changes" (a ratio past the factor the test has not yet confirmed) or "all" (any
-    # comparison undecided).
+    # Measuring until decided (``harness.analysis.power.open_comparison``): after ``processes``
+    # rounds, more rounds, in looks of ``processes`` each up to ``max_processes``, while the sides'
+    # comparisons are open: "changes" (a ratio past the factor the test has not yet confirmed) or
+    # "all" (any comparison undecided).
     decide: str | None = None
     # the metrics it is judged on (None: every metric)
     decide_metrics: tuple[str, ...] | None = None

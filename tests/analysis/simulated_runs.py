@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from harness.analysis.metrics import compare_metric, process_samples
-from harness.analysis.sequential import open_comparison
+from harness.analysis.power import open_comparison
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.claim_rule import HOLDS, settle_claim
 from harness.measure.cells import Cell, CellRun

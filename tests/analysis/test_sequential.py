@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from harness.analysis.sequential import is_open, open_comparison
+from harness.analysis.power import is_open, open_comparison
 from harness.analysis.significance import (
     Comparison,
     CostDetail,
