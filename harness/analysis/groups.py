@@ -53,12 +53,11 @@ class GroupKey:
     def describe(self) -> str:
         devices = "no JAX devices" if self.device_count is None else f"{self.device_count} device"
         plural = "s" if self.device_count not in (None, 1) else ""
-        text = (
-            f"profile {self.profile} · {sizes_text(dict(self.sizes))} · {self.backend} backend · "
-            f"{devices}{plural}"
-        )
         machine = "" if self.machine == ANY_MACHINE else f" · machine {short_machine(self.machine)}"
-        return text + machine
+        return (
+            f"profile {self.profile} · {sizes_text(dict(self.sizes))} · {self.backend} backend · "
+            f"{devices}{plural}{machine}"
+        )
 
     def raw_slug(self) -> str:
         """The key as text, e.g. ``cpu-N1000-cpu-1dev-3f2a1b9c``: a plain script's result, which ran
