@@ -67,15 +67,17 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
         assert isinstance(node, ast.UnaryOp)
         return _OPERATORS[type(node.op)](walk(node.operand))
 
-    at = f"cost expression {expression!r} at {_sizes_text(sizes)}"
+    def refused(why: str) -> UsageError:  # worded only on refusal: a size search calls this often
+        return UsageError(f"cost expression {expression!r} at {_sizes_text(sizes)}{why}")
+
     try:
         value = walk(tree)
     except (ZeroDivisionError, OverflowError) as exc:
         what = "divides by zero" if isinstance(exc, ZeroDivisionError) else "overflows"
-        raise UsageError(f"{at}: it {what}") from None
+        raise refused(f": it {what}") from None
     # A negative number to a fractional power is complex; inf and nan compare with no budget.
     if not isinstance(value, float) or not math.isfinite(value) or value < 0:
-        raise UsageError(f"{at} is {value}, not a finite cost")
+        raise refused(f" is {value}, not a finite cost")
     return value
 
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
 from harness.errors import HarnessError
@@ -120,8 +120,8 @@ class Recorder:
     results_dir: Path
     sides: list[Side]
     settings: Settings
-    seed: int = DEFAULT_SEED
-    budget: Budget = field(default_factory=Budget.for_this_machine)
+    seed: int
+    budget: Budget
     progress: Progress = stderr_line
     # Cells measured on other machines do not count as measured here.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
@@ -320,10 +320,30 @@ def measure(
     results_dir: Path,
     *,
     resume: str = "force",
-    **options: Any,
+    seed: int = DEFAULT_SEED,
+    budget: Budget | None = None,
+    progress: Progress = stderr_line,
+    detectable: DetectableRatio | None = None,
+    undecided: OpenComparison | None = None,
+    reuse: Reuse | None = None,
+    settled: SettledCell | None = None,
+    first_round: FirstRound | None = None,
 ) -> list[Measured]:
     """Measure ``plan`` on ``sides`` and store every outcome under ``results_dir``: one ``Measured``
-    per planned cell and side, in plan order. What ``run`` does, called from any command;
-    ``options``: the ``Recorder``'s other fields (``seed``, ``budget``, ``progress``...)."""
-    with Recorder(results_dir, sides, settings, **options) as recorder:
+    per planned cell and side, in plan order. What ``run`` does, called from any command; the rest
+    are the ``Recorder``'s, typed here so that every caller's keywords are checked."""
+    budget = Budget.for_this_machine() if budget is None else budget
+    with Recorder(
+        results_dir,
+        sides,
+        settings,
+        seed,
+        budget,
+        progress,
+        detectable=detectable,
+        undecided=undecided,
+        settled=settled,
+        reuse=reuse,
+        first_round=first_round,
+    ) as recorder:
         return recorder.run_plan(plan, resume=resume)
